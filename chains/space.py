@@ -1,0 +1,123 @@
+"""The state space of a domain: trees interned as integer ids, their applicable events, and
+the state graph. Successors are computed on first use, so large domains (six atoms, tier 2)
+cost only what a sample visits."""
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+
+import networkx as nx
+
+from chains.rules import Event, successors, tier_rules
+from chains.trees import Tree, all_trees, atom_names, count_classes, count_trees, random_tree
+
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Which trees and rules a dataset ranges over."""
+
+    atoms: int = 4  # number of distinct atoms in a start tree, 2..6
+    tier: int = 1  # 1: commutativity and associativity; 2: adds distributivity and factoring
+    max_size: int | None = None  # tier 2 only: no step may produce a tree of more tokens
+
+    def __post_init__(self) -> None:
+        atom_names(self.atoms)  # validates the range
+        tier_rules(self.tier)
+        if self.tier == 1 and self.max_size is not None:
+            raise ValueError("--max-size applies to tier 2 only")
+        if self.tier == 2:
+            start_size = 2 * self.atoms - 1
+            if self.max_size is not None and self.max_size < start_size:
+                raise ValueError(f"max size {self.max_size} is below the start trees' size {start_size}")
+
+    @property
+    def atom_names(self) -> tuple[str, ...]:
+        return atom_names(self.atoms)
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tier_rules(self.tier)
+
+    @property
+    def size_bound(self) -> int | None:
+        if self.tier == 1:
+            return None
+        # default 4k - 1 tokens: for four atoms every tree reachable by distribution fits
+        return self.max_size if self.max_size is not None else 4 * self.atoms - 1
+
+
+class StateSpace:
+    """Interned trees of one domain and their successors (each computed once)."""
+
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+        self.trees: list[Tree] = []
+        self._ids: dict[Tree, int] = {}
+        self._succ: dict[int, list[tuple[Event, int]]] = {}
+
+    def id(self, tree: Tree) -> int:
+        i = self._ids.get(tree)
+        if i is None:
+            i = self._ids[tree] = len(self.trees)
+            self.trees.append(tree)
+        return i
+
+    def successors(self, i: int) -> list[tuple[Event, int]]:
+        out = self._succ.get(i)
+        if out is None:
+            out = self._succ[i] = [
+                (event, self.id(result))
+                for event, result in successors(self.trees[i], self.domain.rules, self.domain.size_bound)
+            ]
+        return out
+
+    def random_start(self, rng: random.Random) -> int:
+        return self.id(random_tree(rng, self.domain.atom_names))
+
+    def start_trees(self) -> list[int]:
+        return [self.id(t) for t in all_trees(self.domain.atom_names)]
+
+    def explore(self, limit: int) -> tuple[int, int, bool]:
+        """Breadth-first search from every start tree, up to ``limit`` states.
+
+        Returns (states seen, classes among them, complete). Steps are reversible, so the
+        connected components of the reachable graph are the equivalence classes of trees.
+        """
+        seen: set[int] = set()
+        classes = 0
+        for root in self.start_trees():
+            if root in seen:
+                continue
+            classes += 1
+            seen.add(root)
+            queue = deque([root])
+            while queue:
+                for _, j in self.successors(queue.popleft()):
+                    if j not in seen:
+                        if len(seen) >= limit:
+                            return len(seen), classes, False
+                        seen.add(j)
+                        queue.append(j)
+        return len(seen), classes, True
+
+    def graph(self, nodes: list[int]) -> nx.DiGraph:
+        """The state graph over ``nodes`` and everything one step from them; edges carry the event."""
+        g = nx.DiGraph()
+        for i in nodes:
+            g.add_node(i)
+            for event, j in self.successors(i):
+                g.add_edge(i, j, event=str(event))
+        return g
+
+
+def domain_size(domain: Domain, limit: int = 2_000_000) -> dict:
+    """The manifest's ``trees``/``classes`` with how they were obtained."""
+    if domain.tier == 1:
+        return {"trees": count_trees(domain.atoms), "classes": count_classes(domain.atoms),
+                "trees_counted": "all trees of the domain (closed form)"}
+    states, classes, complete = StateSpace(domain).explore(limit)
+    how = ("reachable within the size bound from the start trees (breadth-first, complete)" if complete
+           else f"states seen before the enumeration limit of {limit} (incomplete)")
+    return {"trees": states, "classes": classes, "trees_counted": how}

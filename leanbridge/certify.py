@@ -1,0 +1,304 @@
+"""Build a certified dataset, and verify one from scratch.
+
+``certify_dataset`` samples the chains of a ``DatasetSpec``, renders each distinct step and
+equivalence once, asks Lean for every statement the store does not already hold as
+certified (for this Lean build and core library), and writes the dataset only when every
+statement is certified. ``verify_dataset`` trusts nothing stored: it re-parses every line,
+replays every event, recomputes every certificate id and sends every distinct statement to
+Lean again, into a fresh store.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from chains.dataset import (DatasetError, DatasetSpec, DatasetWriter, domain_of, encode_history,
+                            file_sha256, read_manifest, read_split)
+from chains.rules import Event, apply
+from chains.sampling import Walk, sample_split, split_rng
+from chains.space import StateSpace, domain_size
+from chains.trees import Tree
+from leanbridge.checker import Checker, Verdict
+from leanbridge.corelib import CoreLibrary, build_core
+from leanbridge.discovery import LeanInstall, find_lean
+from leanbridge.paths import cache_dir
+from leanbridge.render import Statement, equivalence_statement, step_statement
+from leanbridge.runner import LeanLimits
+from leanbridge.store import CertificateStore
+
+CERT_ID_LENGTH = 16
+PACKAGE_VERSION = "0.1.0"
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+def _quiet(phase: str, done: int, total: int) -> None:
+    pass
+
+
+def default_store() -> Path:
+    return cache_dir() / "certificates.sqlite"
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """How statements reach Lean."""
+
+    jobs: int = 2  # Lean processes at once
+    limits: LeanLimits = LeanLimits()
+    batch_size: int = 1000  # theorems per Lean file at most
+
+
+class CertificationFailed(Exception):
+    """Lean rejected at least one statement; the message names the first."""
+
+
+class _Statements:
+    """Distinct statements of a run, keyed by content address, with the first place each is used."""
+
+    def __init__(self, core: CoreLibrary, lean: LeanInstall, atoms: tuple[str, ...]) -> None:
+        self.core, self.lean, self.atoms = core, lean, atoms
+        self.by_key: dict[str, Statement] = {}
+        self.first_use: dict[str, str] = {}
+        self._steps: dict[tuple[Tree, Event], str] = {}
+        self._equivalences: dict[tuple[Tree, Tree], str] = {}
+
+    def _add(self, statement: Statement, where: str) -> str:
+        key = statement.key(self.core.hash, self.lean.githash)
+        if key not in self.by_key:
+            self.by_key[key] = statement
+            self.first_use[key] = where
+        return key
+
+    def step(self, tree: Tree, event: Event, where: Callable[[], str]) -> str:
+        key = self._steps.get((tree, event))
+        if key is None:
+            key = self._steps[(tree, event)] = self._add(step_statement(tree, event, self.atoms), where())
+        return key
+
+    def equivalence(self, left: Tree, right: Tree, where: Callable[[], str]) -> str:
+        key = self._equivalences.get((left, right))
+        if key is None:
+            key = self._equivalences[(left, right)] = self._add(
+                equivalence_statement(left, right, self.atoms), where())
+        return key
+
+
+def _check_all(statements: _Statements, store: CertificateStore, bridge: BridgeConfig,
+               progress: Progress) -> tuple[int, dict[str, Verdict], int]:
+    """Certify every statement missing from ``store``. Returns (kernel checked, rejections, processes)."""
+    keys = list(statements.by_key)
+    have = store.certified(keys)
+    todo = [(k, statements.by_key[k]) for k in keys if k not in have]
+    rejected: dict[str, Verdict] = {}
+    done = 0
+    progress("lean", 0, len(todo))
+
+    def on_verdicts(verdicts: list[tuple[int, Verdict]]) -> None:
+        nonlocal done
+        rows = []
+        for index, verdict in verdicts:
+            key, statement = todo[index]
+            rows.append((key, statement.kind, statement.text, verdict))
+            if not verdict.certified:
+                rejected[key] = verdict
+        store.record(rows)
+        done += len(verdicts)
+        progress("lean", done, len(todo))
+
+    checker = Checker(statements.lean, statements.core, bridge.jobs, bridge.limits, bridge.batch_size)
+    checker.check(todo, on_verdicts)
+    return len(todo), rejected, checker.processes
+
+
+def _first_failure(statements: _Statements, rejected: dict[str, Verdict]) -> str:
+    key = min(rejected, key=lambda k: statements.first_use[k])
+    return f"{statements.first_use[key]}: Lean rejected the statement ({rejected[key].detail})"
+
+
+def _cert_id(key: str) -> str:
+    return key[:CERT_ID_LENGTH]
+
+
+def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: BridgeConfig = BridgeConfig(),
+                    progress: Progress = _quiet) -> dict:
+    """Sample, certify and write the dataset of ``spec`` to ``out``; return its manifest.
+
+    Raises CertificationFailed (and writes nothing) when Lean rejects any statement.
+    """
+    started = time.perf_counter()
+    lean = find_lean()
+    core = build_core(lean, bridge.limits)
+    writer = DatasetWriter(out)  # fails early on an unwritable output
+    try:
+        space = StateSpace(spec.domain)
+        statements = _Statements(core, lean, spec.domain.atom_names)
+        samples = {}
+        for name, count, length in spec.splits():
+            progress(f"sample {name}", 0, count)
+            samples[name] = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners)
+            progress(f"sample {name}", count, count)
+
+        steps_by_rule: Counter[str] = Counter()
+        step_count = equivalence_count = 0
+
+        def history_certs(walk: Walk, where: str) -> list[str]:
+            nonlocal step_count
+            step_count += len(walk.events)
+            trees = space.trees
+            return [_cert_id(statements.step(trees[walk.states[k]], event, lambda: f"{where} step {k}"))
+                    for k, event in enumerate(walk.events)]
+
+        lines: dict[str, list[str]] = {}
+        for name, split in samples.items():
+            encoded = []
+            for n, sample in enumerate(split):
+                chain_id = f"{name}-{n:05d}"
+                where = f"{name}.jsonl chain {chain_id}"
+                chain = sample.chain
+                record = {"id": chain_id, **encode_history(space.trees[chain.states[0]], chain.events,
+                                                           space.trees[chain.end], history_certs(chain, where))}
+                partners = []
+                for p, mate in enumerate(sample.partners):
+                    mate_where = f"{where} partner {p}"
+                    entry = encode_history(space.trees[mate.states[0]], mate.events, space.trees[mate.end],
+                                           history_certs(mate, mate_where))
+                    entry["equivalence"] = _cert_id(statements.equivalence(
+                        space.trees[chain.end], space.trees[mate.end], lambda: f"{mate_where} equivalence"))
+                    equivalence_count += 1
+                    partners.append(entry)
+                record["partners"] = partners
+                for walk in (chain, *sample.partners):
+                    steps_by_rule.update(e.rule for e in walk.events)
+                encoded.append(json.dumps(record, separators=(",", ":")))
+            lines[name] = encoded
+
+        with CertificateStore(store_path, core.hash, lean.githash) as store:
+            checked, rejected, processes = _check_all(statements, store, bridge, progress)
+            certified = len(store.certified(statements.by_key))
+        if rejected:
+            raise CertificationFailed(
+                f"{len(rejected)} of {len(statements.by_key)} statements failed; first: "
+                f"{_first_failure(statements, rejected)}")
+
+        files = {}
+        for name, encoded in lines.items():
+            path = writer.write_lines(f"{name}.jsonl", iter(encoded))
+            files[path.name] = {"chains": len(encoded), "sha256": file_sha256(path)}
+        kinds = Counter(st.kind for st in statements.by_key.values())
+        manifest = {
+            "format": 1,
+            "atoms": spec.domain.atoms,
+            "tier": spec.domain.tier,
+            "max_size": spec.domain.size_bound,
+            "rules": list(spec.domain.rules),
+            "seed": spec.seed,
+            "chains": spec.chains,
+            "length": spec.length,
+            "partners": spec.partners,
+            "partner_sampling": "per partner, a length uniform in [0, chain length]; a uniformly random "
+                                "backward walk of that length from the chain's end, read forwards",
+            "test_lengths": list(spec.test_lengths),
+            "test_chains": spec.test_chains,
+            **domain_size(spec.domain),
+            "steps": step_count,
+            "steps_by_rule": dict(sorted(steps_by_rule.items())),
+            "distinct_steps": kinds["step"],
+            "equivalences": equivalence_count,
+            "distinct_equivalences": kinds["equivalence"],
+            "kernel_checked": checked,
+            "certified": certified,
+            "failed": len(rejected),
+            "lean_processes": processes,
+            "seconds": round(time.perf_counter() - started, 3),
+            "lean": lean.describe(),
+            "core_hash": core.hash,
+            "package_version": PACKAGE_VERSION,
+            "store": str(store_path),
+            "files": files,
+        }
+        writer.commit(manifest)
+        return manifest
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def verify_dataset(directory: Path, bridge: BridgeConfig = BridgeConfig(), progress: Progress = _quiet) -> dict:
+    """Re-check a dataset from scratch; raise DatasetError naming the first failure."""
+    started = time.perf_counter()
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    where_manifest = str(directory / "manifest.json")
+    domain = domain_of(manifest, where_manifest)
+    if domain.size_bound != manifest.get("max_size"):
+        raise DatasetError(f"{where_manifest}: max_size {manifest.get('max_size')} does not match tier {domain.tier}")
+    lean = find_lean()
+    core = build_core(lean, bridge.limits)
+    if manifest.get("lean", {}).get("githash") != lean.githash or manifest.get("core_hash") != core.hash:
+        raise DatasetError(
+            f"{where_manifest}: certified with Lean {manifest.get('lean', {}).get('githash', '?')[:12]} and core "
+            f"{str(manifest.get('core_hash', '?'))[:12]}; this is Lean {lean.githash[:12]} and core {core.hash[:12]}")
+    statements = _Statements(core, lean, domain.atom_names)
+    bound = domain.size_bound
+    steps = equivalences = 0
+    expected_files = manifest.get("files")
+    if not isinstance(expected_files, dict) or not expected_files:
+        raise DatasetError(f"{where_manifest}: lists no files")
+
+    def replay(history, where: str) -> None:
+        nonlocal steps
+        tree = history.start
+        for k, (event, cert) in enumerate(zip(history.events, history.certs)):
+            here = f"{where} step {k}"
+            result = apply(tree, event, bound)
+            if result is None:
+                raise DatasetError(f"{here}: event {event} does not apply")
+            if _cert_id(statements.step(tree, event, lambda: here)) != cert:
+                raise DatasetError(f"{here}: certificate id {cert} is not the id of this step's statement")
+            tree = result
+        if tree != history.end:
+            raise DatasetError(f"{where}: the stored end tree does not follow from its events")
+        steps += len(history.events)
+
+    for name in sorted(expected_files):
+        path = directory / name
+        if not path.is_file():
+            raise DatasetError(f"{path}: listed in the manifest but missing")
+        progress(f"replay {name}", 0, expected_files[name].get("chains", 0))
+        count = 0
+        for where, record in read_split(path, domain):
+            replay(record, where)
+            for p, mate in enumerate(record.partners):
+                mate_where = f"{where} partner {p}"
+                replay(mate, mate_where)
+                if mate.end != record.end:
+                    raise DatasetError(f"{mate_where}: does not end at its chain's tree")
+                key = statements.equivalence(record.end, mate.end, lambda: f"{mate_where} equivalence")
+                if _cert_id(key) != mate.equivalence:
+                    raise DatasetError(f"{mate_where}: equivalence id {mate.equivalence} is not this pair's")
+                equivalences += 1
+            count += 1
+        progress(f"replay {name}", count, count)
+        if count != expected_files[name].get("chains"):
+            raise DatasetError(f"{path}: {count} chains, the manifest says {expected_files[name].get('chains')}")
+
+    for field, value in (("steps", steps), ("equivalences", equivalences)):
+        if manifest.get(field) != value:
+            raise DatasetError(f"{where_manifest}: {field} is {manifest.get(field)}, the files hold {value}")
+
+    with CertificateStore(":memory:", core.hash, lean.githash) as fresh:
+        checked, rejected, processes = _check_all(statements, fresh, bridge, progress)
+    if rejected:
+        raise DatasetError(_first_failure(statements, rejected))
+    for name, meta in sorted(expected_files.items()):
+        if file_sha256(directory / name) != meta.get("sha256"):
+            raise DatasetError(f"{directory / name}: contents differ from the manifest's hash (edited after certification)")
+    return {"dataset": str(directory), "steps": steps, "equivalences": equivalences,
+            "distinct_statements": len(statements.by_key), "kernel_checked": checked, "failed": 0,
+            "lean_processes": processes, "seconds": round(time.perf_counter() - started, 3),
+            "lean": lean.describe(), "core_hash": core.hash}

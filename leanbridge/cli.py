@@ -1,0 +1,108 @@
+"""The ``certify`` command: build a certified dataset, or verify one from scratch."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from chains.dataset import DEFAULT_TEST_LENGTHS, DatasetError, DatasetSpec
+from chains.space import Domain
+from leanbridge.certify import (BridgeConfig, CertificationFailed, certify_dataset, default_store,
+                                verify_dataset)
+from leanbridge.errors import LeanBridgeError
+from leanbridge.runner import LeanLimits
+
+
+class _Bars:
+    """One progress bar per phase, on stderr."""
+
+    def __init__(self) -> None:
+        self.bar: tqdm | None = None
+        self.phase = ""
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if phase != self.phase:
+            self.close()
+            self.phase = phase
+            self.bar = tqdm(total=total, desc=phase, unit="", leave=False, file=sys.stderr,
+                            disable=None, dynamic_ncols=True)
+        if self.bar is not None:
+            self.bar.n = done
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _lengths(ctx, param, value: str) -> tuple[int, ...]:
+    try:
+        lengths = tuple(int(x) for x in value.split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
+    if not lengths or min(lengths) < 1:
+        raise click.BadParameter("test lengths must be positive integers")
+    return lengths
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--atoms", type=click.IntRange(2, 6), default=4, show_default=True, help="Distinct atoms per start tree.")
+@click.option("--tier", type=click.IntRange(1, 2), default=1, show_default=True,
+              help="1: commutativity and associativity; 2: adds distributivity and factoring.")
+@click.option("--max-size", type=click.IntRange(1), default=None,
+              help="Tier 2: largest tree in tokens a step may produce [default: 4*atoms-1].")
+@click.option("--chains", type=click.IntRange(1), default=5000, show_default=True, help="Training chains.")
+@click.option("--length", type=click.IntRange(1), default=8, show_default=True, help="Events per training chain.")
+@click.option("--partners", type=click.IntRange(0), default=2, show_default=True,
+              help="Certified partners (equivalent histories) per chain.")
+@click.option("--test-lengths", default=",".join(map(str, DEFAULT_TEST_LENGTHS)), show_default=True,
+              callback=_lengths, help="Comma-separated lengths of the held-out test splits.")
+@click.option("--test-chains", type=click.IntRange(1), default=512, show_default=True, help="Chains per test split.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
+@click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
+              help="Lean processes at once.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Dataset directory [default: data/tier<T>-a<K>].")
+@click.option("--store", type=click.Path(path_type=Path), default=None,
+              help="Certificate store (SQLite) [default: the cache's certificates.sqlite].")
+@click.option("--timeout", type=click.FloatRange(1), default=600, show_default=True,
+              help="Seconds one Lean process may run.")
+@click.option("--memory-mb", type=click.IntRange(256), default=8192, show_default=True,
+              help="Address-space limit of one Lean process, in MiB.")
+@click.option("--verify", "verify_dir", type=click.Path(path_type=Path), default=None,
+              help="Re-check every step and equivalence of this dataset in Lean, trusting nothing stored.")
+def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_chains, seed, jobs, out, store,
+         timeout, memory_mb, verify_dir) -> None:
+    """Certify rewrite chains with the Lean kernel and write them as a dataset."""
+    bridge = BridgeConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
+    bars = _Bars()
+    try:
+        if verify_dir is not None:
+            report = verify_dataset(verify_dir, bridge, bars)
+            bars.close()
+            click.echo(json.dumps(report, indent=2))
+            click.echo(f"verified {verify_dir}: {report['steps']} steps and {report['equivalences']} "
+                       f"equivalences, {report['distinct_statements']} distinct statements certified by Lean")
+            return
+        try:
+            spec = DatasetSpec(Domain(atoms, tier, max_size), chains, length, partners, test_lengths, test_chains, seed)
+        except ValueError as e:
+            raise click.UsageError(str(e)) from None
+        out = out or Path("data") / f"tier{tier}-a{atoms}"
+        manifest = certify_dataset(spec, out, store or default_store(), bridge, bars)
+        bars.close()
+        shown = {k: manifest[k] for k in ("atoms", "tier", "max_size", "trees", "classes", "steps", "distinct_steps",
+                                          "equivalences", "kernel_checked", "certified", "failed", "seconds")}
+        click.echo(json.dumps(shown, indent=2))
+        click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
+    except (DatasetError, CertificationFailed, LeanBridgeError) as e:
+        bars.close()
+        raise click.ClickException(str(e)) from None
+    except KeyboardInterrupt:
+        bars.close()
+        raise click.ClickException("interrupted; certificates committed so far are kept in the store") from None

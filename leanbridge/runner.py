@@ -1,0 +1,100 @@
+"""Run one Lean file as an owned process and parse its ``--json`` messages.
+
+The process lives in its own session and is killed with its whole group on every exit path
+(normal return, time-out, exception, Ctrl-C). A crash or time-out is an exception here; the
+checker decides what it means for the statements in the file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from leanbridge.discovery import LeanInstall
+from leanbridge.errors import LeanBridgeError
+
+
+class LeanRunError(LeanBridgeError):
+    """Lean crashed, ran out of memory or printed something that is not its JSON."""
+
+
+class LeanTimeout(LeanRunError):
+    """Lean ran past its time limit and was killed."""
+
+
+@dataclass(frozen=True)
+class LeanLimits:
+    timeout_s: float = 600.0  # wall-clock limit for one file
+    memory_mb: int = 8192  # address-space limit for one Lean process
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of ``lean --json``."""
+
+    severity: str  # "information", "warning" or "error"
+    line: int  # 1-based line of the message's start
+    text: str
+
+
+@contextmanager
+def lean_process(argv: list[str], env: dict[str, str], limits: LeanLimits) -> Iterator[subprocess.Popen]:
+    """A Lean process that cannot outlive this block."""
+
+    def limit_memory() -> None:
+        size = limits.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=env, start_new_session=True, preexec_fn=limit_memory)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def run_lean_file(lean: LeanInstall, source: str, lean_path: Path, limits: LeanLimits) -> list[Message]:
+    """Elaborate ``source`` (a whole file) and return Lean's messages.
+
+    Raises LeanTimeout past ``limits.timeout_s`` and LeanRunError when Lean dies or its output
+    is not JSON messages. Exit status 1 with messages is Lean reporting errors, not a crash.
+    """
+    env = {**os.environ, "LEAN_PATH": str(lean_path)}
+    with tempfile.TemporaryDirectory(prefix="leanbridge-") as tmp:
+        path = Path(tmp) / "Check.lean"
+        path.write_text(source)
+        with lean_process([str(lean.path), "--json", str(path)], env, limits) as proc:
+            try:
+                stdout, stderr = proc.communicate(timeout=limits.timeout_s)
+            except subprocess.TimeoutExpired as e:
+                raise LeanTimeout(f"Lean ran past {limits.timeout_s:.0f} s") from e
+    if proc.returncode not in (0, 1):
+        reason = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        raise LeanRunError(f"Lean died ({reason}): {stderr.decode(errors='replace').strip()[:200]}")
+    messages = []
+    for raw in stdout.decode(errors="replace").splitlines():
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+            messages.append(Message(obj["severity"], int(obj["pos"]["line"]), str(obj["data"])))
+        except (ValueError, KeyError, TypeError) as e:
+            raise LeanRunError(f"Lean printed a line that is not a JSON message: {raw[:120]!r}") from e
+    if proc.returncode == 1 and not any(m.severity == "error" for m in messages):
+        raise LeanRunError(f"Lean failed without an error message: {stderr.decode(errors='replace').strip()[:200]}")
+    return messages

@@ -1,0 +1,76 @@
+"""The content-addressed certificate store: SQLite, one row per distinct statement.
+
+The key is the sha256 of the statement, the core library hash and the Lean githash (see
+``Statement.key``), so a row made by another Lean build or another core library can never
+answer for this one. Each file's verdicts are written in one transaction: a run killed at
+any moment keeps every verdict it committed and none it did not.
+"""
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from leanbridge.checker import CERTIFIED, Verdict
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS certificates (
+    key TEXT PRIMARY KEY,          -- sha256(core hash, Lean githash, kind, statement)
+    kind TEXT NOT NULL,            -- step | equivalence
+    statement TEXT NOT NULL,       -- the theorem text after its name
+    verdict TEXT NOT NULL,         -- certified | rejected
+    detail TEXT NOT NULL,          -- Lean's reason for a rejection
+    lean_githash TEXT NOT NULL,
+    core_hash TEXT NOT NULL,
+    seconds REAL NOT NULL,         -- share of the deciding Lean run
+    checked_at REAL NOT NULL       -- unix time
+)
+"""
+
+
+class CertificateStore:
+    def __init__(self, path: Path | str, core_hash: str, lean_githash: str) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.core_hash, self.lean_githash = core_hash, lean_githash
+        self._conn = sqlite3.connect(str(path), timeout=60)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        with self._conn:
+            self._conn.execute(SCHEMA)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> CertificateStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def certified(self, keys: Iterable[str]) -> set[str]:
+        """The keys among ``keys`` with a certified row for this Lean build and core library."""
+        keys = list(keys)
+        found: set[str] = set()
+        for i in range(0, len(keys), 900):  # SQLite's bound-parameter limit
+            chunk = keys[i:i + 900]
+            rows = self._conn.execute(
+                f"SELECT key FROM certificates WHERE verdict = ? AND lean_githash = ? AND core_hash = ? "
+                f"AND key IN ({','.join('?' * len(chunk))})",
+                [CERTIFIED, self.lean_githash, self.core_hash, *chunk])
+            found.update(row[0] for row in rows)
+        return found
+
+    def record(self, rows: Iterable[tuple[str, str, str, Verdict]]) -> None:
+        """Write ``(key, kind, statement text, verdict)`` rows in one transaction."""
+        now = time.time()
+        with self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO certificates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(key, kind, text, v.status, v.detail, self.lean_githash, self.core_hash, v.seconds, now)
+                 for key, kind, text, v in rows])
+
+    def count(self) -> dict[str, int]:
+        return dict(self._conn.execute("SELECT verdict, COUNT(*) FROM certificates GROUP BY verdict").fetchall())
