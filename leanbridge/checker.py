@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall
-from leanbridge.render import Statement, lean_file, theorem_name
+from leanbridge.render import Statement, file_header, lean_file, theorem_name
 from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, Message, run_lean_file
 
 CERTIFIED, REJECTED = "certified", "rejected"
-FIRST_THEOREM_LINE = 3  # after "prelude" and the import; each theorem takes two lines
 
 
 @dataclass(frozen=True)
@@ -105,13 +104,14 @@ class Checker:
             kind = "timeout" if isinstance(e, LeanTimeout) else "crash"
             return [(items[0].index, Verdict(REJECTED, f"{kind}: {e}", 0.0))]
         share = seconds / len(items)
+        first_line = len(file_header(self.core.module)) + 1  # each theorem takes two lines from here
         problems: dict[int, str] = {}  # position in items -> first error or warning
         unattributed = []
         for m in messages:
             if m.severity == "information":
                 continue
-            position = (m.line - FIRST_THEOREM_LINE) // 2
-            if m.line >= FIRST_THEOREM_LINE and position < len(items):
+            position = (m.line - first_line) // 2
+            if m.line >= first_line and position < len(items):
                 problems.setdefault(position, f"{m.severity}: {m.text.splitlines()[0] if m.text else ''}")
             else:
                 unattributed.append(m)

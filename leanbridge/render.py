@@ -35,11 +35,11 @@ assert set(LEMMAS) == set(RULES), "every rule needs its core lemma"
 _OP_FUNCTION = {ADD: "N.add", MUL: "N.mul"}
 HOLE = "t"  # the bound variable of a congruence context; never an atom name
 
-# Every token a generated statement may contain (the property tests hold rendering to it).
+# Every token a generated theorem line may contain (the property tests hold rendering to it).
+_KEYWORDS = ("theorem", "∀", "fun", "=>", ":=", ":", ",", "(", ")", "_", "N", "Eq", "Eq.symm", "congrArg", "rfl",
+             "N.add", "N.mul", HOLE, *ATOM_NAMES, *(name for name, _ in LEMMAS.values()))
 GRAMMAR_TOKEN = re.compile(
-    r"∀|N\.add|N\.mul|N|Eq\.symm|Eq|congrArg|rfl|fun|=>|:=|:|,|\(|\)|[a-f]|t|_|"
-    r"N\.(?:add_comm|mul_comm|add_assoc|mul_assoc|left_distrib|right_distrib)|theorem|[sq]_[0-9a-f]{16}"
-)
+    r"[sq]_[0-9a-f]{16}|" + "|".join(re.escape(k) for k in sorted(set(_KEYWORDS), key=len, reverse=True)))
 
 
 def _term(tree: Tree, hole: str | None = None, path: str = "") -> str:
@@ -61,12 +61,24 @@ def _arg(tree: Tree, hole: str | None, path: str) -> str:
     return text if " " not in text else f"({text})"
 
 
-def _binder(atoms: Sequence[str]) -> tuple[str, str]:
+def _binder(atoms: Sequence[str], trees: Sequence[Tree], named: bool) -> tuple[str, str]:
+    """``∀ (a b … : N), `` and ``fun a b … => `` over the atoms that occur in ``trees``.
+
+    An atom that does not occur is not quantified, and a proof that names no atom (``rfl``)
+    binds ``_``: an unused binder draws a lint warning, and any warning rejects a statement.
+    """
     for atom in atoms:
         if atom not in ATOM_NAMES or len(atom) != 1:
             raise RenderError(f"atom {atom!r} is not an atom name")
-    names = " ".join(atoms)
-    return f"∀ ({names} : N), ", f"fun {names} => "
+    occurring = set().union(*(_leaves(t) for t in trees))
+    bound = [a for a in atoms if a in occurring]
+    if occurring - set(bound):
+        raise RenderError(f"atoms {sorted(occurring - set(bound))} are not among {''.join(atoms)}")
+    return f"∀ ({' '.join(bound)} : N), ", f"fun {' '.join(bound if named else ['_'] * len(bound))} => "
+
+
+def _leaves(tree: Tree) -> set[str]:
+    return {tree} if isinstance(tree, str) else _leaves(tree[1]) | _leaves(tree[2])
 
 
 @dataclass(frozen=True)
@@ -96,24 +108,29 @@ def step_statement(tree: Tree, event: Event, atoms: Sequence[str]) -> Statement:
     if event.path:
         context = _term(tree, hole=event.path)
         proof = f"congrArg (fun ({HOLE} : N) => {context}) ({proof})"
-    forall, fun = _binder(atoms)
+    forall, fun = _binder(atoms, [tree], named=True)
     return Statement("step", f"{forall}Eq ({_term(tree)}) ({_term(result)}) := {fun}{proof}")
 
 
 def equivalence_statement(left: Tree, right: Tree, atoms: Sequence[str]) -> Statement:
     """The two histories end at the same tree: ``left = right`` by ``rfl``."""
-    forall, _ = _binder(atoms)
-    unused = " ".join("_" for _ in atoms)  # rfl names no atom; named binders would draw a lint warning
-    return Statement("equivalence", f"{forall}Eq ({_term(left)}) ({_term(right)}) := fun {unused} => rfl")
+    forall, fun = _binder(atoms, [left, right], named=False)
+    return Statement("equivalence", f"{forall}Eq ({_term(left)}) ({_term(right)}) := {fun}rfl")
 
 
 def theorem_name(statement: Statement, key: str) -> str:
     return f"{'s' if statement.kind == 'step' else 'q'}_{key[:16]}"
 
 
+def file_header(core_module: str) -> list[str]:
+    # Synchronous elaboration: a theorem that fails is then not added at all (with async
+    # elaboration it is added with a sorry-like value and #print axioms still says "none").
+    return ["prelude", f"import {core_module}", "set_option Elab.async false"]
+
+
 def lean_file(core_module: str, named: Sequence[tuple[str, Statement]]) -> str:
-    """A whole file: the core import, then each theorem followed by its axiom audit."""
-    lines = ["prelude", f"import {core_module}"]
+    """A whole file: the header, then each theorem (one line) followed by its axiom audit."""
+    lines = file_header(core_module)
     for name, statement in named:
         lines.append(f"theorem {name} : {statement.text}")
         lines.append(f"#print axioms {name}")
