@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,18 +165,25 @@ def file_sha256(path: Path) -> str:
 
 class DatasetWriter:
     """Writes a dataset into a hidden staging directory beside ``out`` and moves it into
-    place only on ``commit``, so a failed or killed run leaves no half-written dataset."""
+    place only on ``commit``, so a failed or killed run leaves no half-written dataset.
+    Staging directories left by killed runs (their process gone) are swept on the next run."""
 
     def __init__(self, out: Path) -> None:
         self.out = Path(out)
         parent = self.out.resolve().parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
-            self.staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{self.out.name}.tmp-"))
         except OSError as e:
             raise DatasetError(f"cannot write to {self.out}: {e.strerror or e}") from None
+        if not os.access(parent, os.W_OK):
+            raise DatasetError(f"cannot write to {self.out}: {parent} is not writable")
+        for stale in parent.glob(f".{self.out.name}.tmp-*"):
+            if not _pid_alive(stale.name.rsplit("-", 1)[-1]):
+                shutil.rmtree(stale, ignore_errors=True)
+        self.staging = parent / f".{self.out.name}.tmp-{os.getpid()}"
 
     def write_lines(self, name: str, lines: Iterator[str]) -> Path:
+        self.staging.mkdir(exist_ok=True)
         path = self.staging / name
         with open(path, "w", encoding="utf-8") as handle:
             for line in lines:
@@ -186,6 +192,7 @@ class DatasetWriter:
         return path
 
     def commit(self, manifest: dict) -> None:
+        self.staging.mkdir(exist_ok=True)
         (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
         old = None
         if self.out.exists():
@@ -197,3 +204,13 @@ class DatasetWriter:
 
     def abort(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _pid_alive(text: str) -> bool:
+    try:
+        os.kill(int(text), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True

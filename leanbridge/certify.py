@@ -135,6 +135,8 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
     core = build_core(lean, bridge.limits)
     writer = DatasetWriter(out)  # fails early on an unwritable output
     try:
+        phases: dict[str, float] = {}  # wall seconds per phase, for the benchmark
+        mark = time.perf_counter()
         space = StateSpace(spec.domain)
         statements = _Statements(core, lean, spec.domain.atom_names)
         samples = {}
@@ -143,6 +145,8 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
             samples[name] = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners)
             progress(f"sample {name}", count, count)
 
+        phases["sample"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         steps_by_rule: Counter[str] = Counter()
         step_count = equivalence_count = 0
 
@@ -177,6 +181,8 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
                 encoded.append(json.dumps(record, separators=(",", ":")))
             lines[name] = encoded
 
+        phases["render"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         with CertificateStore(store_path, core.hash, lean.githash) as store:
             checked, rejected, processes = _check_all(statements, store, bridge, progress)
             certified = len(store.certified(statements.by_key))
@@ -185,6 +191,8 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
                 f"{len(rejected)} of {len(statements.by_key)} statements failed; first: "
                 f"{_first_failure(statements, rejected)}")
 
+        phases["lean"] = time.perf_counter() - mark
+        mark = time.perf_counter()
         files = {}
         for name, encoded in lines.items():
             path = writer.write_lines(f"{name}.jsonl", iter(encoded))
@@ -214,13 +222,15 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
             "certified": certified,
             "failed": len(rejected),
             "lean_processes": processes,
-            "seconds": round(time.perf_counter() - started, 3),
             "lean": lean.describe(),
             "core_hash": core.hash,
             "package_version": PACKAGE_VERSION,
             "store": str(store_path),
             "files": files,
         }
+        phases["write"] = time.perf_counter() - mark
+        manifest["phase_seconds"] = {k: round(v, 3) for k, v in phases.items()}
+        manifest["seconds"] = round(time.perf_counter() - started, 3)
         writer.commit(manifest)
         return manifest
     except BaseException:

@@ -62,8 +62,8 @@ class Checker:
         items = [_Item(i, theorem_name(st, key), st) for i, (key, st) in enumerate(statements)]
         if not items:
             return
-        # enough files to keep every process busy, none larger than batch_size
-        n_files = max(self.jobs * 2, math.ceil(len(items) / self.batch_size))
+        # a multiple of the process count, so no process idles at the end; none over batch_size
+        n_files = self.jobs * max(2, math.ceil(len(items) / (self.batch_size * self.jobs)))
         size = math.ceil(len(items) / n_files)
         batches = [items[i:i + size] for i in range(0, len(items), size)]
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:

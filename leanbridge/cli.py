@@ -106,3 +106,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
     except KeyboardInterrupt:
         bars.close()
         raise click.ClickException("interrupted; certificates committed so far are kept in the store") from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The certify command end to end, against the real Lean binary."""
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from leanbridge.cli import main
+
+SMALL = ["--chains", "60", "--test-lengths", "8,32", "--test-chains", "12", "--jobs", "2"]
+
+
+def run(args, **kwargs):
+    result = CliRunner().invoke(main, args, catch_exceptions=False, **kwargs)
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return tmp_path_factory.mktemp("store") / "certificates.sqlite"
+
+
+@pytest.fixture(scope="module")
+def tier1(tmp_path_factory, store):
+    out = tmp_path_factory.mktemp("data") / "tier1"
+    code, output = run([*SMALL, "--out", str(out), "--store", str(store)])
+    assert code == 0, output
+    return out
+
+
+@pytest.fixture(scope="module")
+def tier2(tmp_path_factory, store):
+    out = tmp_path_factory.mktemp("data") / "tier2"
+    code, output = run(["--tier", "2", "--chains", "400", "--test-lengths", "8", "--test-chains", "8",
+                        "--out", str(out), "--store", str(store)])
+    assert code == 0, output
+    return out
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def tampered(src, tmp_path, name, edit):
+    """A copy of dataset ``src`` with ``edit(records)`` applied to file ``name``."""
+    copy = tmp_path / "copy"
+    shutil.copytree(src, copy)
+    records = lines(copy / name)
+    edit(records)
+    (copy / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    return copy
+
+
+def test_manifest_reports_the_domain_and_every_certificate(tier1):
+    manifest = json.loads((tier1 / "manifest.json").read_text())
+    assert manifest["trees"] == 960 and manifest["classes"] == 52
+    assert manifest["failed"] == 0
+    assert manifest["certified"] == manifest["distinct_steps"] + manifest["distinct_equivalences"]
+    assert manifest["lean"]["version"] == "4.35.0" and len(manifest["lean"]["githash"]) == 40
+    steps = equivalences = 0
+    for name in manifest["files"]:
+        for record in lines(tier1 / name):
+            steps += len(record["events"]) + sum(len(p["events"]) for p in record["partners"])
+            equivalences += len(record["partners"])
+    assert (manifest["steps"], manifest["equivalences"]) == (steps, equivalences)
+    for key in ("atoms", "tier", "seed", "steps", "kernel_checked", "seconds", "core_hash", "package_version"):
+        assert key in manifest
+
+
+def test_a_second_run_checks_nothing_again_and_writes_the_same_bytes(tier1, store, tmp_path):
+    code, output = run([*SMALL, "--out", str(tmp_path / "again"), "--store", str(store)])
+    assert code == 0, output
+    assert json.loads((tmp_path / "again" / "manifest.json").read_text())["kernel_checked"] == 0
+    for name in ("train.jsonl", "test-8.jsonl", "test-32.jsonl"):
+        assert (tmp_path / "again" / name).read_bytes() == (tier1 / name).read_bytes()
+
+
+def test_another_seed_gives_another_dataset(tier1, store, tmp_path):
+    code, _ = run([*SMALL, "--seed", "1", "--out", str(tmp_path / "s1"), "--store", str(store)])
+    assert code == 0
+    assert (tmp_path / "s1" / "train.jsonl").read_bytes() != (tier1 / "train.jsonl").read_bytes()
+
+
+def test_verify_passes_on_an_untouched_dataset(tier1):
+    code, output = run(["--verify", str(tier1)])
+    assert code == 0, output
+    assert "verified" in output
+
+
+def _swap_event(records):
+    event = records[3]["events"][2]
+    rule, path = event.split("@")
+    records[3]["events"][2] = ("mul_comm" if rule != "mul_comm" else "add_comm") + "@" + path
+
+
+@pytest.mark.parametrize("name, edit, expected", [
+    ("train.jsonl", _swap_event, "line 4 (chain train-00003) step 2"),
+    ("test-32.jsonl", lambda r: r[0].__setitem__("start", r[0]["start"].replace("a", "#exit", 1)), "bad tree"),
+    ("test-8.jsonl", lambda r: r[1]["partners"][0].__setitem__("end", r[0]["end"]) if r[1]["end"] != r[0]["end"]
+     else None, "partner 0"),
+    ("train.jsonl", lambda r: r[0]["certs"].__setitem__(0, "0" * 16), "step 0: certificate id"),
+    ("train.jsonl", lambda r: r[0].__setitem__("id", "renamed"), "edited after certification"),
+    ("train.jsonl", lambda r: r[0]["events"].__setitem__(0, "add_comm@0\n#exit"), "step 0"),
+    ("train.jsonl", lambda r: r.pop(), "chains, the manifest says"),
+])
+def test_verify_names_the_first_tampered_place(tier1, tmp_path, name, edit, expected):
+    copy = tampered(tier1, tmp_path, name, edit)
+    code, output = run(["--verify", str(copy)])
+    assert code == 1
+    assert expected in output
+    assert "Traceback" not in output and len(output.strip().splitlines()) == 1
+
+
+def test_tier2_has_every_rule_and_verifies(tier2):
+    manifest = json.loads((tier2 / "manifest.json").read_text())
+    assert manifest["failed"] == 0 and manifest["max_size"] == 15
+    assert set(manifest["steps_by_rule"]) == set(manifest["rules"]) and len(manifest["rules"]) == 10
+    assert all(count > 0 for count in manifest["steps_by_rule"].values())
+    assert manifest["trees"] == 12864 and "reachable" in manifest["trees_counted"]
+    code, output = run(["--verify", str(tier2)])
+    assert code == 0, output
+
+
+def test_tier2_verify_fails_on_a_swapped_factor(tier2, tmp_path):
+    def swap(records):
+        for n, record in enumerate(records):
+            for k, event in enumerate(record["events"]):
+                if event.startswith("distrib_left@"):
+                    record["events"][k] = event.replace("distrib_left", "distrib_right")
+                    swap.place = f"line {n + 1} (chain {record['id']}) step {k}"
+                    return
+    copy = tampered(tier2, tmp_path, "train.jsonl", swap)
+    code, output = run(["--verify", str(copy)])
+    assert code == 1 and swap.place in output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--atoms", "7"], "Invalid value for '--atoms'"),
+    (["--tier", "3"], "Invalid value for '--tier'"),
+    (["--max-size", "9"], "tier 2 only"),
+    (["--test-lengths", "8,x"], "comma-separated"),
+])
+def test_bad_options_are_usage_errors(args, message, tmp_path):
+    code, output = run([*args, "--out", str(tmp_path / "out")])
+    assert code == 2 and message in output
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unwritable_output_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, output = run([*SMALL, "--out", str(blocker / "out"), "--store", str(tmp_path / "s.sqlite")])
+    assert code == 1 and "cannot write" in output and len(output.strip().splitlines()) == 1
+
+
+def test_a_missing_lean_is_one_line_and_writes_nothing(tmp_path):
+    code, output = run([*SMALL, "--out", str(tmp_path / "out")], env={"EXACT_STATE_LEAN": str(tmp_path / "no-lean")})
+    assert code == 1 and "EXACT_STATE_LEAN" in output
+    assert not (tmp_path / "out").exists()
+
+
+def test_verify_of_a_directory_without_manifest_is_one_line(tmp_path):
+    code, output = run(["--verify", str(tmp_path)])
+    assert code == 1 and "no manifest" in output
+
+
+def test_a_run_killed_mid_certification_resumes_without_loss(tmp_path):
+    """kill -9 while Lean results are being committed; the rerun checks only what is missing."""
+    store, out = tmp_path / "s.sqlite", tmp_path / "out"
+    args = [sys.executable, "-m", "leanbridge.cli", "--chains", "2000", "--test-lengths", "8", "--test-chains", "8",
+            "--jobs", "1", "--out", str(out), "--store", str(store)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    committed = 0
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+        try:
+            with sqlite3.connect(store) as conn:
+                committed = conn.execute("SELECT COUNT(*) FROM certificates").fetchone()[0]
+        except sqlite3.Error:
+            continue
+        if committed:
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+    proc.wait()
+    assert committed > 0 and not out.exists(), "the run should have been killed mid-way"
+    rerun = subprocess.run(args, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    distinct = manifest["distinct_steps"] + manifest["distinct_equivalences"]
+    with sqlite3.connect(store) as conn:
+        rows = conn.execute("SELECT COUNT(*), COUNT(DISTINCT key), SUM(verdict = 'certified') FROM certificates").fetchone()
+    assert rows == (distinct, distinct, distinct)
+    assert manifest["kernel_checked"] <= distinct - committed
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]

@@ -1,0 +1,351 @@
+"""A certified dataset as tensors: vocabulary, loading (once, cached beside the dataset),
+and batches of chains with their partners.
+
+Every history becomes a row of *item* ids. An item is what the tracker reads at one step:
+the start tree (its Polish tokens) or one rewrite event (the rule's token, then one token per
+bit of its position). Item 0 is padding. For every step we also keep the id of the tree the
+history is at after it (found once, at load time, by replaying the events with
+``chains.rules.apply``), which is the cross-entropy target.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from chains.dataset import DatasetError, domain_of, file_sha256, read_manifest, read_split
+from chains.rules import Event, apply, successors
+from chains.trees import OPS, Tree, polish, tokens
+
+# Bump when the cached tensors change meaning; it is part of the cache key.
+CACHE_VERSION = 1
+PAD = "<pad>"
+BITS = ("0", "1")
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Token ids shared by every model. Output tokens (tree tokens and PAD) come first, so a
+    tree target uses ids ``[0, n_out)`` of the same table."""
+
+    atoms: tuple[str, ...]
+    rules: tuple[str, ...]
+
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        return (PAD, *OPS, *self.atoms, *self.rules, *BITS)
+
+    @property
+    def n_out(self) -> int:  # PAD, the operators and the atoms
+        return 1 + len(OPS) + len(self.atoms)
+
+    @property
+    def size(self) -> int:
+        return len(self.tokens)
+
+    def index(self) -> dict[str, int]:
+        return {tok: i for i, tok in enumerate(self.tokens)}
+
+
+@dataclass
+class TrackerData:
+    """One dataset as tensors. Shapes: I items, E tokens per item, R trees, P tree positions,
+    N chains, K partners per chain, T = length + 1 steps (the start is step 0)."""
+
+    vocab: Vocab
+    item_tokens: torch.Tensor  # (I, E) token ids; row 0 is padding
+    tree_tokens: torch.Tensor  # (R, P) output token ids, PAD after the tree's end
+    tree_items: torch.Tensor  # (R,) the item id that reads tree r as a start
+    train: dict[str, torch.Tensor]  # chain_items (N,T), chain_trees (N,T), partner_items (N,K,T), partner_trees (N,K,T)
+    tests: dict[int, dict[str, torch.Tensor]]  # per length: chain_items (N,T), end (N,), partner_items (N,K,T)
+    succ_items: torch.Tensor  # (R, A) item ids of the events applicable to tree r, -1 after the last
+    succ_trees: torch.Tensor  # (R, A) the tree each of those events leads to, -1 after the last
+    identity: dict  # dataset and Lean identity, from the manifest
+
+    @property
+    def tree_len(self) -> int:
+        return self.tree_tokens.shape[1]
+
+    @property
+    def item_len(self) -> int:
+        return self.item_tokens.shape[1]
+
+    @property
+    def n_items(self) -> int:
+        return self.item_tokens.shape[0]
+
+
+def manifest_sha256(directory: Path) -> str:
+    return hashlib.sha256((Path(directory) / "manifest.json").read_bytes()).hexdigest()
+
+
+def check_certified(directory: Path) -> dict:
+    """The manifest, if it says every step was certified and its files are the certified
+    ones; otherwise DatasetError naming the file. (Re-running Lean is ``verify_dataset``'s job;
+    this is the cheap check that the certified flag can be trusted.)"""
+    directory = Path(directory)
+    manifest = read_manifest(directory)
+    where = directory / "manifest.json"
+    failed, certified = manifest.get("failed"), manifest.get("certified")
+    if failed != 0:
+        raise DatasetError(f"{where}: {failed} statement(s) failed certification; refusing to train on it")
+    if not isinstance(certified, int) or certified <= 0:
+        raise DatasetError(f"{where}: no certified statements recorded; refusing to train on it")
+    distinct = manifest.get("distinct_steps", 0) + manifest.get("distinct_equivalences", 0)
+    if certified != distinct:
+        raise DatasetError(f"{where}: {certified} certified of {distinct} distinct statements; "
+                           "not every step is certified")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or "train.jsonl" not in files:
+        raise DatasetError(f"{where}: lists no train.jsonl")
+    for name, meta in sorted(files.items()):
+        path = directory / name
+        if not path.is_file():
+            raise DatasetError(f"{path}: listed in the manifest but missing")
+        if file_sha256(path) != meta.get("sha256"):
+            raise DatasetError(f"{path}: contents differ from the certified hash in the manifest (edited after "
+                               "certification); re-run certify")
+    return manifest
+
+
+class _Builder:
+    """Interns trees and items while a dataset is replayed."""
+
+    def __init__(self, vocab: Vocab, max_size: int | None) -> None:
+        self.vocab = vocab
+        self.tok = vocab.index()
+        self.max_size = max_size
+        self.trees: list[Tree] = []
+        self.tree_id: dict[Tree, int] = {}
+        self.events: list[Event] = []
+        self.event_id: dict[Event, int] = {}
+        self.step_memo: dict[tuple[int, int], int | None] = {}
+
+    def tree(self, tree: Tree) -> int:
+        if tree not in self.tree_id:
+            self.tree_id[tree] = len(self.trees)
+            self.trees.append(tree)
+        return self.tree_id[tree]
+
+    def event(self, event: Event) -> int:
+        if event not in self.event_id:
+            self.event_id[event] = len(self.events)
+            self.events.append(event)
+        return self.event_id[event]
+
+    def step(self, tree: int, event: int) -> int | None:
+        key = (tree, event)
+        if key not in self.step_memo:
+            after = apply(self.trees[tree], self.events[event], self.max_size)
+            self.step_memo[key] = None if after is None else self.tree(after)
+        return self.step_memo[key]
+
+    def history(self, record, where: str) -> tuple[list[tuple[str, int]], list[int]]:
+        """(items, trees after each step); items are ("tree", id) or ("event", id) for now."""
+        here = self.tree(record.start)
+        items, trees = [("tree", here)], [here]
+        for k, event in enumerate(record.events):
+            after = self.step(here, self.event(event))
+            if after is None:
+                raise DatasetError(f"{where} step {k}: event {event} does not apply, so it cannot be certified")
+            here = after
+            items.append(("event", self.event_id[event]))
+            trees.append(here)
+        if self.trees[here] != record.end:
+            raise DatasetError(f"{where}: the stored end tree does not follow from its events")
+        return items, trees
+
+
+def _build(directory: Path, manifest: dict) -> dict:
+    """Replay every split into plain tensors (the cache's contents)."""
+    where_manifest = str(directory / "manifest.json")
+    domain = domain_of(manifest, where_manifest)
+    vocab = Vocab(domain.atom_names, domain.rules)
+    builder = _Builder(vocab, domain.size_bound)
+    splits: dict[str, list] = {}
+    steps = 0
+    for name in sorted(manifest["files"]):
+        rows = []
+        for where, record in read_split(directory / name, domain):
+            chain = builder.history(record, where)
+            mates = []
+            for p, mate in enumerate(record.partners):
+                if mate.end != record.end:
+                    raise DatasetError(f"{where} partner {p}: does not end at its chain's tree")
+                mates.append(builder.history(mate, f"{where} partner {p}"))
+            steps += len(record.events) + sum(len(m.events) for m in record.partners)
+            rows.append((chain, mates))
+        if len(rows) != manifest["files"][name].get("chains"):
+            raise DatasetError(f"{directory / name}: {len(rows)} chains, the manifest says "
+                               f"{manifest['files'][name].get('chains')}")
+        splits[name] = rows
+    if steps != manifest.get("steps"):
+        raise DatasetError(f"{where_manifest}: steps is {manifest.get('steps')}, the files hold {steps}")
+
+    # successors of every training end tree, for the metric loss's one-step look-ahead
+    train_ends = sorted({chain[1][-1] for chain, _ in splits["train.jsonl"]})
+    succ: dict[int, list[tuple[int, int]]] = {}
+    for r in train_ends:
+        succ[r] = [(builder.event(e), builder.tree(t)) for e, t in successors(builder.trees[r], domain.rules,
+                                                                                 domain.size_bound)]
+
+    # item table: 0 = pad, then trees (as starts), then events
+    n_trees = len(builder.trees)
+    tree_len = max(len(tokens(t)) for t in builder.trees)
+    if domain.size_bound is not None:
+        tree_len = max(tree_len, domain.size_bound)
+    event_len = 1 + max((len(e.path) for e in builder.events), default=0)
+    item_len = max(tree_len, event_len)
+    tok = builder.tok
+    item_tokens = torch.zeros(1 + n_trees + len(builder.events), item_len, dtype=torch.long)
+    tree_tokens = torch.zeros(n_trees, tree_len, dtype=torch.long)
+    for r, tree in enumerate(builder.trees):
+        ids = [tok[t] for t in tokens(tree)]
+        tree_tokens[r, : len(ids)] = torch.tensor(ids)
+        item_tokens[1 + r, : len(ids)] = torch.tensor(ids)
+    for e, event in enumerate(builder.events):
+        ids = [tok[event.rule]] + [tok[b] for b in event.path]
+        item_tokens[1 + n_trees + e, : len(ids)] = torch.tensor(ids)
+
+    def item_id(item: tuple[str, int]) -> int:
+        kind, i = item
+        return 1 + i if kind == "tree" else 1 + n_trees + i
+
+    def pack(rows, with_trees: bool) -> dict[str, torch.Tensor]:
+        length = max(len(chain[0]) for chain, _ in rows)
+        k = max(len(mates) for _, mates in rows)
+        out = {"chain_items": torch.zeros(len(rows), length, dtype=torch.int32),
+               "end": torch.tensor([chain[1][-1] for chain, _ in rows], dtype=torch.long),
+               "partner_items": torch.zeros(len(rows), k, length, dtype=torch.int32)}
+        if with_trees:
+            out["chain_trees"] = torch.full((len(rows), length), -1, dtype=torch.int32)
+            out["partner_trees"] = torch.full((len(rows), k, length), -1, dtype=torch.int32)
+        for n, (chain, mates) in enumerate(rows):
+            out["chain_items"][n, : len(chain[0])] = torch.tensor([item_id(i) for i in chain[0]], dtype=torch.int32)
+            if with_trees:
+                out["chain_trees"][n, : len(chain[1])] = torch.tensor(chain[1], dtype=torch.int32)
+            for p, (items, trees) in enumerate(mates):
+                out["partner_items"][n, p, : len(items)] = torch.tensor([item_id(i) for i in items], dtype=torch.int32)
+                if with_trees:
+                    out["partner_trees"][n, p, : len(trees)] = torch.tensor(trees, dtype=torch.int32)
+        return out
+
+    train = pack(splits.pop("train.jsonl"), with_trees=True)
+    tests = {int(name[len("test-"):-len(".jsonl")]): pack(rows, with_trees=False) for name, rows in splits.items()}
+    width = max((len(v) for v in succ.values()), default=1)
+    succ_items = torch.full((n_trees, width), -1, dtype=torch.long)
+    succ_trees = torch.full((n_trees, width), -1, dtype=torch.long)
+    for r, pairs in succ.items():
+        for a, (e, t) in enumerate(pairs):
+            succ_items[r, a] = 1 + n_trees + e
+            succ_trees[r, a] = t
+    return {"cache_version": CACHE_VERSION, "atoms": list(vocab.atoms), "rules": list(vocab.rules),
+            "item_tokens": item_tokens, "tree_tokens": tree_tokens,
+            "tree_items": torch.arange(1, n_trees + 1), "train": train, "tests": tests,
+            "succ_items": succ_items, "succ_trees": succ_trees,
+            "trees": [polish(t) for t in builder.trees]}
+
+
+def identity_of(directory: Path, manifest: dict) -> dict:
+    lean = manifest.get("lean", {})
+    return {"dataset": {"path": str(directory), "manifest_sha256": manifest_sha256(directory),
+                        "seed": manifest.get("seed"), "tier": manifest.get("tier"), "atoms": manifest.get("atoms")},
+            "lean": {"version": lean.get("version"), "githash": lean.get("githash"),
+                     "core_hash": manifest.get("core_hash")}}
+
+
+def cache_path(directory: Path) -> Path:
+    key = hashlib.sha256((Path(directory) / "manifest.json").read_bytes() + f"v{CACHE_VERSION}".encode())
+    return Path(directory) / ".cache" / f"tracker-{key.hexdigest()[:16]}.pt"
+
+
+def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
+    """Check the dataset's certification, then read it into tensors (from the cache when the
+    manifest and this code's cache version match, else by replaying it and writing the cache)."""
+    directory = Path(directory)
+    manifest = check_certified(directory)
+    cached = cache_path(directory)
+    blob = None
+    if use_cache and cached.is_file():
+        blob = torch.load(cached, weights_only=True)
+    if blob is None or blob.get("cache_version") != CACHE_VERSION:
+        blob = _build(directory, manifest)
+        if use_cache:
+            _save_atomic(blob, cached)
+    return TrackerData(
+        vocab=Vocab(tuple(blob["atoms"]), tuple(blob["rules"])),
+        item_tokens=blob["item_tokens"], tree_tokens=blob["tree_tokens"], tree_items=blob["tree_items"],
+        train=blob["train"], tests={int(k): v for k, v in blob["tests"].items()},
+        succ_items=blob["succ_items"], succ_trees=blob["succ_trees"],
+        identity=identity_of(directory, manifest))
+
+
+def _save_atomic(blob: dict, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    except OSError:
+        return  # a read-only dataset directory: run without a cache rather than refuse the data
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(blob, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class Batch:
+    """B chains and their K partners, flattened into H = B * (1 + K) histories: rows [0, B)
+    are the chains, then partner k of chain b is row B + b * K + k."""
+
+    items: torch.Tensor  # (H, T) item ids, 0 = padding after a history's end
+    trees: torch.Tensor  # (H, T) tree id after each step, -1 at padding
+    chains: int  # B
+    partners: int  # K
+
+    @property
+    def mask(self) -> torch.Tensor:  # (H, T)
+        return self.items != 0
+
+    @property
+    def lengths(self) -> torch.Tensor:  # (H,) steps per history, the start included
+        return self.mask.sum(1)
+
+    @property
+    def ends(self) -> torch.Tensor:  # (H,) the tree each history ends at
+        return self.trees.gather(1, (self.lengths - 1)[:, None])[:, 0].long()
+
+
+def sample_batch(data: TrackerData, chains: int, generator: torch.Generator) -> Batch:
+    train = data.train
+    idx = torch.randint(0, train["chain_items"].shape[0], (chains,), generator=generator)
+    ci, ct = train["chain_items"][idx], train["chain_trees"][idx]  # (B, T)
+    pi, pt = train["partner_items"][idx], train["partner_trees"][idx]  # (B, K, T)
+    k = pi.shape[1]
+    items = torch.cat([ci, pi.reshape(-1, pi.shape[-1])]).long()
+    trees = torch.cat([ct, pt.reshape(-1, pt.shape[-1])]).long()
+    return Batch(items=items, trees=trees, chains=chains, partners=k)
+
+
+def common_successor(data: TrackerData, u: torch.Tensor, v: torch.Tensor, generator: torch.Generator
+                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """For end trees u, v (both (M,)), a random event applicable to both: (item (M,), tree
+    after u (M,), tree after v (M,), found (M,) bool). Where no event applies to both, found is
+    False and the other outputs are 0."""
+    su, sv = data.succ_items[u], data.succ_items[v]  # (M, A)
+    match = (su[:, :, None] == sv[:, None, :]) & (su[:, :, None] >= 0)  # (M, A, A)
+    flat = match.flatten(1).float()
+    found = flat.sum(1) > 0
+    pick = torch.multinomial(flat + (~found)[:, None].float(), 1, generator=generator)[:, 0]  # (M,)
+    a, b = pick // su.shape[1], pick % su.shape[1]
+    rows = torch.arange(len(u))
+    item = torch.where(found, su[rows, a], 0)
+    tu = torch.where(found, data.succ_trees[u][rows, a], 0)
+    tv = torch.where(found, data.succ_trees[v][rows, b], 0)
+    return item, tu, tv, found

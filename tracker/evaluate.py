@@ -1,0 +1,85 @@
+"""Free-running evaluation on the held-out splits.
+
+The tracker reads the start tree and then every event of a held-out chain with nothing but its
+own carried state (no teacher forcing: no gold state is ever fed back), all chains of a split
+in lockstep. Reported per chain length L:
+
+- ``exact[L]``: fraction of chains whose whole decoded tree (argmax per position, PAD included)
+  is right after the last event;
+- ``pair_distance[L]`` (L in ``pair_lengths``): mean centred-cosine distance between a chain's
+  end view and each certified partner's end view (partners have every length 0..L);
+- ``unrelated_distance_by_length[L]``: mean centred-cosine distance between the end views of
+  chain i and chain i+1 where their end trees differ (the collapse detector);
+- ``pair_growth``: pair_distance at the longest pair length over that at the shortest (256 over
+  8 by default). Above 1 the states of equivalent histories drift apart along the chain: the
+  drift diagnostic of section 43. None when either distance is missing or the shortest is 0.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+from tracker.data import TrackerData
+from tracker.models import Tracker
+from tracker.objectives import centred_cosine_distance
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    max_chains: int = 512  # chains per test split (the first ones)
+    pair_lengths: tuple[int, ...] = (8, 64, 256)  # lengths at which partner distances are measured
+    transformer_max_length: int = 1024  # the transformer's cost grows with L^2; longer splits are skipped
+    chunk: int = 512  # histories run in lockstep at once
+
+
+@torch.no_grad()
+def end_views(model: Tracker, items: torch.Tensor, chunk: int) -> torch.Tensor:
+    """items (H, T) -> view at each history's end (H, C), in chunks of ``chunk`` histories."""
+    return torch.cat([model.final_view(part.long()) for part in items.split(chunk)])
+
+
+@torch.no_grad()
+def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig()) -> dict:
+    was_training = model.training
+    model.eval()
+    started = time.perf_counter()
+    exact: dict[str, float | None] = {}
+    pair: dict[str, float] = {}
+    unrelated: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    is_transformer = model.config.arch.startswith("transformer")
+    for length in sorted(data.tests):
+        split = data.tests[length]
+        if is_transformer and length > config.transformer_max_length:
+            exact[str(length)] = None
+            continue
+        t0 = time.perf_counter()
+        items = split["chain_items"][: config.max_chains]
+        ends = split["end"][: config.max_chains]
+        z = end_views(model, items, config.chunk)  # (N, C)
+        predicted = model.readout(z).argmax(-1)  # (N, P)
+        exact[str(length)] = (predicted == data.tree_tokens[ends]).all(-1).float().mean().item()
+        other = torch.roll(torch.arange(len(ends)), 1)
+        differ = ends != ends[other]
+        if bool(differ.any()):
+            unrelated[str(length)] = centred_cosine_distance(z[differ], z[other][differ]).mean().item()
+        if length in config.pair_lengths:
+            mates = split["partner_items"][: config.max_chains]  # (N, K, T)
+            k = mates.shape[1]
+            if k > 0:
+                zp = end_views(model, mates.reshape(-1, mates.shape[-1]), config.chunk).view(len(ends), k, -1)
+                pair[str(length)] = centred_cosine_distance(z[:, None, :].expand_as(zp), zp).mean().item()
+        seconds[str(length)] = round(time.perf_counter() - t0, 3)
+    lengths = sorted(int(n) for n in pair)
+    growth = None
+    if len(lengths) >= 2 and pair[str(lengths[0])] > 0:
+        growth = pair[str(lengths[-1])] / pair[str(lengths[0])]
+    model.train(was_training)
+    shortest = str(min(data.tests)) if data.tests else None
+    return {"exact": exact, "pair_distance": pair, "pair_growth": growth,
+            "pair_growth_lengths": [lengths[0], lengths[-1]] if len(lengths) >= 2 else None,
+            "unrelated_distance": unrelated.get(shortest) if shortest else None,
+            "unrelated_distance_by_length": unrelated, "eval_seconds": round(time.perf_counter() - started, 3),
+            "eval_seconds_by_length": seconds}

@@ -1,0 +1,314 @@
+"""Trackers: the slot recurrence of section 43, a causal transformer over events, and DeltaProduct.
+
+Every tracker reads a history one item at a time (the start tree, then one rewrite event per
+step) and exposes the same interface:
+
+- ``forward(items)`` -> ``(z, state)``: ``z`` (H, T, C) is the normalised view ``LN(w)`` after
+  every step (the view the readout and the Nerode losses use); ``state`` is what was carried at
+  the end of each history (padding items, id 0, leave it unchanged);
+- ``advance(state, rows, items)`` -> ``z`` (M, C): the view after one more item on some rows;
+- ``final_view(items)`` -> ``z`` (H, C): the view at each history's end, without keeping the
+  views of every step (evaluation on 4,096-step chains);
+- ``readout(z)`` -> logits (..., P, V_out): a linear map per tree position.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+ARCHS = ("recurrence", "transformer", "transformer2x", "deltaproduct")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    arch: str = "recurrence"  # one of ARCHS
+    width: int = 128  # C: the slot's width (the residual width of the baselines)
+    ticks: int = 4  # recurrence: attention + MLP updates per event
+    fixed_norm: bool = False  # recurrence: rescale the slot to norm sqrt(C) after every event
+    heads: int = 4  # transformer and DeltaProduct heads
+    householders: int = 2  # DeltaProduct: Householder factors per event
+    blocks: int = 2  # DeltaProduct blocks
+
+    @property
+    def layers(self) -> int:
+        # Per-event compute of the recurrence: 4 ticks x (MLP 8C^2) + K,V projections of ~7
+        # tokens (14C^2) ~ 46C^2 MACs; a transformer layer costs 12C^2 per event, so depth 4 is
+        # equal compute and depth 8 twice it (attention over the history comes on top).
+        return {"transformer": 4, "transformer2x": 8}.get(self.arch, 0)
+
+
+class ItemEmbedding(nn.Module):
+    """Token embeddings bound to their position inside the item (one table row per (position,
+    token)), so that pooling an item keeps which token sat where."""
+
+    def __init__(self, item_tokens: torch.Tensor, vocab_size: int, width: int) -> None:
+        super().__init__()
+        self.register_buffer("item_tokens", item_tokens.clone(), persistent=True)  # (I, E)
+        self.vocab_size = vocab_size
+        self.table = nn.Embedding(item_tokens.shape[1] * vocab_size, width)
+
+    def tokens(self, items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """items (...,) -> token embeddings (..., E, C) and their mask (..., E)."""
+        toks = self.item_tokens[items]  # (..., E)
+        offset = torch.arange(toks.shape[-1], device=toks.device) * self.vocab_size
+        return self.table(toks + offset), toks != 0
+
+    def pooled(self, items: torch.Tensor) -> torch.Tensor:
+        """items (...,) -> the mean of the item's token embeddings (..., C); zero for padding."""
+        emb, mask = self.tokens(items)
+        m = mask.unsqueeze(-1).to(emb.dtype)
+        return (emb * m).sum(-2) / m.sum(-2).clamp(min=1)
+
+
+class MLP(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.up = nn.Linear(width, 4 * width)
+        self.down = nn.Linear(4 * width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.gelu(self.up(x)))
+
+
+class Tracker(nn.Module):
+    """What the trackers share: item embedding, readout from the normalised view, init."""
+
+    def __init__(self, config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int,
+                 tree_len: int) -> None:
+        super().__init__()
+        self.config = config
+        self.embed = ItemEmbedding(item_tokens, vocab_size, config.width)
+        self.tree_len, self.n_out = tree_len, n_out
+        self.head = nn.Linear(config.width, tree_len * n_out)  # the linear position-wise readout
+
+    def _init_weights(self) -> None:
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+                if getattr(module, "bias", None) is not None:
+                    nn.init.zeros_(module.bias)
+
+    def readout(self, z: torch.Tensor) -> torch.Tensor:
+        return self.head(z).unflatten(-1, (self.tree_len, self.n_out))  # (..., P, V_out)
+
+    def final_view(self, items: torch.Tensor) -> torch.Tensor:
+        z, _ = self.forward(items)
+        last = (items != 0).sum(1) - 1  # (H,)
+        return z[torch.arange(len(items)), last]
+
+
+class SlotRecurrence(Tracker):
+    """One slot w of width C. Per item, ``ticks`` times: q = LN(w), a = softmax(q K^T / sqrt(C)) V
+    over the item's token embeddings, w = w + a + MLP(LN(w + a)). The view is z = LN(w)."""
+
+    def __init__(self, config: ModelConfig, item_tokens, vocab_size, n_out, tree_len) -> None:
+        super().__init__(config, item_tokens, vocab_size, n_out, tree_len)
+        c = config.width
+        self.w0 = nn.Parameter(torch.randn(c))
+        self.key = nn.Linear(c, c, bias=False)
+        self.value = nn.Linear(c, c, bias=False)
+        self.ln_q = nn.LayerNorm(c)
+        self.ln_mlp = nn.LayerNorm(c)
+        self.mlp = MLP(c)
+        self.ln_out = nn.LayerNorm(c)  # N, the readout's normalisation
+        self._init_weights()
+
+    def _keys_values(self, items: torch.Tensor):
+        """K, V (U, E, C) and mask (U, E) for the distinct items, and the index of each item."""
+        uniq, inverse = torch.unique(items, return_inverse=True)
+        emb, mask = self.embed.tokens(uniq)
+        return self.key(emb), self.value(emb), mask, inverse
+
+    def _update(self, w, k, v, mask):
+        """One item: w (H, C), k/v (H, E, C), mask (H, E) -> w (H, C)."""
+        scale = 1.0 / math.sqrt(w.shape[-1])
+        for _ in range(self.config.ticks):
+            q = self.ln_q(w)  # (H, C)
+            scores = torch.bmm(k, q.unsqueeze(-1)).squeeze(-1) * scale  # (H, E)
+            scores = scores.masked_fill(~mask, float("-inf"))
+            a = torch.bmm(scores.softmax(-1).unsqueeze(1), v).squeeze(1)  # (H, C)
+            u = w + a
+            w = u + self.mlp(self.ln_mlp(u))
+        if self.config.fixed_norm:
+            w = w * (math.sqrt(w.shape[-1]) / w.norm(dim=-1, keepdim=True).clamp(min=1e-6))
+        return w
+
+    def _run(self, items: torch.Tensor, keep_all: bool):
+        k_all, v_all, m_all, inverse = self._keys_values(items)
+        w = self.w0.expand(items.shape[0], -1)
+        views = []
+        for t in range(items.shape[1]):
+            idx = inverse[:, t]
+            active = items[:, t] != 0
+            if not bool(active.any()):
+                break
+            # pad rows keep their slot; their (masked) token rows are all PAD, so attend to row 0
+            new = self._update(w, k_all[idx], v_all[idx], m_all[idx] | ~active[:, None])
+            w = torch.where(active[:, None], new, w)
+            if keep_all:
+                views.append(self.ln_out(w))
+        if keep_all and len(views) < items.shape[1]:
+            views += [views[-1]] * (items.shape[1] - len(views))
+        return views, w
+
+    def forward(self, items: torch.Tensor):
+        views, w = self._run(items, keep_all=True)
+        return torch.stack(views, 1), w  # (H, T, C), (H, C)
+
+    def final_view(self, items: torch.Tensor) -> torch.Tensor:
+        _, w = self._run(items, keep_all=False)
+        return self.ln_out(w)
+
+    def advance(self, state: torch.Tensor, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        k, v, mask, inverse = self._keys_values(items)
+        return self.ln_out(self._update(state[rows], k[inverse], v[inverse], mask[inverse]))
+
+
+def sinusoid(length: int, width: int, device=None) -> torch.Tensor:
+    """Fixed sinusoidal positions (T, C): defined at every length, unlike learned ones."""
+    pos = torch.arange(length, device=device, dtype=torch.float32)[:, None]
+    freq = torch.exp(torch.arange(0, width, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / width))
+    out = torch.zeros(length, width, device=device)
+    out[:, 0::2] = torch.sin(pos * freq)
+    out[:, 1::2] = torch.cos(pos * freq)
+    return out
+
+
+class Block(nn.Module):
+    """A pre-LN causal transformer block."""
+
+    def __init__(self, width: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+        self.mlp = MLP(width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)
+        q, k, v = (y.view(b, t, self.heads, c // self.heads).transpose(1, 2) for y in (q, k, v))  # (B, h, T, c/h)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, c)
+        x = x + self.proj(y)
+        return x + self.mlp(self.ln2(x))
+
+
+class EventTransformer(Tracker):
+    """A causal transformer over events, each event its pooled token embeddings, plus fixed
+    sinusoidal positions. The state of a history is its embedded items."""
+
+    def __init__(self, config: ModelConfig, item_tokens, vocab_size, n_out, tree_len) -> None:
+        super().__init__(config, item_tokens, vocab_size, n_out, tree_len)
+        self.blocks = nn.ModuleList(Block(config.width, config.heads) for _ in range(config.layers))
+        self.ln_out = nn.LayerNorm(config.width)
+        self._init_weights()
+
+    def _views(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + sinusoid(x.shape[1], x.shape[2], x.device)
+        for block in self.blocks:
+            x = block(x)
+        return self.ln_out(x)
+
+    def forward(self, items: torch.Tensor):
+        x = self.embed.pooled(items)  # (H, T, C)
+        return self._views(x), (x, (items != 0).sum(1))
+
+    def final_view(self, items: torch.Tensor, chunk: int = 64) -> torch.Tensor:
+        out = []
+        for part in items.split(chunk):
+            z, _ = self.forward(part)
+            out.append(z[torch.arange(len(part)), (part != 0).sum(1) - 1])
+        return torch.cat(out)
+
+    def advance(self, state, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        x, lengths = state
+        x = torch.cat([x[rows], torch.zeros_like(x[rows, :1])], 1)  # (M, T+1, C)
+        at = lengths[rows]
+        x = x.index_put((torch.arange(len(rows)), at), self.embed.pooled(items))
+        return self._views(x)[torch.arange(len(rows)), at]
+
+
+class DeltaProduct(Tracker):
+    """DeltaProduct [Siems et al. 2025]: per block a matrix state S (heads, d, d) updated per event by
+    ``householders`` generalised Householder steps S <- (I - beta k k^T) S + beta k v^T, beta in
+    (0, 2) so that negative eigenvalues are allowed; the block reads o = S^T q. Two blocks, each
+    with a residual MLP; the view is LN of the residual stream."""
+
+    def __init__(self, config: ModelConfig, item_tokens, vocab_size, n_out, tree_len) -> None:
+        super().__init__(config, item_tokens, vocab_size, n_out, tree_len)
+        c, n = config.width, config.householders
+        self.ln1 = nn.ModuleList(nn.LayerNorm(c) for _ in range(config.blocks))
+        self.ln2 = nn.ModuleList(nn.LayerNorm(c) for _ in range(config.blocks))
+        self.q = nn.ModuleList(nn.Linear(c, c, bias=False) for _ in range(config.blocks))
+        self.k = nn.ModuleList(nn.Linear(c, n * c, bias=False) for _ in range(config.blocks))
+        self.v = nn.ModuleList(nn.Linear(c, n * c, bias=False) for _ in range(config.blocks))
+        self.beta = nn.ModuleList(nn.Linear(c, n * config.heads) for _ in range(config.blocks))
+        self.proj = nn.ModuleList(nn.Linear(c, c) for _ in range(config.blocks))
+        self.mlp = nn.ModuleList(MLP(c) for _ in range(config.blocks))
+        self.ln_out = nn.LayerNorm(c)
+        self._init_weights()
+
+    def _init_state(self, rows: int, device) -> list[torch.Tensor]:
+        h, d = self.config.heads, self.config.width // self.config.heads
+        return [torch.zeros(rows, h, d, d, device=device) for _ in range(self.config.blocks)]
+
+    def _step(self, states: list[torch.Tensor], x: torch.Tensor, active: torch.Tensor):
+        """x (H, C) pooled item -> (new states, view (H, C))."""
+        hb, c = x.shape
+        h, n = self.config.heads, self.config.householders
+        d = c // h
+        out = []
+        for b, s in enumerate(states):
+            y = self.ln1[b](x)
+            k = F.normalize(self.k[b](y).view(hb, n, h, d), dim=-1)  # (H, n, heads, d)
+            v = self.v[b](y).view(hb, n, h, d)
+            beta = 2 * torch.sigmoid(self.beta[b](y)).view(hb, n, h, 1, 1)  # in (0, 2)
+            new = s
+            for j in range(n):
+                kj, vj = k[:, j], v[:, j]  # (H, heads, d)
+                ks = torch.einsum("bhd,bhde->bhe", kj, new)  # k^T S
+                new = new - beta[:, j] * kj.unsqueeze(-1) * (ks - vj).unsqueeze(-2)
+            new = torch.where(active[:, None, None, None], new, s)
+            out.append(new)
+            q = F.normalize(self.q[b](y).view(hb, h, d), dim=-1)
+            o = torch.einsum("bhde,bhd->bhe", new, q).reshape(hb, c)
+            x = x + self.proj[b](o)
+            x = x + self.mlp[b](self.ln2[b](x))
+        return out, self.ln_out(x)
+
+    def _run(self, items: torch.Tensor, keep_all: bool):
+        states = self._init_state(items.shape[0], items.device)
+        x_all = self.embed.pooled(items)  # (H, T, C)
+        views, last = [], None
+        for t in range(items.shape[1]):
+            active = items[:, t] != 0
+            states, z = self._step(states, x_all[:, t], active)
+            last = z if last is None else torch.where(active[:, None], z, last)
+            if keep_all:
+                views.append(last)
+        return views, states, last
+
+    def forward(self, items: torch.Tensor):
+        views, states, _ = self._run(items, keep_all=True)
+        return torch.stack(views, 1), states
+
+    def final_view(self, items: torch.Tensor) -> torch.Tensor:
+        return self._run(items, keep_all=False)[2]
+
+    def advance(self, state, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        states = [s[rows] for s in state]
+        return self._step(states, self.embed.pooled(items), torch.ones_like(items, dtype=torch.bool))[1]
+
+
+def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int,
+                tree_len: int) -> Tracker:
+    if config.arch not in ARCHS:
+        raise ValueError(f"unknown arch {config.arch!r}; choose one of {', '.join(ARCHS)}")
+    cls = {"recurrence": SlotRecurrence, "transformer": EventTransformer, "transformer2x": EventTransformer,
+           "deltaproduct": DeltaProduct}[config.arch]
+    return cls(config, item_tokens, vocab_size, n_out, tree_len)
