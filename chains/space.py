@@ -112,7 +112,7 @@ class StateSpace:
         return g
 
 
-def domain_size(domain: Domain, limit: int = 2_000_000) -> dict:
+def domain_size(domain: Domain, limit: int = 250_000) -> dict:
     """The manifest's ``trees``/``classes`` with how they were obtained."""
     if domain.tier == 1:
         return {"trees": count_trees(domain.atoms), "classes": count_classes(domain.atoms),

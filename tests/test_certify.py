@@ -199,3 +199,17 @@ def test_a_run_killed_mid_certification_resumes_without_loss(tmp_path):
     assert rows == (distinct, distinct, distinct)
     assert manifest["kernel_checked"] <= distinct - committed
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+
+
+@pytest.mark.parametrize("atoms, tier, trees", [(2, 1, 4), (3, 1, 48), (5, 1, 26880), (6, 1, 967680), (3, 2, None)])
+def test_every_atom_count_certifies(atoms, tier, trees, store, tmp_path):
+    out = tmp_path / "d"
+    code, output = run(["--atoms", str(atoms), "--tier", str(tier), "--chains", "20", "--test-lengths", "8",
+                        "--test-chains", "4", "--out", str(out), "--store", str(store)])
+    assert code == 0, output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["failed"] == 0 and manifest["atoms"] == atoms
+    if trees is not None:
+        assert manifest["trees"] == trees
+    assert set("".join(r["start"] for r in lines(out / "train.jsonl")).replace(" ", "")) - set("+*") \
+        == set("abcdef"[:atoms])
