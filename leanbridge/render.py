@@ -93,21 +93,38 @@ class Statement:
         return hashlib.sha256(f"{core_hash}\n{lean_githash}\n{self.kind}\n{self.text}".encode()).hexdigest()
 
 
-def step_statement(tree: Tree, event: Event, atoms: Sequence[str]) -> Statement:
-    """``tree = tree'`` where ``tree'`` is ``tree`` after ``event``, with its congruence proof."""
+def lean_term(tree: Tree) -> str:
+    """The prefix Lean term of a tree (``N.add a (N.mul b c)``), every node checked."""
+    return _term(tree)
+
+
+def bound_atoms(atoms: Sequence[str], trees: Sequence[Tree]) -> list[str]:
+    """The atoms (in ``atoms`` order) that occur in ``trees``: what a statement quantifies."""
+    forall, _ = _binder(atoms, trees, named=True)
+    return forall.removeprefix("∀ (").removesuffix(" : N), ").split()
+
+
+def step_proof(tree: Tree, event: Event) -> str:
+    """The congruence proof term of ``tree = tree'`` (``tree'``: after ``event``), with the
+    atoms free: ``congrArg (fun (t : N) => context) (lemma x y z)``."""
     if event.rule not in LEMMAS:
         raise RenderError(f"rule {event.rule!r} is not a known rule")
     bindings = redex(tree, event)
-    result = apply(tree, event)
-    if bindings is None or result is None:
+    if bindings is None:
         raise RenderError(f"event {event} does not apply")
     lemma, reverse = LEMMAS[event.rule]
     proof = f"{lemma} {' '.join(_arg(b, None, '') for b in bindings)}"
     if reverse:
         proof = f"Eq.symm ({proof})"
     if event.path:
-        context = _term(tree, hole=event.path)
-        proof = f"congrArg (fun ({HOLE} : N) => {context}) ({proof})"
+        proof = f"congrArg (fun ({HOLE} : N) => {_term(tree, hole=event.path)}) ({proof})"
+    return proof
+
+
+def step_statement(tree: Tree, event: Event, atoms: Sequence[str]) -> Statement:
+    """``tree = tree'`` where ``tree'`` is ``tree`` after ``event``, with its congruence proof."""
+    proof = step_proof(tree, event)
+    result = apply(tree, event)
     forall, fun = _binder(atoms, [tree], named=True)
     return Statement("step", f"{forall}Eq ({_term(tree)}) ({_term(result)}) := {fun}{proof}")
 

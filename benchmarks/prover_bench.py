@@ -1,0 +1,72 @@
+"""Benchmark of the three searchers: the two kernel-stepping ones, and the imagination searcher
+for each given tracker run directory (with and without a certified prefix). Writes
+``results/prover.json`` ({"runs": [report, ...]}) and prints a markdown table.
+
+    .venv/bin/python benchmarks/prover_bench.py --data data/tier1-a4 \\
+        --trackers runs/recurrence-combo-s0,runs/recurrence-combo-s1,runs/recurrence-combo-s2 \\
+        --prefix-trackers runs/recurrence-plain-s0,runs/recurrence-combo-s0 --prefix 4096
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from prover.run import ProveConfig, ProveError, prove
+
+
+def _row(r: dict) -> str:
+    cps = r["kernel_calls_per_solved"]
+    who = r["searcher"] if r["imagination"] is None else f"imagination ({r['imagination'].get('run', '?')})"
+    frac = lambda x: "–" if x is None else f"{x:.4f}"  # noqa: E731
+    return (f"| {who} | {r['prefix']} | {r['budget_calls']} | {r['problems']} | {r['success']:.3f} | "
+            f"{'–' if cps is None else f'{cps:.1f}'} | {r['lean_processes']} | {frac(r['states_held_fraction_equal'])} | "
+            f"{frac(r['successors_fraction_equal'])} | {r['distinct_certified_solutions']}/{r['distinct_solutions']} | "
+            f"{r['seconds']:.0f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="data/tier1-a4")
+    ap.add_argument("--trackers", default="", help="comma-separated run directories for the imagination searcher")
+    ap.add_argument("--prefix-trackers", default="", help="run directories for the --prefix comparison")
+    ap.add_argument("--prefix", type=int, default=4096)
+    ap.add_argument("--problems", type=int, default=1000, help="problems per distance")
+    ap.add_argument("--distances", default="", help="comma-separated; default all")
+    ap.add_argument("--kernel-budget", type=int, default=1000, help="calls per problem for the kernel searchers")
+    ap.add_argument("--imagination-budget", type=int, default=1, help="calls per problem for the imagination")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", default="results/prover.json")
+    ap.add_argument("--work", default="results/prover-runs", help="directory for each run's report and plot")
+    args = ap.parse_args()
+    distances = tuple(int(d) for d in args.distances.split(",") if d) or None
+    common = dict(data=Path(args.data), problems=args.problems, distances=distances, seed=args.seed, jobs=args.jobs)
+    plans = [("kernel-uniform", None, 0, args.kernel_budget), ("kernel-lookahead", None, 0, args.kernel_budget)]
+    plans += [("imagination", t, 0, args.imagination_budget) for t in args.trackers.split(",") if t]
+    plans += [("imagination", t, args.prefix, args.imagination_budget) for t in args.prefix_trackers.split(",") if t]
+    runs = []
+    for searcher, tracker, prefix, budget in plans:
+        name = searcher if tracker is None else f"{searcher}-{Path(tracker).name}-p{prefix}"
+        config = ProveConfig(searcher=searcher, tracker=Path(tracker or "runs/none"), prefix=prefix,
+                             budget_calls=budget, out=Path(args.work) / name, **common)
+        try:
+            report = prove(config)
+        except ProveError as e:
+            print(f"skipped {name}: {e}")
+            continue
+        runs.append(report)
+        print(f"{name}: success {report['success']:.3f}, calls/solved {report['kernel_calls_per_solved']}")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"runs": runs}, indent=2) + "\n")
+    print()
+    print("| searcher | prefix | budget | problems | success | calls / solved | Lean processes | "
+          "held = truth | successors = truth | certified solutions | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        print(_row(r))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""The ``prove`` command: kernel-call-counting search for rewrite paths."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from prover.run import ProveConfig, ProveError, prove
+from prover.search import SEARCHERS
+
+
+def _distances(ctx, param, value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    try:
+        out = tuple(int(x) for x in value.split(",") if x.strip())
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
+    if not out or min(out) < 1:
+        raise click.BadParameter("distances must be positive integers")
+    return out
+
+
+class _Bar:
+    def __init__(self) -> None:
+        self.bar: tqdm | None = None
+        self.phase = ""
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if phase != self.phase:
+            self.close()
+            self.phase = phase
+            self.bar = tqdm(total=total, desc=phase, leave=False, file=sys.stderr, disable=None, dynamic_ncols=True)
+        if self.bar is not None:
+            self.bar.n = done
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--budget-calls", type=click.IntRange(1), default=1000, show_default=True,
+              help="Kernel calls (questions to Lean) allowed per problem.")
+@click.option("--data", type=click.Path(path_type=Path), default=Path("data/tier1-a4"), show_default=True,
+              help="Certified dataset directory (its domain and identity).")
+@click.option("--tracker", type=click.Path(path_type=Path), default=Path("runs/recurrence-combo-s0"),
+              show_default=True, help="train-tracker run directory used as imagination.")
+@click.option("--searcher", type=click.Choice(SEARCHERS), default="imagination", show_default=True,
+              help="imagination: move on the tracker's states, ask Lean to certify the claimed path; "
+                   "kernel-*: ask Lean for every successor.")
+@click.option("--problems", type=click.IntRange(1), default=1000, show_default=True, help="Problems per distance.")
+@click.option("--distances", callback=_distances, default=None,
+              help="Comma-separated rewrite distances [default: 1 up to the largest the class graph allows].")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the problems and proposal order.")
+@click.option("--prefix", type=click.IntRange(0), default=0, show_default=True,
+              help="Length of the certified history the imagination reads before the start.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results/prove"), show_default=True,
+              help="Directory for report.json, problems.jsonl, results.jsonl and prove.png.")
+@click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
+              help="Lean processes at once.")
+def main(budget_calls, data, tracker, searcher, problems, distances, seed, prefix, out, jobs) -> None:
+    """Search rewrite paths between trees of one class, counting every question to Lean."""
+    bar = _Bar()
+    try:
+        config = ProveConfig(data=data, tracker=tracker, searcher=searcher, budget_calls=budget_calls,
+                             problems=problems, distances=distances, seed=seed, prefix=prefix, out=out, jobs=jobs)
+        report = prove(config, progress=bar)
+    except ProveError as e:
+        bar.close()
+        raise click.ClickException(str(e)) from None
+    except KeyboardInterrupt:
+        bar.close()
+        raise click.ClickException("interrupted; no report written") from None
+    bar.close()
+    shown = {k: report[k] for k in ("searcher", "prefix", "budget_calls", "problems", "solved", "success",
+                                    "kernel_calls", "kernel_calls_per_solved", "lean_processes",
+                                    "states_held_fraction_equal", "successors_fraction_equal",
+                                    "distinct_certified_solutions", "solutions_failing_audit", "seconds")}
+    click.echo(json.dumps(shown, indent=2))
+    click.echo(f"wrote {out / 'report.json'}")
+    if report["solutions_failing_audit"]:
+        raise click.ClickException(f"{report['solutions_failing_audit']} reported solution(s) failed Lean's audit")
+
+
+if __name__ == "__main__":
+    main()

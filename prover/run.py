@@ -1,0 +1,239 @@
+"""One ``prove`` run: draw the problems, certify their prefixes, search, audit every solution
+in Lean, and write ``report.json``, the problems, per-problem results and a plot."""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from chains.dataset import DatasetError, domain_of, read_manifest
+from chains.rules import Event, apply
+from chains.trees import Tree
+from leanbridge.certify import PACKAGE_VERSION
+from leanbridge.checker import Checker
+from leanbridge.errors import LeanBridgeError
+from leanbridge.render import Statement, step_statement
+from prover.imagination import Imagination, TrackerUnavailable, load_tracker
+from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
+from prover.problems import Problem, ProblemError, make_problems, max_distance, write_problems
+from prover.search import SEARCHERS, ProblemResult, SearchConfig, run_searches
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+class ProveError(Exception):
+    """Bad input or a run that cannot go on; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class ProveConfig:
+    data: Path = Path("data/tier1-a4")  # certified dataset: its domain and identity
+    tracker: Path = Path("runs/recurrence-combo-s0")  # train-tracker run directory (imagination only)
+    searcher: str = "imagination"  # imagination | kernel-uniform | kernel-lookahead
+    budget_calls: int = 1000  # kernel questions per problem, at most
+    problems: int = 1000  # problems per distance
+    distances: tuple[int, ...] | None = None  # None: 1 up to the largest the class graph allows
+    seed: int = 0  # problems and proposal order
+    prefix: int = 0  # length of the certified history read before the start (imagination)
+    out: Path = Path("results/prove")  # report.json, problems.jsonl, results.jsonl, plot
+    jobs: int = 2  # Lean processes at once
+    max_expansions: int = 100_000  # per problem, a guard
+
+    def __post_init__(self) -> None:
+        if self.searcher not in SEARCHERS:
+            raise ProveError(f"--searcher must be one of {', '.join(SEARCHERS)}")
+        if self.budget_calls < 1:
+            raise ProveError(f"--budget-calls must be at least 1, got {self.budget_calls}")
+        if self.problems < 1:
+            raise ProveError(f"--problems must be at least 1, got {self.problems}")
+        if self.prefix < 0:
+            raise ProveError(f"--prefix must be at least 0, got {self.prefix}")
+
+
+def _quiet(phase: str, done: int, total: int) -> None:
+    pass
+
+
+def certify_prefixes(problems: list[Problem], kernel: Kernel, jobs: int, progress: Progress = _quiet) -> dict:
+    """Certify every distinct step of every prefix (outside the search's count); raise
+    ProveError if Lean rejects one. Returns counts for the report."""
+    steps: dict[tuple[Tree, Event], Statement] = {}
+    instances = 0
+    for p in problems:
+        tree = p.prefix_start
+        for event in p.prefix:
+            if (tree, event) not in steps:
+                steps[(tree, event)] = step_statement(tree, event, kernel.atoms)
+            tree = apply(tree, event)
+            instances += 1
+        if tree != p.start:
+            raise ProveError(f"problem {p.id}: its prefix does not end at its start")
+    if not steps:
+        return {"prefix_steps": 0, "prefix_distinct_steps": 0, "prefix_lean_processes": 0}
+    keyed = [(st.key(kernel.core.hash, kernel.lean.githash), st) for st in steps.values()]
+    checker = Checker(kernel.lean, kernel.core, jobs, kernel.config.limits)
+    rejected = []
+    done = 0
+
+    def on_verdicts(verdicts) -> None:
+        nonlocal done
+        rejected.extend(v for _, v in verdicts if not v.certified)
+        done += len(verdicts)
+        progress("certify prefixes", done, len(keyed))
+
+    checker.check(keyed, on_verdicts)
+    if rejected:
+        raise ProveError(f"{len(rejected)} prefix step(s) rejected by Lean; first: {rejected[0].detail}")
+    return {"prefix_steps": instances, "prefix_distinct_steps": len(keyed), "prefix_lean_processes": checker.processes}
+
+
+def audit_solutions(problems: list[Problem], results: list[ProblemResult], kernel: Kernel) -> dict:
+    """Certify every distinct reported solution as a path in Lean (outside the search's count),
+    its steps rendered by replaying its events from the true start."""
+    by_id = {p.id: p for p in problems}
+    claims = {}
+    for r in results:
+        if not r.solved:
+            continue
+        p = by_id[r.id]
+        steps, tree = [], p.start
+        for event in r.events:
+            steps.append((tree, event))
+            tree = apply(tree, event) if tree is not None else None
+        claims[(p.start, p.target, r.events)] = PathClaim(p.start, p.target, tuple(steps))
+    before = kernel.processes
+    answers = kernel.ask([("audit", c) for c in claims.values()]) if claims else []
+    certified = sum(a.certified for a in answers)
+    return {"distinct_solutions": len(claims), "distinct_certified_solutions": certified,
+            "solutions_failing_audit": len(claims) - certified, "audit_lean_processes": kernel.processes - before}
+
+
+def _summary(results: list[ProblemResult]) -> dict:
+    solved = sum(r.solved for r in results)
+    calls = sum(r.calls for r in results)
+    held, proposed = sum(r.held for r in results), sum(r.proposed for r in results)
+    held_equal, proposed_equal = sum(r.held_equal for r in results), sum(r.proposed_equal for r in results)
+    starts = [r.start_read_equal for r in results if r.start_read_equal is not None]
+    return {
+        "problems": len(results),
+        "solved": solved,
+        "success": solved / len(results) if results else 0.0,
+        "kernel_calls": calls,
+        "kernel_calls_per_solved": calls / solved if solved else None,
+        "kernel_calls_max_per_problem": max((r.calls for r in results), default=0),
+        "claims": sum(r.claims for r in results),
+        "claims_rejected": sum(r.claims_rejected for r in results),
+        "expansions": sum(r.expansions for r in results),
+        "states_held": held,
+        "states_held_equal_truth": held_equal,
+        "states_held_fraction_equal": held_equal / held if held else None,
+        "successors_proposed": proposed,
+        "successors_proposed_equal_truth": proposed_equal,
+        "successors_fraction_equal": proposed_equal / proposed if proposed else None,
+        "start_read_correct": sum(starts) / len(starts) if starts else None,
+    }
+
+
+def plot(report: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = report["by_distance"]
+    ds = [int(d) for d in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
+    left.plot(ds, [rows[str(d)]["success"] for d in ds], "o-")
+    left.set(xlabel="distance", ylabel="success", ylim=(-0.02, 1.02), title="success")
+    right.plot(ds, [rows[str(d)]["kernel_calls_per_solved"] or float("nan") for d in ds], "o-")
+    right.set(xlabel="distance", ylabel="kernel calls per solved problem", yscale="log", title="kernel calls")
+    fig.suptitle(f"{report['searcher']} (budget {report['budget_calls']}, prefix {report['prefix']})")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def prove(config: ProveConfig, imagination: Imagination | None = None, progress: Progress = _quiet) -> dict:
+    """Run the searcher of ``config`` on its problems; write and return the report."""
+    started = time.perf_counter()
+    try:
+        manifest = read_manifest(config.data)
+        domain = domain_of(manifest, str(Path(config.data) / "manifest.json"))
+    except DatasetError as e:
+        raise ProveError(f"dataset {config.data}: {e}") from None
+    if config.searcher == "imagination" and imagination is None:
+        try:
+            imagination = load_tracker(config.tracker, config.data)
+        except TrackerUnavailable as e:
+            raise ProveError(str(e)) from None
+    try:
+        largest = max_distance(domain)
+        distances = config.distances or tuple(range(1, largest + 1))
+        problems = make_problems(domain, distances, config.problems, config.seed, config.prefix)
+    except ProblemError as e:
+        raise ProveError(str(e)) from None
+    try:
+        out = Path(config.out)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ProveError(f"cannot write to {config.out}: {e.strerror or e}") from None
+
+    try:
+        kernel = open_kernel(domain.atom_names, KernelConfig(jobs=config.jobs), budget=config.budget_calls)
+        prefix_counts = certify_prefixes(problems, kernel, config.jobs, progress)
+        search = SearchConfig(config.searcher, config.budget_calls, config.seed, domain.rules, domain.size_bound,
+                              config.max_expansions)
+        searched = time.perf_counter()
+        results = run_searches(problems, search, kernel, imagination,
+                               lambda done, total: progress("search", done, total))
+        search_seconds = time.perf_counter() - searched
+        auditor = Kernel(kernel.lean, kernel.core, kernel.atoms, KernelConfig(jobs=config.jobs, reuse_answers=False))
+        audit = audit_solutions(problems, results, auditor)
+    except (KernelError, LeanBridgeError) as e:
+        raise ProveError(str(e)) from None
+
+    by_distance = {str(d): _summary([r for r in results if r.distance == d]) for d in distances}
+    report = {
+        "searcher": config.searcher,
+        "prefix": config.prefix,
+        "budget_calls": config.budget_calls,
+        "distances": list(distances),
+        "largest_distance": largest,
+        "problems_per_distance": config.problems,
+        "distinct_problems": len({(p.start, p.target) for p in problems}),
+        **_summary(results),
+        "lean_processes": kernel.processes,
+        "lean_questions_elaborated": kernel.elaborated,
+        "lean_seconds": round(kernel.lean_seconds, 3),
+        **audit,
+        **prefix_counts,
+        "by_distance": by_distance,
+        "seconds": round(time.perf_counter() - started, 3),
+        "search_seconds": round(search_seconds, 3),
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
+        "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
+                   "reuse_answers": kernel.config.reuse_answers},
+        "imagination": imagination.describe() if imagination is not None else None,
+        "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
+                    "max_size": domain.size_bound, "seed": manifest.get("seed"),
+                    "manifest_sha256": _sha256(Path(config.data) / "manifest.json"),
+                    "lean": manifest.get("lean"), "core_hash": manifest.get("core_hash")},
+        "lean": kernel.lean.describe(),
+        "core_hash": kernel.core.hash,
+        "package_version": PACKAGE_VERSION,
+    }
+    write_problems(out / "problems.jsonl", problems)
+    with open(out / "results.jsonl", "w", encoding="utf-8") as handle:
+        for r in results:
+            handle.write(json.dumps(r.to_json(), separators=(",", ":")) + "\n")
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    plot(report, out / "prove.png")
+    return report
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()

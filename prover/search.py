@@ -1,0 +1,293 @@
+"""Searchers for a rewrite path from a problem's start tree to its target, and the driver
+that runs many problems in lockstep so that their questions share Lean processes and their
+latent states share tracker batches.
+
+- ``kernel-uniform``: breadth-first. Expanding a tree proposes every event whose rule
+  matches it syntactically (uniformly shuffled) and asks the kernel for each successor; the
+  states it holds are Lean's answers.
+- ``kernel-lookahead``: the same, expanding best-first by the edit distance of the Polish
+  token strings of the kernel's answers to the target's (ties: first found).
+- ``imagination``: the same breadth-first search as ``kernel-uniform`` (the same proposals in
+  the same order for the same seed), but the states it holds are the imagination's latent
+  states, moved by ``step``; it proposes events from the decoded tree and tests the goal by
+  decoding. When a candidate decodes to the target it asks the kernel once to certify the
+  claimed path (the decoded trees and the events); a rejected claim costs that call and the
+  search goes on while the budget lasts.
+
+Each searcher is a generator: it yields requests (questions for the kernel, or latent
+states to encode, step and decode) and receives their answers, so the driver can batch the
+requests of all live problems. The faithfulness audit (is each held state and each candidate
+successor the true tree?) replays events with ``chains.rules.apply``, outside the count.
+"""
+from __future__ import annotations
+
+import heapq
+import random
+from collections import deque
+from collections.abc import Callable, Generator, Hashable, Sequence
+from dataclasses import dataclass
+
+from chains.rules import RULES, Event, apply, redex
+from chains.trees import Tree, internal_positions, tokens
+from prover.imagination import Imagination
+from prover.kernel import Kernel, PathClaim, Question, Successor
+from prover.problems import Problem
+
+SEARCHERS = ("imagination", "kernel-uniform", "kernel-lookahead")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    searcher: str = "imagination"  # one of SEARCHERS
+    budget_calls: int = 1000  # kernel questions per problem, at most
+    seed: int = 0  # seeds the proposal order of every problem
+    rules: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.tier == 1)  # events proposed
+    max_size: int | None = None  # tier 2: no proposal may produce a larger tree (truth replay)
+    max_expansions: int = 100_000  # expansions per problem, a guard for unbounded domains
+
+    def __post_init__(self) -> None:
+        if self.searcher not in SEARCHERS:
+            raise ValueError(f"searcher must be one of {', '.join(SEARCHERS)}, got {self.searcher!r}")
+        if self.budget_calls < 1:
+            raise ValueError(f"the kernel-call budget must be at least 1, got {self.budget_calls}")
+
+
+@dataclass
+class ProblemResult:
+    """What one search did. ``calls`` is the kernel's own count for this problem."""
+
+    id: str
+    distance: int
+    solved: bool = False
+    events: tuple[Event, ...] | None = None  # the solution, when solved
+    calls: int = 0  # kernel questions (filled in from the kernel's count)
+    questions: int = 0  # questions as the searcher tallied them (must equal calls)
+    claims: int = 0  # imagination: paths claimed
+    claims_rejected: int = 0
+    expansions: int = 0
+    held: int = 0  # states held (start and every new state kept)
+    held_equal: int = 0  # ... equal to the true tree
+    proposed: int = 0  # candidate successors produced
+    proposed_equal: int = 0  # ... equal to the true tree
+    start_read_equal: bool | None = None  # imagination: the start was decoded right
+
+    def to_json(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if k != "events"}
+        out["events"] = None if self.events is None else [str(e) for e in self.events]
+        return out
+
+
+# -- requests a searcher yields ---------------------------------------------------------------
+
+@dataclass
+class Ask:
+    questions: list[Question]
+
+
+@dataclass
+class Encode:
+    histories: list[tuple[Tree, Sequence[Event]]]
+
+
+@dataclass
+class Step:
+    """Move states by events; the answer is (new states, their decoded trees)."""
+
+    states: list
+    events: list[Event]
+
+
+@dataclass
+class Decode:
+    states: list
+
+
+Search = Generator[object, object, None]
+
+
+def proposals(tree: Tree, rules: Sequence[str]) -> list[Event]:
+    """Every event whose rule's left side matches ``tree`` at its position (a syntactic
+    match; what the step yields is the kernel's or the imagination's business)."""
+    return [Event(name, path) for path in internal_positions(tree) for name in rules
+            if redex(tree, Event(name, path)) is not None]
+
+
+def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance between token sequences."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
+def _path(parents: dict, node: Tree) -> list[tuple[Tree, Event]]:
+    steps = []
+    while parents[node] is not None:
+        parent, event = parents[node]
+        steps.append((parent, event))
+        node = parent
+    return steps[::-1]
+
+
+def kernel_search(problem: Problem, config: SearchConfig, result: ProblemResult,
+                  remaining: Callable[[], int]) -> Search:
+    rng = random.Random(f"{config.seed}:{problem.id}")
+    lookahead = config.searcher == "kernel-lookahead"
+    target_tokens = tokens(problem.target)
+    parents: dict[Tree, tuple[Tree, Event] | None] = {problem.start: None}
+    result.held, result.held_equal = 1, 1  # the start is given, not read
+    queue: deque[Tree] = deque([problem.start])
+    heap: list[tuple[int, int, Tree]] = [(0, 0, problem.start)]
+    order = 0
+    while (heap if lookahead else queue) and result.expansions < config.max_expansions:
+        node = heapq.heappop(heap)[2] if lookahead else queue.popleft()
+        result.expansions += 1
+        events = proposals(node, config.rules)
+        rng.shuffle(events)
+        events = events[:remaining()]
+        if not events:
+            return  # the budget is spent
+        answers = yield Ask([Successor(node, e) for e in events])
+        result.questions += len(events)
+        result.proposed += len(events)
+        truths = [apply(node, event, config.max_size) for event in events]  # audit only
+        result.proposed_equal += sum(a.certified and a.tree == t for a, t in zip(answers, truths))
+        for event, answer, truth in zip(events, answers, truths):
+            if not answer.certified:
+                continue
+            child = answer.tree
+            if child in parents:
+                continue
+            parents[child] = (node, event)
+            result.held += 1
+            result.held_equal += child == truth
+            if child == problem.target:
+                result.solved = True
+                result.events = tuple(e for _, e in _path(parents, child))
+                return
+            order += 1
+            if lookahead:
+                heapq.heappush(heap, (edit_distance(tokens(child), target_tokens), order, child))
+            else:
+                queue.append(child)
+
+
+def imagination_search(problem: Problem, config: SearchConfig, result: ProblemResult,
+                       remaining: Callable[[], int]) -> Search:
+    rng = random.Random(f"{config.seed}:{problem.id}")
+    [latent] = yield Encode([(problem.prefix_start, problem.prefix)])
+    [start] = yield Decode([latent])
+    result.held = 1
+    result.held_equal = result.start_read_equal = start == problem.start
+    if start is None:
+        return
+    parents: dict[Tree, tuple[Tree, Event] | None] = {start: None}
+    latents = {start: latent}
+    truths: dict[Tree, Tree | None] = {start: problem.start}  # audit only
+    queue: deque[Tree] = deque([start])
+    while queue and result.expansions < config.max_expansions:
+        node = queue.popleft()
+        result.expansions += 1
+        events = proposals(node, config.rules)
+        rng.shuffle(events)
+        if not events:
+            continue
+        moved, decoded = yield Step([latents[node]] * len(events), events)
+        parent_truth = truths[node]
+        child_truths = [None if parent_truth is None else apply(parent_truth, event, config.max_size)
+                        for event in events]  # audit only
+        result.proposed += len(events)
+        result.proposed_equal += sum(c is not None and c == t for c, t in zip(decoded, child_truths))
+        for event, child_latent, child, truth in zip(events, moved, decoded, child_truths):
+            if child is None:
+                continue
+            if child == problem.target:
+                if remaining() < 1:
+                    return  # the budget is spent
+                claim = PathClaim(problem.start, problem.target, tuple(_path(parents, node)) + ((node, event),))
+                [answer] = yield Ask([claim])
+                result.questions += 1
+                result.claims += 1
+                if answer.certified:
+                    result.solved = True
+                    result.events = claim.events
+                    return
+                result.claims_rejected += 1
+                continue
+            if child in parents:
+                continue
+            parents[child] = (node, event)
+            latents[child] = child_latent
+            truths[child] = truth
+            result.held += 1
+            result.held_equal += child == truth
+            queue.append(child)
+
+
+def run_searches(problems: Sequence[Problem], config: SearchConfig, kernel: Kernel,
+                 imagination: Imagination | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> list[ProblemResult]:
+    """Run one search per problem, all in lockstep; ``kernel`` counts and caps the calls."""
+    if config.searcher == "imagination" and imagination is None:
+        raise ValueError("the imagination searcher needs an imagination")
+    if kernel.budget is not None and kernel.budget != config.budget_calls:
+        raise ValueError("the kernel's budget is not the search's budget")
+    results = {p.id: ProblemResult(p.id, p.distance) for p in problems}
+    if len(results) != len(problems):
+        raise ValueError("problem ids must be distinct")
+    searches: dict[str, Search] = {}
+    pending: dict[str, object] = {}
+
+    def remaining_of(owner: Hashable) -> Callable[[], int]:
+        return lambda: config.budget_calls - kernel.calls[owner]
+
+    def advance(pid: str, answer: object) -> None:
+        try:
+            pending[pid] = searches[pid].send(answer)
+        except StopIteration:
+            pending.pop(pid, None)
+            if progress is not None:
+                progress(len(problems) - len(pending), len(problems))
+
+    search = imagination_search if config.searcher == "imagination" else kernel_search
+    for p in problems:
+        searches[p.id] = search(p, config, results[p.id], remaining_of(p.id))
+        advance(p.id, None)
+    while pending:
+        by_kind: dict[type, list[str]] = {}
+        for pid, request in pending.items():
+            by_kind.setdefault(type(request), []).append(pid)
+        answers: dict[str, object] = {}
+        if Ask in by_kind:
+            pids = by_kind[Ask]
+            flat = [(pid, q) for pid in pids for q in pending[pid].questions]
+            replies = iter(kernel.ask(flat))
+            for pid in pids:
+                answers[pid] = [next(replies) for _ in pending[pid].questions]
+        if Encode in by_kind:
+            pids = by_kind[Encode]
+            replies = iter(imagination.encode([h for pid in pids for h in pending[pid].histories]))
+            for pid in pids:
+                answers[pid] = [next(replies) for _ in pending[pid].histories]
+        if Decode in by_kind:
+            pids = by_kind[Decode]
+            replies = iter(imagination.decode([s for pid in pids for s in pending[pid].states]))
+            for pid in pids:
+                answers[pid] = [next(replies) for _ in pending[pid].states]
+        if Step in by_kind:
+            pids = by_kind[Step]
+            moved = imagination.step([s for pid in pids for s in pending[pid].states],
+                                     [e for pid in pids for e in pending[pid].events])
+            decoded = imagination.decode(moved)
+            k = 0
+            for pid in pids:
+                n = len(pending[pid].events)
+                answers[pid] = (moved[k:k + n], decoded[k:k + n])
+                k += n
+        for pid, answer in answers.items():
+            advance(pid, answer)
+    for p in problems:
+        results[p.id].calls = kernel.calls[p.id]
+    return [results[p.id] for p in problems]

@@ -1,0 +1,211 @@
+"""The prover against the real Lean binary: counted calls, budgets, faithful imagination, and
+every reported solution certified by Lean."""
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from chains.dataset import DatasetSpec
+from chains.rules import Event, apply
+from chains.space import Domain
+from chains.trees import parse_polish
+from leanbridge.certify import certify_dataset
+from prover.cli import main
+from prover.imagination import CorruptImagination, OracleImagination
+from prover.kernel import BudgetExceeded, Kernel, KernelConfig, PathClaim, Successor
+from prover.problems import make_problems, shortest_distance
+from prover.run import audit_solutions
+from prover.search import SEARCHERS, SearchConfig, proposals, run_searches
+
+ATOMS = ("a", "b", "c", "d")
+DOMAIN = Domain()
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return make_problems(DOMAIN, [1, 2, 4], 4, seed=3)
+
+
+def kernel_for(lean, core, budget=None, reuse=True):
+    return Kernel(lean, core, ATOMS, KernelConfig(jobs=2, reuse_answers=reuse), budget=budget)
+
+
+def tree(text):
+    return parse_polish(text, ATOMS)
+
+
+def test_problems_are_reproducible_and_at_their_shortest_distance(problems):
+    again = make_problems(DOMAIN, [1, 2, 4], 4, seed=3)
+    assert again == problems
+    assert make_problems(DOMAIN, [1, 2, 4], 4, seed=4) != problems
+    for p in problems:
+        assert shortest_distance(DOMAIN, p.start, p.target) == p.distance
+
+
+def test_prefix_is_a_history_ending_at_the_start():
+    for p in make_problems(DOMAIN, [3], 3, seed=0, prefix=50):
+        assert len(p.prefix) == 50
+        here = p.prefix_start
+        for event in p.prefix:
+            here = apply(here, event)
+        assert here == p.start
+
+
+def test_successor_answers_come_from_lean_and_are_counted(lean, core):
+    kernel = kernel_for(lean, core)
+    start = tree("* + a b + c d")
+    events = proposals(start, DOMAIN.rules)
+    answers = kernel.ask([("p", Successor(start, e)) for e in events])
+    assert all(a.certified for a in answers)
+    assert [a.tree for a in answers] == [apply(start, e) for e in events]
+    assert kernel.calls["p"] == len(events) and kernel.processes == 1
+    # asked again: counted again, answered from Lean's earlier answer
+    kernel.ask([("q", Successor(start, events[0]))])
+    assert kernel.calls["q"] == 1 and kernel.questions == len(events) + 1 and kernel.processes == 1
+
+
+def test_path_claims_are_certified_only_when_the_steps_chain_to_the_target(lean, core):
+    kernel = kernel_for(lean, core)
+    t0 = tree("* + a b + c d")
+    e0, e1 = Event("mul_comm", ""), Event("add_comm", "0")
+    t1 = apply(t0, e0)
+    t2 = apply(t1, e1)
+    good = PathClaim(t0, t2, ((t0, e0), (t1, e1)))
+    wrong_tree = PathClaim(t0, t2, ((t0, e0), (t0, e1)))  # the claimer misread the middle state
+    wrong_target = PathClaim(t0, t1, ((t0, e0), (t1, e1)))
+    empty = PathClaim(t0, t1, ())
+    answers = kernel.ask([("p", good), ("p", wrong_tree), ("p", wrong_target), ("p", empty)])
+    assert [a.certified for a in answers] == [True, False, False, False]
+    assert kernel.calls["p"] == 4
+
+
+def test_the_kernel_refuses_to_pass_a_budget(lean, core):
+    kernel = kernel_for(lean, core, budget=1)
+    start = tree("+ a + b + c d")
+    events = proposals(start, DOMAIN.rules)
+    with pytest.raises(BudgetExceeded):
+        kernel.ask([("p", Successor(start, e)) for e in events[:2]])
+    assert kernel.calls["p"] == 0 and kernel.processes == 0
+    kernel.ask([("p", Successor(start, events[0]))])
+    with pytest.raises(BudgetExceeded):
+        kernel.ask([("p", Successor(start, events[1]))])
+
+
+@pytest.mark.parametrize("searcher", ["kernel-uniform", "kernel-lookahead"])
+def test_kernel_searchers_count_every_successor_question(lean, core, problems, searcher):
+    kernel = kernel_for(lean, core, budget=500)
+    results = run_searches(problems, SearchConfig(searcher, 500, rules=DOMAIN.rules), kernel)
+    assert all(r.solved for r in results)
+    for r in results:
+        assert r.calls == r.questions == r.proposed == kernel.calls[r.id]
+        assert r.held_equal == r.held and r.proposed_equal == r.proposed
+    assert kernel.questions == sum(r.calls for r in results)
+    audit = audit_solutions(problems, results, kernel_for(lean, core, reuse=False))
+    assert audit["solutions_failing_audit"] == 0 and audit["distinct_certified_solutions"] == audit["distinct_solutions"]
+
+
+@pytest.mark.parametrize("searcher", SEARCHERS)
+def test_a_budget_of_one_call_is_never_exceeded(lean, core, problems, searcher):
+    kernel = kernel_for(lean, core, budget=1)
+    results = run_searches(problems, SearchConfig(searcher, 1, rules=DOMAIN.rules), kernel, OracleImagination())
+    assert max(r.calls for r in results) <= 1
+    assert all(kernel.calls[r.id] <= 1 for r in results)
+    if searcher == "imagination":  # an exact imagination needs exactly its one call
+        assert all(r.solved and r.calls == 1 for r in results)
+
+
+def test_a_perfect_imagination_pays_one_call_per_solved_problem(lean, core, problems):
+    kernel = kernel_for(lean, core, budget=5)
+    results = run_searches(problems, SearchConfig("imagination", 5, rules=DOMAIN.rules), kernel, OracleImagination())
+    assert all(r.solved and r.calls == 1 and r.claims == 1 for r in results)
+    assert all(r.held == r.held_equal and r.proposed == r.proposed_equal for r in results)
+    # it holds exactly the states the kernel's breadth-first search holds (but the target)
+    uniform = run_searches(problems, SearchConfig("kernel-uniform", 10_000, rules=DOMAIN.rules),
+                           kernel_for(lean, core, budget=10_000))
+    assert [r.proposed for r in results] == [u.proposed for u in uniform]
+    audit = audit_solutions(problems, results, kernel_for(lean, core, reuse=False))
+    assert audit["distinct_certified_solutions"] == audit["distinct_solutions"] == len(problems)
+
+
+def _swap_root(t):
+    return t if isinstance(t, str) else (t[0], t[2], t[1])
+
+
+@pytest.mark.parametrize("wrong,after", [(_swap_root, 1), (_swap_root, 0)])
+def test_an_imagination_that_decodes_wrong_states_gets_no_wrong_solution_accepted(lean, core, problems, wrong, after):
+    kernel = kernel_for(lean, core, budget=20)
+    imagination = CorruptImagination(wrong, after=after)
+    results = run_searches(problems, SearchConfig("imagination", 20, rules=DOMAIN.rules), kernel, imagination)
+    assert sum(r.claims_rejected for r in results) > 0
+    for p, r in zip(problems, results):
+        assert r.calls == r.claims <= 20
+        if r.solved:  # an accepted claim is a true path, whatever the imagination believed
+            here = p.start
+            for event in r.events:
+                here = apply(here, event)
+            assert here == p.target
+    audit = audit_solutions(problems, results, kernel_for(lean, core, reuse=False))
+    assert audit["solutions_failing_audit"] == 0
+
+
+def test_an_imagination_that_sees_the_goal_everywhere_solves_nothing_far_away(lean, core):
+    far = make_problems(DOMAIN, [3], 4, seed=1)
+    results = []
+    for p in far:
+        kernel = kernel_for(lean, core, budget=3)
+        imagination = CorruptImagination(lambda t, goal=p.target: goal, after=1)
+        results += run_searches([p], SearchConfig("imagination", 3, rules=DOMAIN.rules), kernel, imagination)
+    assert not any(r.solved for r in results)
+    assert all(r.calls == r.claims == r.claims_rejected == 3 for r in results)
+
+
+# -- the command ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    root = tmp_path_factory.mktemp("prover-data")
+    spec = DatasetSpec(chains=4, length=2, partners=1, test_lengths=(2,), test_chains=2)
+    certify_dataset(spec, root / "tier1", root / "store.sqlite")
+    return root / "tier1"
+
+
+def invoke(args):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+def test_prove_command_writes_a_report(dataset, tmp_path):
+    out = tmp_path / "out"
+    code, output = invoke(["--data", dataset, "--searcher", "kernel-lookahead", "--problems", 2,
+                           "--distances", "1,3", "--budget-calls", 200, "--out", out, "--jobs", 2])
+    assert code == 0, output
+    report = json.loads((out / "report.json").read_text())
+    assert report["problems"] == 4 and report["solved"] == 4
+    assert report["kernel_calls"] == sum(json.loads(l)["calls"] for l in (out / "results.jsonl").read_text().splitlines())
+    assert report["distinct_certified_solutions"] == report["distinct_solutions"]
+    assert report["lean"]["githash"] == report["dataset"]["lean"]["githash"]
+    assert (out / "prove.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--budget-calls", 0], "budget-calls"),
+    (["--data", "/nonexistent/data"], "no manifest"),
+    (["--tracker", "/nonexistent/run"], "no such run directory"),
+    (["--distances", 9, "--searcher", "kernel-uniform"], "largest distance is 6"),
+])
+def test_prove_command_errors_are_one_line(dataset, tmp_path, args, message):
+    base = {"--data": dataset, "--out": tmp_path / "o"}
+    for k, v in zip(args[::2], args[1::2]):
+        base[k] = v
+    code, output = invoke([x for kv in base.items() for x in kv])
+    assert code != 0 and message in output and "Traceback" not in output
+
+
+def test_a_tracker_trained_on_another_dataset_is_refused(dataset, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    torch.save({"config": {"arch": "recurrence", "objective": "combo"}, "model": {},
+                "identity": {"dataset": {"path": "elsewhere", "manifest_sha256": "0" * 64}}}, run / "checkpoint.pt")
+    code, output = invoke(["--data", dataset, "--tracker", run, "--out", tmp_path / "o"])
+    assert code != 0 and "trained on another dataset" in output
