@@ -3,7 +3,6 @@ import re
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from chains.rules import Event, successors, tier_rules
 from leanbridge.errors import RenderError
