@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +64,7 @@ class _Statements:
         self.core, self.lean, self.atoms = core, lean, atoms
         self.by_key: dict[str, Statement] = {}
         self.first_use: dict[str, str] = {}
-        self._steps: dict[tuple[Tree, Event], str] = {}
+        self._steps: dict[tuple[Hashable, Event], str] = {}
         self._equivalences: dict[tuple[Tree, Tree], str] = {}
 
     def _add(self, statement: Statement, where: str) -> str:
@@ -74,10 +74,11 @@ class _Statements:
             self.first_use[key] = where
         return key
 
-    def step(self, tree: Tree, event: Event, where: Callable[[], str]) -> str:
-        key = self._steps.get((tree, event))
+    def step(self, state: Hashable, tree: Tree, event: Event, where: Callable[[], str]) -> str:
+        """Key of the step statement; ``state`` identifies ``tree`` (an interned id is cheaper to hash)."""
+        key = self._steps.get((state, event))
         if key is None:
-            key = self._steps[(tree, event)] = self._add(step_statement(tree, event, self.atoms), where())
+            key = self._steps[(state, event)] = self._add(step_statement(tree, event, self.atoms), where())
         return key
 
     def equivalence(self, left: Tree, right: Tree, where: Callable[[], str]) -> str:
@@ -154,7 +155,8 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
             nonlocal step_count
             step_count += len(walk.events)
             trees = space.trees
-            return [_cert_id(statements.step(trees[walk.states[k]], event, lambda: f"{where} step {k}"))
+            states = walk.states
+            return [_cert_id(statements.step(states[k], trees[states[k]], event, lambda: f"{where} step {k}"))
                     for k, event in enumerate(walk.events)]
 
         lines: dict[str, list[str]] = {}
@@ -268,7 +270,7 @@ def verify_dataset(directory: Path, bridge: BridgeConfig = BridgeConfig(), progr
             result = apply(tree, event, bound)
             if result is None:
                 raise DatasetError(f"{here}: event {event} does not apply")
-            if _cert_id(statements.step(tree, event, lambda: here)) != cert:
+            if _cert_id(statements.step(tree, tree, event, lambda: here)) != cert:
                 raise DatasetError(f"{here}: certificate id {cert} is not the id of this step's statement")
             tree = result
         if tree != history.end:
