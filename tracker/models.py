@@ -58,10 +58,12 @@ class ItemEmbedding(nn.Module):
         return self.table(toks + offset), toks != 0
 
     def pooled(self, items: torch.Tensor) -> torch.Tensor:
-        """items (...,) -> the mean of the item's token embeddings (..., C); zero for padding."""
-        emb, mask = self.tokens(items)
+        """items (...,) -> the mean of the item's token embeddings (..., C); zero for padding.
+        Embeds each distinct item once, so long histories never hold (..., E, C) at once."""
+        uniq, inverse = torch.unique(items, return_inverse=True)
+        emb, mask = self.tokens(uniq)  # (U, E, C), (U, E)
         m = mask.unsqueeze(-1).to(emb.dtype)
-        return (emb * m).sum(-2) / m.sum(-2).clamp(min=1)
+        return ((emb * m).sum(-2) / m.sum(-2).clamp(min=1))[inverse]
 
 
 class MLP(nn.Module):

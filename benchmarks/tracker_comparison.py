@@ -1,0 +1,224 @@
+"""The registered tracker comparison (issue 4): train every arm, evaluate free-running, and test
+the predictions written below before the batch was run.
+
+    python benchmarks/tracker_comparison.py                      # the whole registered batch (hours)
+    python benchmarks/tracker_comparison.py --arms combo,plain --seeds 0 --steps 2000   # a part
+
+Each run lives in ``<runs>/<arch>-<objective>-s<seed>`` (a finished run with the same settings is
+reused, an interrupted one resumed), and the collected reports go to ``--out``
+(``{"runs": [...], "predictions": [...]}``), with a markdown table on stdout.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import click
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from tracker.evaluate import EvalConfig  # noqa: E402
+from tracker.train import TrainConfig, config_from_checkpoint, load_checkpoint, train  # noqa: E402
+
+# arm -> (arch, objective, registered seeds)
+ARMS = {
+    "plain": ("recurrence", "plain", (0, 1, 2)),
+    "invariance": ("recurrence", "invariance", (0, 1, 2)),
+    "nextlat": ("recurrence", "nextlat", (0, 1, 2)),
+    "combo": ("recurrence", "combo", (0, 1, 2)),
+    "control": ("recurrence", "control", (0,)),
+    "metric": ("recurrence", "metric", (0,)),
+    "transformer": ("transformer", "plain", (0,)),  # equal per-event compute (depth 4)
+    "transformer2x": ("transformer2x", "plain", ()),  # twice the compute (depth 8); not registered, opt-in
+}
+
+EXACT = 0.99  # "exact" means exact match >= 0.99
+
+# Registered before the batch (issue 4; section 44's clauses for this machine). Each is tested
+# by ``judge`` below and reported as it fared, failures included.
+PREDICTIONS = [
+    ("combo_exact_long", "Recurrence + combo (CE + NextLat + invariance) exact (>= 0.99) at 1,024 and 4,096 "
+                         "steps on 3 of 3 seeds"),
+    ("plain_drifts", "Plain recurrence below 0.95 exact at 256 steps on at least one seed"),
+    ("transformer_fails", "Transformer (equal per-event compute) below 0.50 exact at 256 steps on every seed run"),
+    ("control_not_better", "The control (invariance on inequivalent pairs) is exact (>= 0.99) at 256 on no larger "
+                           "a fraction of its seeds than the plain recurrence"),
+    ("growth_predicts_drift", "Over the recurrence runs, the growth of the partner distance from 8 to 256 "
+                              "(pair_growth = d(256) / d(8)) predicts the drift (1 - exact at 256): Spearman >= 0.7"),
+]
+
+
+def spearman(x: list[float], y: list[float]) -> float | None:
+    """Spearman's rank correlation with average ranks for ties; None when undefined."""
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(v):
+            j = i
+            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+
+    if len(x) < 3:
+        return None
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sx = sum((a - mx) ** 2 for a in rx) ** 0.5
+    sy = sum((b - my) ** 2 for b in ry) ** 0.5
+    return None if sx == 0 or sy == 0 else sxy / (sx * sy)
+
+
+def _arm_of(report: dict) -> str:
+    for name, (arch, objective, _) in ARMS.items():
+        if report["arch"] == arch and report["objective"] == objective:
+            return name
+    return f"{report['arch']}-{report['objective']}"
+
+
+def _exact(report: dict, length: int) -> float | None:
+    return report["exact"].get(str(length))
+
+
+def judge(reports: list[dict]) -> list[dict]:
+    """Every registered prediction with what was measured and a verdict (pass, fail, or
+    untested when the runs it needs are missing)."""
+    by_arm: dict[str, list[dict]] = {}
+    for r in reports:
+        by_arm.setdefault(_arm_of(r), []).append(r)
+    out = []
+
+    def verdict(key, ok, measured):
+        text = dict(PREDICTIONS)[key]
+        out.append({"id": key, "prediction": text, "measured": measured,
+                    "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+
+    combo = by_arm.get("combo", [])
+    cells = {r["seed"]: [_exact(r, 1024), _exact(r, 4096)] for r in combo}
+    if len(combo) >= 3 and all(v is not None for c in cells.values() for v in c):
+        verdict("combo_exact_long", all(v >= EXACT for c in cells.values() for v in c), cells)
+    else:
+        verdict("combo_exact_long", None, cells)
+
+    plain = {r["seed"]: _exact(r, 256) for r in by_arm.get("plain", [])}
+    verdict("plain_drifts", any(v < 0.95 for v in plain.values() if v is not None) if plain else None, plain)
+
+    trans = {r["seed"]: _exact(r, 256) for r in by_arm.get("transformer", [])}
+    verdict("transformer_fails", all(v is not None and v < 0.5 for v in trans.values()) if trans else None, trans)
+
+    control = [_exact(r, 256) for r in by_arm.get("control", [])]
+    plain_vals = [v for v in plain.values() if v is not None]
+    if control and plain_vals:
+        fc = sum(v >= EXACT for v in control) / len(control)
+        fp = sum(v >= EXACT for v in plain_vals) / len(plain_vals)
+        verdict("control_not_better", fc <= fp, {"control_exact_fraction": fc, "plain_exact_fraction": fp})
+    else:
+        verdict("control_not_better", None, {"control": control, "plain": plain_vals})
+
+    pairs = [(r["pair_growth"], 1 - _exact(r, 256)) for r in reports
+             if r["arch"] == "recurrence" and r.get("pair_growth") is not None and _exact(r, 256) is not None]
+    rho = spearman([p[0] for p in pairs], [p[1] for p in pairs])
+    pairs_1024 = [(r["pair_growth"], 1 - _exact(r, 1024)) for r in reports
+                  if r["arch"] == "recurrence" and r.get("pair_growth") is not None and _exact(r, 1024) is not None]
+    rho_1024 = spearman([p[0] for p in pairs_1024], [p[1] for p in pairs_1024])
+    verdict("growth_predicts_drift", None if rho is None else rho >= 0.7,
+            {"spearman_256": rho, "spearman_1024": rho_1024, "runs": len(pairs)})
+    return out
+
+
+def _fmt(v) -> str:
+    return "–" if v is None else f"{v:.3f}"
+
+
+def table(reports: list[dict], predictions: list[dict]) -> str:
+    lengths = sorted({int(k) for r in reports for k in r["exact"]})
+    pair_lengths = sorted({int(k) for r in reports for k in r["pair_distance"]})
+    head = (["arm", "seed", "steps"] + [f"exact@{n}" for n in lengths] + [f"pair@{n}" for n in pair_lengths]
+            + ["growth", "unrelated", "steps/s"])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in reports:
+        row = ([_arm_of(r), str(r["seed"]), str(r["steps"])] + [_fmt(r["exact"].get(str(n))) for n in lengths]
+               + [f"{r['pair_distance'][str(n)]:.2e}" if str(n) in r["pair_distance"] else "–" for n in pair_lengths]
+               + [_fmt(r["pair_growth"]), _fmt(r["unrelated_distance"]), _fmt(r["steps_per_second"])])
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "| registered prediction | measured | verdict |", "|---|---|---|"]
+    for p in predictions:
+        lines.append(f"| {p['prediction']} | `{json.dumps(p['measured'])}` | {p['verdict']} |")
+    return "\n".join(lines)
+
+
+def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: EvalConfig, quiet: bool) -> dict:
+    arch, objective, _ = ARMS[name]
+    config = replace(base, arch=arch, objective=objective, seed=seed)
+    out = runs / f"{arch}-{objective}-s{seed}"
+    report_path, checkpoint = out / "report.json", out / "checkpoint.pt"
+    if report_path.is_file():
+        report = json.loads(report_path.read_text())
+        if report.get("config") == asdict(config):
+            return report  # finished earlier with the same settings
+    resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
+    return train(config, out, resume=resume, show_progress=not quiet, eval_config=eval_config)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data", type=click.Path(path_type=Path), default=Path("data/tier1-a4"), show_default=True,
+              help="Certified dataset directory.")
+@click.option("--arms", default="plain,invariance,nextlat,combo,control,metric,transformer", show_default=True,
+              help=f"Comma-separated arms among {', '.join(ARMS)}.")
+@click.option("--seeds", default=None, help="Comma-separated seeds for every chosen arm [default: each arm's "
+                                            "registered seeds].")
+@click.option("--steps", type=click.IntRange(1), default=None, help="Override the training steps (partial runs).")
+@click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True, help="Test chains per length.")
+@click.option("--runs", type=click.Path(path_type=Path), default=Path("runs/comparison"), show_default=True,
+              help="Directory of the individual runs.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results/tracker.json"), show_default=True,
+              help="Where the collected reports and predictions go.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def main(data, arms, seeds, steps, eval_chains, runs, out, quiet) -> None:
+    """Run the registered tracker comparison (or a part of it) and judge its predictions."""
+    chosen = [a.strip() for a in arms.split(",") if a.strip()]
+    unknown = [a for a in chosen if a not in ARMS]
+    if unknown:
+        raise click.UsageError(f"unknown arm(s) {', '.join(unknown)}; choose among {', '.join(ARMS)}")
+    try:
+        seed_list = None if seeds is None else tuple(int(s) for s in seeds.split(",") if s.strip())
+    except ValueError:
+        raise click.UsageError(f"--seeds {seeds!r} is not a comma-separated list of integers") from None
+    base = TrainConfig(data=str(data))
+    if steps is not None:
+        base = replace(base, steps=steps)
+    eval_config = EvalConfig(max_chains=eval_chains)
+    reports = []
+    for name in chosen:
+        for seed in (seed_list if seed_list is not None else ARMS[name][2]):
+            click.echo(f"== {name} seed {seed}", err=True)
+            try:
+                reports.append(run_arm(name, seed, base, Path(runs), eval_config, quiet))
+            except ValueError as e:  # DatasetError, CheckpointError
+                raise click.ClickException(str(e)) from None
+    from tracker.plots import write_plots
+
+    predictions = judge(reports)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
+    with os.fdopen(fd, "w") as handle:
+        json.dump({"runs": reports, "predictions": predictions, "registered": dict(PREDICTIONS)}, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, out)
+    figure_dir = out.parent / f"{out.stem}-figures"
+    figure_dir.mkdir(exist_ok=True)
+    write_plots(reports, figure_dir)
+    click.echo(table(reports, predictions))
+    click.echo(f"\nwrote {out} and {figure_dir}/exact.png, pair_distance.png", err=True)
+
+
+if __name__ == "__main__":
+    main()

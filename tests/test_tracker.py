@@ -1,0 +1,228 @@
+"""The tracker: properties of the Nerode terms, refusal of uncertified data, and tiny end-to-end
+runs of every objective and every architecture on a tiny dataset certified by the real Lean."""
+import json
+import shutil
+
+import pytest
+import torch
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chains.dataset import DatasetError, DatasetSpec
+from leanbridge.certify import certify_dataset
+from tracker.cli import main as train_tracker
+from tracker.data import load_dataset, sample_batch
+from tracker.evaluate import EvalConfig
+from tracker.models import ARCHS, ModelConfig, build_model
+from tracker.objectives import OBJECTIVES, centred_cosine_distance, invariance, metric, output_tv, schedule
+from tracker.train import CheckpointError, TrainConfig, Trainer, train
+
+floats = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
+vectors = st.lists(floats, min_size=8, max_size=8)
+
+
+# ---- the centred cosine and the terms ----------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(vectors, vectors, floats, floats, st.floats(0.01, 100))
+def test_centred_cosine_ignores_a_common_shift_and_scale(a, b, shift_a, shift_b, scale):
+    a, b = torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64)
+    if (a - a.mean()).norm() < 1e-3 or (b - b.mean()).norm() < 1e-3:
+        return  # a constant vector has no direction once centred
+    d = centred_cosine_distance(a, b)
+    assert torch.allclose(centred_cosine_distance(a + shift_a, b + shift_b), d, atol=1e-9)
+    assert torch.allclose(centred_cosine_distance(scale * a, b), d, atol=1e-9)
+    assert -1e-12 <= d.item() <= 2 + 1e-12
+
+
+def test_invariance_has_zero_gradient_at_equal_states():
+    z = torch.randn(16, 32, dtype=torch.float64, requires_grad=True)
+    w = z.detach().clone().requires_grad_(True)
+    loss = invariance(z, w)
+    loss.backward()
+    assert loss.item() == pytest.approx(0, abs=1e-12)
+    assert z.grad.abs().max().item() < 1e-7 and w.grad.abs().max().item() < 1e-7
+
+
+def test_metric_loss_has_no_constant_minimum_when_outputs_differ():
+    trees_u = torch.tensor([[1, 2, 3], [1, 2, 3]])
+    trees_v = torch.tensor([[1, 2, 3], [2, 2, 4]])  # the second pair has different outputs
+    tv = output_tv(trees_u, trees_v)
+    assert tv.tolist() == [0.0, pytest.approx(2 / 3)]
+    c = torch.randn(8, dtype=torch.float64)
+    constant = c.expand(2, 8).clone().requires_grad_(True)  # every history mapped to one state
+    other = c.expand(2, 8).clone().requires_grad_(True)
+    loss = metric(constant, other, tv, constant.detach(), other.detach(), torch.tensor([True, True]), 0.9)
+    assert loss.item() > 1e-3  # the pair with different outputs wants distance (1 - gamma) * tv
+    # a non-constant map that pulls the inequivalent pair apart does better: the constant map is
+    # a stationary point (d_N is minimal at equal states) but not a minimum
+    apart = torch.stack([c, -c])  # d_N = 1 for the second pair
+    better = metric(torch.stack([c, c]), apart, tv, torch.stack([c, c]), apart, torch.tensor([True, True]), 0.9)
+    assert better.item() < loss.item()
+
+
+def test_schedule_holds_then_ramps():
+    assert schedule(0, 100, 0.2, 0.1) == 0 and schedule(19, 100, 0.2, 0.1) == 0
+    assert 0 < schedule(20, 100, 0.2, 0.1) < 1 and schedule(29, 100, 0.2, 0.1) == 1
+    assert schedule(5, 100, 0.0, 0.0) == 1
+
+
+# ---- a tiny certified dataset ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tracker")
+    spec = DatasetSpec(chains=40, test_lengths=(8, 16), test_chains=8)
+    certify_dataset(spec, root / "data", root / "store.sqlite")
+    return root / "data"
+
+
+def _copy(tiny, tmp_path):
+    out = tmp_path / "data"
+    shutil.copytree(tiny, out, ignore=shutil.ignore_patterns(".cache"))
+    return out
+
+
+def test_dataset_loads_into_consistent_tensors(tiny):
+    data = load_dataset(tiny)
+    batch = sample_batch(data, 4, torch.Generator().manual_seed(0))
+    assert batch.items.shape[0] == 4 * 3
+    # every partner ends at its chain's tree
+    assert (batch.ends[4:].view(4, 2) == batch.ends[:4, None]).all()
+    assert set(data.tests) == {8, 16}
+    again = load_dataset(tiny)  # from the cache
+    assert torch.equal(again.train["chain_items"], data.train["chain_items"])
+
+
+def test_dataset_with_a_failed_step_is_refused(tiny, tmp_path):
+    data = _copy(tiny, tmp_path)
+    manifest = json.loads((data / "manifest.json").read_text())
+    manifest["failed"] = 1
+    (data / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DatasetError, match="failed certification"):
+        load_dataset(data)
+
+
+def test_dataset_with_edited_chains_is_refused(tiny, tmp_path):
+    data = _copy(tiny, tmp_path)
+    lines = (data / "train.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["events"][0] = "add_comm@"  # the certificate no longer belongs to this step
+    lines[0] = json.dumps(record)
+    (data / "train.jsonl").write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(train_tracker, ["--data", str(data), "--steps", "2", "--out", str(tmp_path / "run")])
+    assert result.exit_code != 0
+    assert "train.jsonl" in result.output and "certified hash" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_dataset_whose_counts_disagree_is_refused(tiny, tmp_path):
+    data = _copy(tiny, tmp_path)
+    manifest = json.loads((data / "manifest.json").read_text())
+    manifest["certified"] -= 1
+    (data / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DatasetError, match="not every step is certified"):
+        load_dataset(data)
+
+
+# ---- end to end --------------------------------------------------------------------------------
+
+REPORT_KEYS = {"objective", "arch", "seed", "steps", "exact", "pair_distance", "pair_growth", "unrelated_distance",
+               "seconds", "steps_per_second", "dataset", "lean", "package_version", "torch_version"}
+
+
+def _check_report(report, objective, arch):
+    assert REPORT_KEYS <= set(report)
+    assert report["objective"] == objective and report["arch"] == arch
+    assert set(report["exact"]) == {"8", "16"}
+    assert all(v is None or 0 <= v <= 1 for v in report["exact"].values())
+    assert set(report["pair_distance"]) == {"8"}  # 16 is not a pair length
+    assert len(report["dataset"]["manifest_sha256"]) == 64 and report["lean"]["githash"]
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_every_objective_trains_end_to_end(tiny, tmp_path, objective):
+    config = TrainConfig(data=str(tiny), objective=objective, steps=6, batch_chains=4, checkpoint_every=3)
+    report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+    _check_report(report, objective, "recurrence")
+    saved = json.loads((tmp_path / "report.json").read_text())
+    assert saved["steps"] == 6 and (tmp_path / "exact.png").is_file() and (tmp_path / "pair_distance.png").is_file()
+    assert all(torch.isfinite(torch.tensor(v)) for v in report["final_losses"].values())
+
+
+@pytest.mark.parametrize("arch", [a for a in ARCHS if a != "recurrence"] + ["fixed-norm"])
+def test_every_arch_trains_end_to_end(tiny, tmp_path, arch):
+    fixed = arch == "fixed-norm"
+    arch = "recurrence" if fixed else arch
+    for objective in ("combo", "metric"):
+        config = TrainConfig(data=str(tiny), objective=objective, arch=arch, fixed_norm=fixed, steps=4,
+                             batch_chains=4, width=32)
+        report = train(config, tmp_path / objective, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+        _check_report(report, objective, arch)
+
+
+def test_models_share_the_interface(tiny):
+    data = load_dataset(tiny)
+    batch = sample_batch(data, 3, torch.Generator().manual_seed(1))
+    for arch in ARCHS:
+        torch.manual_seed(0)
+        model = build_model(ModelConfig(arch=arch, width=32), data.item_tokens, data.vocab.size, data.vocab.n_out,
+                            data.tree_len)
+        z, state = model(batch.items)
+        assert z.shape == (*batch.items.shape, 32)
+        last = batch.lengths - 1
+        # the end view of forward and of final_view agree, padding leaves the state alone
+        assert torch.allclose(model.final_view(batch.items), z[torch.arange(len(z)), last], atol=1e-5)
+        # advancing by an item equals running the longer history
+        rows = torch.tensor([0, 4])
+        item = data.succ_items[batch.ends[rows], 0]
+        longer = torch.cat([batch.items[rows], torch.zeros(2, 1, dtype=torch.long)], 1)
+        longer[torch.arange(2), batch.lengths[rows]] = item
+        assert torch.allclose(model.advance(state, rows, item), model.final_view(longer), atol=1e-5)
+        assert model.readout(z).shape == (*batch.items.shape, data.tree_len, data.vocab.n_out)
+
+
+def test_resume_continues_to_the_same_weights(tiny, tmp_path):
+    config = TrainConfig(data=str(tiny), objective="combo", steps=8, batch_chains=4, checkpoint_every=4)
+    eval_config = EvalConfig(pair_lengths=(8,))
+    train(config, tmp_path / "straight", show_progress=False, eval_config=eval_config)
+    half = config
+    # a run stopped after 4 steps (as if killed right after its checkpoint)
+    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)
+    data = load_dataset(tiny)
+    trainer = Trainer(half, data)
+    for step in range(4):
+        trainer.train_step(step)
+        trainer.step += 1
+    (tmp_path / "resumed").mkdir()
+    torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
+    report = train(half, tmp_path / "resumed", resume=True, show_progress=False, eval_config=eval_config)
+    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+    assert resumed["step"] == 8 and report["steps"] == 8
+    for name, value in straight["model"].items():
+        assert torch.allclose(value, resumed["model"][name], atol=1e-6), name
+
+
+def test_resume_refuses_other_settings_and_missing_checkpoints(tiny, tmp_path):
+    config = TrainConfig(data=str(tiny), objective="plain", steps=2, batch_chains=4)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        train(config, tmp_path, resume=True, show_progress=False)
+    train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+    other = TrainConfig(**{**config.__dict__, "seed": 1})
+    with pytest.raises(CheckpointError, match="seed"):
+        train(other, tmp_path, resume=True, show_progress=False)
+
+
+def test_command_writes_report_and_plots(tiny, tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_tracker, ["--data", str(tiny), "--steps", "3", "--batch-chains", "4",
+                                                "--objective", "combo", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["steps"] == 3 and (out / "checkpoint.pt").is_file()
+    resumed = CliRunner().invoke(train_tracker, ["--data", str(tiny), "--steps", "3", "--batch-chains", "4",
+                                                 "--objective", "combo", "--out", str(out), "--quiet", "--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    bad = CliRunner().invoke(train_tracker, ["--data", str(tmp_path / "nowhere"), "--out", str(out)])
+    assert bad.exit_code != 0 and "manifest" in bad.output and "Traceback" not in bad.output

@@ -1,0 +1,99 @@
+"""The ``train-tracker`` command: train a tracker on a certified dataset, evaluate it free-running,
+and write a checkpoint, report.json and plots into --out."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from chains.dataset import DatasetError
+from tracker.evaluate import EvalConfig
+from tracker.models import ARCHS
+from tracker.objectives import OBJECTIVES
+from tracker.train import CheckpointError, TrainConfig, TrainingInterrupted, train
+
+D = TrainConfig()  # the defaults shown by --help
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--objective", type=click.Choice(OBJECTIVES), default=D.objective, show_default=True,
+              help="plain: CE after every event; invariance/control: CE + mu(1 - centred cosine) on equivalent/"
+                   "inequivalent pairs; nextlat: CE + next-latent prediction; metric: CE + Nerode metric loss; "
+                   "combo: CE + NextLat + invariance.")
+@click.option("--data", type=click.Path(path_type=Path), default=Path(D.data), show_default=True,
+              help="Certified dataset directory (made by certify).")
+@click.option("--arch", type=click.Choice(ARCHS), default=D.arch, show_default=True,
+              help="recurrence: the slot recurrence; transformer(2x): causal transformer over events at equal "
+                   "(twice) per-event compute; deltaproduct: 2 DeltaProduct blocks.")
+@click.option("--seed", type=int, default=D.seed, show_default=True, help="Seed of init and batch order.")
+@click.option("--steps", type=click.IntRange(1), default=D.steps, show_default=True, help="Optimiser steps.")
+@click.option("--width", type=click.IntRange(8), default=D.width, show_default=True, help="Slot (residual) width.")
+@click.option("--batch-chains", type=click.IntRange(2), default=D.batch_chains, show_default=True,
+              help="Chains per step (each with its certified partners).")
+@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=D.lr, show_default=True,
+              help="Peak learning rate (cosine decay to --final-lr-fraction of it).")
+@click.option("--final-lr-fraction", type=click.FloatRange(0, 1), default=D.final_lr_fraction, show_default=True,
+              help="Final learning rate as a fraction of the peak.")
+@click.option("--fixed-norm/--no-fixed-norm", default=D.fixed_norm, show_default=True,
+              help="Recurrence: rescale the slot to a fixed norm after every event.")
+@click.option("--mu", type=click.FloatRange(0), default=D.mu, show_default=True,
+              help="Weight of the invariance (and control) term.")
+@click.option("--invariance-delay", type=click.FloatRange(0, 1), default=D.invariance_delay, show_default=True,
+              help="Fraction of steps the invariance term is held at zero.")
+@click.option("--invariance-ramp", type=click.FloatRange(0, 1), default=D.invariance_ramp, show_default=True,
+              help="Fraction of steps over which it then ramps to mu.")
+@click.option("--nextlat-weight", type=click.FloatRange(0), default=D.nextlat_weight, show_default=True,
+              help="Weight of next-latent prediction.")
+@click.option("--nextlat-delay", type=click.FloatRange(0, 1), default=D.nextlat_delay, show_default=True,
+              help="Fraction of steps NextLat is held at zero.")
+@click.option("--nextlat-ramp", type=click.FloatRange(0, 1), default=D.nextlat_ramp, show_default=True,
+              help="Fraction of steps of NextLat's ramp.")
+@click.option("--metric-weight", type=click.FloatRange(0), default=D.metric_weight, show_default=True,
+              help="Weight of the Nerode metric loss.")
+@click.option("--metric-delay", type=click.FloatRange(0, 1), default=D.metric_delay, show_default=True,
+              help="Fraction of steps the metric loss is held at zero.")
+@click.option("--metric-ramp", type=click.FloatRange(0, 1), default=D.metric_ramp, show_default=True,
+              help="Fraction of steps of the metric loss's ramp.")
+@click.option("--gamma", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=D.gamma,
+              show_default=True, help="Discount of the metric loss.")
+@click.option("--checkpoint-every", type=click.IntRange(1), default=D.checkpoint_every, show_default=True,
+              help="Steps between checkpoints.")
+@click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
+              help="Held-out chains evaluated per length.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Run directory [default: runs/<arch>-<objective>-s<seed>].")
+@click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out (same settings).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def main(objective, data, arch, seed, steps, width, batch_chains, lr, final_lr_fraction, fixed_norm, mu,
+         invariance_delay, invariance_ramp, nextlat_weight, nextlat_delay, nextlat_ramp, metric_weight,
+         metric_delay, metric_ramp, gamma, checkpoint_every, eval_chains, out, resume, quiet) -> None:
+    """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
+    try:
+        config = TrainConfig(
+            data=str(data), objective=objective, arch=arch, width=width, fixed_norm=fixed_norm, seed=seed,
+            steps=steps, batch_chains=batch_chains, lr=lr, final_lr_fraction=final_lr_fraction, mu=mu,
+            invariance_delay=invariance_delay, invariance_ramp=invariance_ramp, nextlat_weight=nextlat_weight,
+            nextlat_delay=nextlat_delay, nextlat_ramp=nextlat_ramp, metric_weight=metric_weight,
+            metric_delay=metric_delay, metric_ramp=metric_ramp, gamma=gamma, checkpoint_every=checkpoint_every)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    out = out or Path("runs") / f"{arch}-{objective}-s{seed}"
+    try:
+        report = train(config, out, resume=resume, show_progress=not quiet,
+                       eval_config=EvalConfig(max_chains=eval_chains))
+    except (DatasetError, CheckpointError, TrainingInterrupted) as e:
+        raise click.ClickException(str(e)) from None
+    except ValueError as e:  # e.g. an objective the dataset cannot serve
+        raise click.ClickException(str(e)) from None
+    except KeyboardInterrupt:  # before training started (while loading) or during evaluation
+        raise click.ClickException(f"interrupted; any checkpoint in {out} is intact (--resume continues)") from None
+    shown = {k: report[k] for k in ("objective", "arch", "seed", "steps", "exact", "pair_distance", "pair_growth",
+                                    "unrelated_distance", "seconds", "steps_per_second")}
+    click.echo(json.dumps(shown, indent=2))
+    click.echo(f"wrote {out / 'report.json'}, {out / 'checkpoint.pt'}, {out / 'exact.png'}, "
+               f"{out / 'pair_distance.png'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""Training a tracker on a certified dataset, with checkpoints that survive Ctrl-C and kills.
+
+One step: sample B training chains with their K certified partners, run all B(1+K) histories
+through the tracker in lockstep, and add the objective's terms to the cross-entropy on the
+tree after every event. Batches come from a generator seeded by (seed, step), so a resumed run
+sees exactly the batches the uninterrupted one would have.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
+from importlib import metadata
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from tracker.data import Batch, TrackerData, common_successor, load_dataset, sample_batch
+from tracker.evaluate import EvalConfig, evaluate
+from tracker.models import ARCHS, ModelConfig, Tracker, build_model
+from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
+
+CHECKPOINT = "checkpoint.pt"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    data: str = "data/tier1-a4"  # certified dataset directory
+    objective: str = "combo"  # one of OBJECTIVES
+    arch: str = "recurrence"  # one of ARCHS
+    width: int = 128  # slot width C (the seed's 128)
+    fixed_norm: bool = False  # recurrence: rescale the slot to a fixed norm after every event
+    seed: int = 0  # model init and batch order
+    steps: int = 12_000  # optimiser steps (the seed's 12,000)
+    batch_chains: int = 28  # B chains per step with their K partners (B(1+K) histories); 12,000 steps fit 15 min on 2 CPU cores
+    lr: float = 2e-3  # peak AdamW learning rate
+    final_lr_fraction: float = 0.1  # cosine decay to lr * this (the floor of the pair distance scales with it)
+    warmup_steps: int = 200  # linear learning-rate warm-up
+    weight_decay: float = 0.0  # AdamW weight decay
+    grad_clip: float = 1.0  # global gradient-norm clip
+    mu: float = 1.0  # invariance (and control) weight: the seed's mu = 1
+    invariance_delay: float = 0.2  # fraction of steps with the invariance term held at 0 (2,400 of 12,000)
+    invariance_ramp: float = 0.1  # fraction of steps over which it then ramps linearly to mu
+    nextlat_weight: float = 1.0  # NextLat weight
+    nextlat_delay: float = 0.0  # fraction of steps with NextLat held at 0
+    nextlat_ramp: float = 0.0  # fraction of steps of its linear ramp
+    metric_weight: float = 1.0  # Nerode metric-loss weight
+    metric_delay: float = 0.2  # fraction of steps with the metric loss held at 0
+    metric_ramp: float = 0.1  # fraction of steps of its linear ramp
+    gamma: float = 0.9  # metric loss discount (section 47)
+    checkpoint_every: int = 500  # steps between checkpoints (one is also written at the end)
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
+        if self.arch not in ARCHS:
+            raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
+        if self.steps < 1 or self.batch_chains < 2 or self.width < 8 or self.checkpoint_every < 1:
+            raise ValueError("steps, checkpoint_every must be >= 1, batch_chains >= 2, width >= 8")
+        if not 0 < self.gamma < 1:
+            raise ValueError("gamma must lie in (0, 1)")
+
+    @property
+    def model(self) -> ModelConfig:
+        return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm)
+
+    @property
+    def terms(self) -> set[str]:
+        return {"plain": set(), "invariance": {"invariance"}, "nextlat": {"nextlat"}, "metric": {"metric"},
+                "combo": {"invariance", "nextlat"}, "control": {"control"}}[self.objective]
+
+
+class TrainingInterrupted(Exception):
+    """Ctrl-C or SIGTERM: the checkpoint at ``step`` was written and --resume continues from it."""
+
+    def __init__(self, step: int, path: Path) -> None:
+        super().__init__(f"interrupted at step {step}; checkpoint {path}; rerun with --resume to continue")
+        self.step, self.path = step, path
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing or does not belong to this run."""
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("exact-state")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def lr_at(config: TrainConfig, step: int) -> float:
+    if step < config.warmup_steps:
+        return config.lr * (step + 1) / config.warmup_steps
+    progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
+    floor = config.lr * config.final_lr_fraction
+    return floor + (config.lr - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def save_atomic(obj: dict, path: Path) -> None:
+    """Write to a temporary file beside ``path`` and rename: a kill leaves the old or the new file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            torch.save(obj, handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def _stop_requests():
+    """Turn SIGINT/SIGTERM into a flag checked between steps, so a stop never lands mid-update."""
+    flag = {"stop": False}
+
+    def handler(signum, frame):
+        flag["stop"] = True
+
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread: signals stay as they are
+            pass
+    try:
+        yield flag
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+class Trainer:
+    """The model, its heads and optimiser, and one step of the chosen objective."""
+
+    def __init__(self, config: TrainConfig, data: TrackerData) -> None:
+        self.config, self.data = config, data
+        torch.manual_seed(config.seed)
+        self.model: Tracker = build_model(config.model, data.item_tokens, data.vocab.size, data.vocab.n_out,
+                                          data.tree_len)
+        self.nextlat_head = NextLatHead(config.width) if "nextlat" in config.terms else None
+        params = list(self.model.parameters())
+        if self.nextlat_head is not None:
+            params += list(self.nextlat_head.parameters())
+        self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+        self.params = params
+        self.step = 0
+        self.train_seconds = 0.0
+        if data.train["partner_items"].shape[1] == 0 and config.terms & {"invariance", "control", "metric"}:
+            raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
+
+    def losses(self, batch: Batch, step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+        cfg, data, model = self.config, self.data, self.model
+        b, k = batch.chains, batch.partners
+        z, state = model(batch.items)  # (H, T, C)
+        mask = batch.mask
+        logits = model.readout(z)  # (H, T, P, V)
+        target = data.tree_tokens[batch.trees.clamp(min=0)]  # (H, T, P)
+        out = {"ce": F.cross_entropy(logits[mask].flatten(0, -2), target[mask].flatten())}
+        last = batch.lengths - 1
+        z_end = z[torch.arange(len(z)), last]  # (H, C)
+        chain_end = z_end[:b]  # (B, C)
+        partner_end = z_end[b:].view(b, k, -1)  # (B, K, C)
+        ends = batch.ends
+        if "invariance" in cfg.terms:
+            w = cfg.mu * schedule(step, cfg.steps, cfg.invariance_delay, cfg.invariance_ramp)
+            out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
+                                               partner_end.reshape(-1, z.shape[-1]))
+        if "control" in cfg.terms:
+            # the same term at the same cost on inequivalent pairs: chain b against chain b+1's partners
+            w = cfg.mu * schedule(step, cfg.steps, cfg.invariance_delay, cfg.invariance_ramp)
+            other = torch.roll(partner_end, 1, dims=0).reshape(-1, z.shape[-1])
+            other_ends = torch.roll(ends[b:].view(b, k), 1, dims=0).reshape(-1)
+            differ = (ends[:b].repeat_interleave(k) != other_ends).float()
+            out["control"] = w * invariance(chain_end.repeat_interleave(k, 0), other, differ)
+        if "nextlat" in cfg.terms:
+            w = cfg.nextlat_weight * schedule(step, cfg.steps, cfg.nextlat_delay, cfg.nextlat_ramp)
+            events = model.embed.pooled(batch.items)  # (H, T, C)
+            out["nextlat"] = w * nextlat(self.nextlat_head, z, events, mask)
+        if "metric" in cfg.terms:
+            w = cfg.metric_weight * schedule(step, cfg.steps, cfg.metric_delay, cfg.metric_ramp)
+            c = z.shape[-1]
+            # certified equivalent pairs: target 0
+            eq = metric(chain_end[:, None].expand_as(partner_end).reshape(-1, c), partner_end.reshape(-1, c),
+                        torch.zeros(b * k), None, None, None, cfg.gamma)
+            # chain b against chain b+1: target from their outputs and one common next event
+            u, v = torch.arange(b), torch.roll(torch.arange(b), 1)
+            item, _, _, found = common_successor(data, ends[u], ends[v], generator)
+            item = torch.where(found, item, data.tree_items[0])  # any real item; unused where not found
+            zux, zvx = model.advance(state, u, item), model.advance(state, v, item)
+            tv = output_tv(data.tree_tokens[ends[u]], data.tree_tokens[ends[v]])
+            neq = metric(chain_end[u], chain_end[v], tv, zux, zvx, found, cfg.gamma)
+            out["metric"] = w * (eq * b * k + neq * b) / (b * k + b)
+        return out
+
+    def train_step(self, step: int) -> dict[str, float]:
+        generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
+        batch = sample_batch(self.data, self.config.batch_chains, generator)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr_at(self.config, step)
+        losses = self.losses(batch, step, generator)
+        total = sum(losses.values())
+        self.optimizer.zero_grad(set_to_none=True)
+        total.backward()
+        torch.nn.utils.clip_grad_norm_(self.params, self.config.grad_clip)
+        self.optimizer.step()
+        return {name: value.item() for name, value in losses.items()}
+
+    def checkpoint(self) -> dict:
+        return {"model": self.model.state_dict(),
+                "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
+                "optimizer": self.optimizer.state_dict(), "config": asdict(self.config), "step": self.step,
+                "train_seconds": self.train_seconds, "identity": self.data.identity,
+                "package_version": package_version(), "torch_version": torch.__version__}
+
+    def load(self, blob: dict) -> None:
+        self.model.load_state_dict(blob["model"])
+        if self.nextlat_head is not None:
+            self.nextlat_head.load_state_dict(blob["nextlat_head"])
+        self.optimizer.load_state_dict(blob["optimizer"])
+        self.step, self.train_seconds = blob["step"], blob["train_seconds"]
+
+
+def load_checkpoint(path: Path) -> dict:
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no checkpoint to resume from")
+    try:
+        return torch.load(path, weights_only=False)
+    except (OSError, RuntimeError, EOFError) as e:
+        raise CheckpointError(f"{path}: unreadable checkpoint ({e})") from None
+
+
+def config_from_checkpoint(blob: dict) -> TrainConfig:
+    known = {f.name for f in fields(TrainConfig)}
+    return TrainConfig(**{k: v for k, v in blob["config"].items() if k in known})
+
+
+def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: bool = True,
+          eval_config: EvalConfig = EvalConfig(), data: TrackerData | None = None) -> dict:
+    """Train (or continue) into ``out``; evaluate; return the report (also written there)."""
+    out = Path(out)
+    data = data if data is not None else load_dataset(config.data)
+    trainer = Trainer(config, data)
+    path = out / CHECKPOINT
+    if resume:
+        blob = load_checkpoint(path)
+        stored = config_from_checkpoint(blob)
+        if stored != config:
+            diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
+                    for f in fields(TrainConfig) if getattr(stored, f.name) != getattr(config, f.name)]
+            raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
+        if blob["identity"]["dataset"]["manifest_sha256"] != data.identity["dataset"]["manifest_sha256"]:
+            raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
+        trainer.load(blob)
+    out.mkdir(parents=True, exist_ok=True)
+
+    timing = {"step": 0.0}
+    last_losses: dict[str, float] = {}
+    bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc="train", unit="step",
+               dynamic_ncols=True)
+    with _stop_requests() as stop:
+        while trainer.step < config.steps:
+            t0 = time.perf_counter()
+            last_losses = trainer.train_step(trainer.step)
+            elapsed = time.perf_counter() - t0
+            trainer.train_seconds += elapsed
+            timing["step"] += elapsed
+            trainer.step += 1
+            bar.update(1)
+            if trainer.step % 20 == 0:
+                bar.set_postfix({k: f"{v:.4f}" for k, v in last_losses.items()})
+            if trainer.step % config.checkpoint_every == 0 or trainer.step == config.steps:
+                save_atomic(trainer.checkpoint(), path)
+            if stop["stop"]:
+                save_atomic(trainer.checkpoint(), path)
+                bar.close()
+                raise TrainingInterrupted(trainer.step, path)
+    bar.close()
+    if not path.is_file():  # resumed a finished run
+        save_atomic(trainer.checkpoint(), path)
+
+    results = evaluate(trainer.model, data, eval_config)
+    report = {
+        "objective": config.objective, "arch": config.arch, "seed": config.seed, "steps": config.steps,
+        **{k: results[k] for k in ("exact", "pair_distance", "pair_growth", "unrelated_distance")},
+        "seconds": round(trainer.train_seconds, 2),
+        "steps_per_second": round(config.steps / trainer.train_seconds, 3) if trainer.train_seconds else None,
+        "dataset": data.identity["dataset"], "lean": data.identity["lean"],
+        "package_version": package_version(), "torch_version": torch.__version__,
+        "parameters": sum(p.numel() for p in trainer.model.parameters()),
+        "compute_note": compute_note(config.arch),
+        "final_losses": last_losses,
+        "evaluation": {k: v for k, v in results.items()
+                       if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance")},
+        "config": asdict(config),
+    }
+    write_report(report, out)
+    return report
+
+
+def write_report(report: dict, out: Path) -> None:
+    """report.json (atomically) and the two plots beside it."""
+    from tracker.plots import write_plots  # matplotlib only when a report is written
+
+    out = Path(out)
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=".report.json.tmp-")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(report, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, out / "report.json")
+    write_plots([report], out)
+
+
+def compute_note(arch: str) -> str:
+    return {"recurrence": "slot recurrence, width 128, four ticks per event",
+            "transformer": "causal transformer over events, depth 4, width 128: equal per-event compute "
+                           "(12C^2 per layer per event vs ~46C^2 for the recurrence's event)",
+            "transformer2x": "causal transformer over events, depth 8, width 128: ~2x the recurrence's "
+                             "per-event compute",
+            "deltaproduct": "DeltaProduct, 2 blocks, 2 Householder factors per event, beta in (0, 2)"}[arch]
