@@ -155,6 +155,15 @@ def domain_of(manifest: dict, where: str) -> Domain:
         raise DatasetError(f"{where}: bad domain in manifest ({e})") from None
 
 
+def dataset_id(manifest: dict) -> str:
+    """Content identity of a dataset: its domain, seed and the sha256 of each file. Unlike the
+    manifest's own hash it survives re-certifying the same spec (timings and store paths differ)."""
+    files = manifest.get("files") or {}
+    content = {"atoms": manifest.get("atoms"), "tier": manifest.get("tier"), "max_size": manifest.get("max_size"),
+               "seed": manifest.get("seed"), "files": {name: meta.get("sha256") for name, meta in sorted(files.items())}}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

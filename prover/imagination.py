@@ -108,8 +108,8 @@ class TrackerImagination:
         try:
             import torch
 
-            from chains.dataset import DatasetError, domain_of, read_manifest
-            from tracker.data import Vocab, manifest_sha256
+            from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
+            from tracker.data import Vocab
             from tracker.models import build_model
             from tracker.train import CheckpointError, config_from_checkpoint, load_checkpoint
         except ImportError as e:
@@ -130,7 +130,7 @@ class TrackerImagination:
         except DatasetError as e:
             raise TrackerUnavailable(f"dataset {data_dir}: {e}") from None
         trained_on = blob.get("identity", {}).get("dataset", {})
-        if trained_on.get("manifest_sha256") != manifest_sha256(data_dir):
+        if trained_on.get("dataset_id") != dataset_id(manifest):
             raise TrackerUnavailable(f"tracker {run_dir} was trained on another dataset "
                                      f"({trained_on.get('path', '?')}), not {data_dir}")
         if config.arch != "recurrence":

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from chains.dataset import DatasetError, domain_of, read_manifest
+from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
 from chains.rules import Event, apply
 from chains.trees import Tree
 from leanbridge.certify import PACKAGE_VERSION
@@ -218,7 +218,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         "imagination": imagination.describe() if imagination is not None else None,
         "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
                     "max_size": domain.size_bound, "seed": manifest.get("seed"),
-                    "manifest_sha256": _sha256(Path(config.data) / "manifest.json"),
+                    "dataset_id": dataset_id(manifest),
                     "lean": manifest.get("lean"), "core_hash": manifest.get("core_hash")},
         "lean": kernel.lean.describe(),
         "core_hash": kernel.core.hash,
@@ -232,8 +232,3 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
     plot(report, out / "prove.png")
     return report
 
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -206,6 +206,6 @@ def test_a_tracker_trained_on_another_dataset_is_refused(dataset, tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     torch.save({"config": {"arch": "recurrence", "objective": "combo"}, "model": {},
-                "identity": {"dataset": {"path": "elsewhere", "manifest_sha256": "0" * 64}}}, run / "checkpoint.pt")
+                "identity": {"dataset": {"path": "elsewhere", "dataset_id": "0" * 64}}}, run / "checkpoint.pt")
     code, output = invoke(["--data", dataset, "--tracker", run, "--out", tmp_path / "o"])
     assert code != 0 and "trained on another dataset" in output

@@ -138,7 +138,7 @@ def _check_report(report, objective, arch):
     assert set(report["exact"]) == {"8", "16"}
     assert all(v is None or 0 <= v <= 1 for v in report["exact"].values())
     assert set(report["pair_distance"]) == {"8"}  # 16 is not a pair length
-    assert len(report["dataset"]["manifest_sha256"]) == 64 and report["lean"]["githash"]
+    assert len(report["dataset"]["dataset_id"]) == 64 and report["lean"]["githash"]
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from chains.dataset import DatasetError, domain_of, file_sha256, read_manifest, read_split
+from chains.dataset import DatasetError, dataset_id, domain_of, file_sha256, read_manifest, read_split
 from chains.rules import Event, apply, successors
 from chains.trees import OPS, Tree, polish, tokens
 
@@ -77,10 +77,6 @@ class TrackerData:
     @property
     def n_items(self) -> int:
         return self.item_tokens.shape[0]
-
-
-def manifest_sha256(directory: Path) -> str:
-    return hashlib.sha256((Path(directory) / "manifest.json").read_bytes()).hexdigest()
 
 
 def check_certified(directory: Path) -> dict:
@@ -252,7 +248,7 @@ def _build(directory: Path, manifest: dict) -> dict:
 
 def identity_of(directory: Path, manifest: dict) -> dict:
     lean = manifest.get("lean", {})
-    return {"dataset": {"path": str(directory), "manifest_sha256": manifest_sha256(directory),
+    return {"dataset": {"path": str(directory), "dataset_id": dataset_id(manifest),
                         "seed": manifest.get("seed"), "tier": manifest.get("tier"), "atoms": manifest.get("atoms")},
             "lean": {"version": lean.get("version"), "githash": lean.get("githash"),
                      "core_hash": manifest.get("core_hash")}}

@@ -256,7 +256,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
             diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
                     for f in fields(TrainConfig) if getattr(stored, f.name) != getattr(config, f.name)]
             raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
-        if blob["identity"]["dataset"]["manifest_sha256"] != data.identity["dataset"]["manifest_sha256"]:
+        if blob["identity"]["dataset"]["dataset_id"] != data.identity["dataset"]["dataset_id"]:
             raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
         trainer.load(blob)
     out.mkdir(parents=True, exist_ok=True)
