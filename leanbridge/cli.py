@@ -3,51 +3,17 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from chains.dataset import DEFAULT_TEST_LENGTHS, DatasetError, DatasetSpec
 from chains.space import Domain
 from leanbridge.certify import (BridgeConfig, CertificationFailed, certify_dataset, default_store,
                                 verify_dataset)
+from leanbridge.cliutil import PhaseBars, positive_ints
 from leanbridge.errors import LeanBridgeError
 from leanbridge.runner import LeanLimits
-
-
-class _Bars:
-    """One progress bar per phase, on stderr."""
-
-    def __init__(self) -> None:
-        self.bar: tqdm | None = None
-        self.phase = ""
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if phase != self.phase:
-            self.close()
-            self.phase = phase
-            self.bar = tqdm(total=total, desc=phase, unit="", leave=False, file=sys.stderr,
-                            disable=None, dynamic_ncols=True)
-        if self.bar is not None:
-            self.bar.n = done
-            self.bar.refresh()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
-
-
-def _lengths(ctx, param, value: str) -> tuple[int, ...]:
-    try:
-        lengths = tuple(int(x) for x in value.split(",") if x.strip())
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
-    if not lengths or min(lengths) < 1:
-        raise click.BadParameter("test lengths must be positive integers")
-    return lengths
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,7 +27,7 @@ def _lengths(ctx, param, value: str) -> tuple[int, ...]:
 @click.option("--partners", type=click.IntRange(0), default=2, show_default=True,
               help="Certified partners (equivalent histories) per chain.")
 @click.option("--test-lengths", default=",".join(map(str, DEFAULT_TEST_LENGTHS)), show_default=True,
-              callback=_lengths, help="Comma-separated lengths of the held-out test splits.")
+              callback=positive_ints, help="Comma-separated lengths of the held-out test splits.")
 @click.option("--test-chains", type=click.IntRange(1), default=512, show_default=True, help="Chains per test split.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
@@ -80,7 +46,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
          timeout, memory_mb, verify_dir) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     bridge = BridgeConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
-    bars = _Bars()
+    bars = PhaseBars()
     try:
         if verify_dir is not None:
             report = verify_dataset(verify_dir, bridge, bars)

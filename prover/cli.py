@@ -3,46 +3,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
+from leanbridge.cliutil import PhaseBars, positive_ints
 from prover.run import ProveConfig, ProveError, prove
 from prover.search import SEARCHERS
-
-
-def _distances(ctx, param, value: str | None) -> tuple[int, ...] | None:
-    if value is None:
-        return None
-    try:
-        out = tuple(int(x) for x in value.split(",") if x.strip())
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a comma-separated list of integers") from None
-    if not out or min(out) < 1:
-        raise click.BadParameter("distances must be positive integers")
-    return out
-
-
-class _Bar:
-    def __init__(self) -> None:
-        self.bar: tqdm | None = None
-        self.phase = ""
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if phase != self.phase:
-            self.close()
-            self.phase = phase
-            self.bar = tqdm(total=total, desc=phase, leave=False, file=sys.stderr, disable=None, dynamic_ncols=True)
-        if self.bar is not None:
-            self.bar.n = done
-            self.bar.refresh()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -56,7 +23,7 @@ class _Bar:
               help="imagination: move on the tracker's states, ask Lean to certify the claimed path; "
                    "kernel-*: ask Lean for every successor.")
 @click.option("--problems", type=click.IntRange(1), default=1000, show_default=True, help="Problems per distance.")
-@click.option("--distances", callback=_distances, default=None,
+@click.option("--distances", callback=positive_ints, default=None,
               help="Comma-separated rewrite distances [default: 1 up to the largest the class graph allows].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the problems and proposal order.")
 @click.option("--prefix", type=click.IntRange(0), default=0, show_default=True,
@@ -67,7 +34,7 @@ class _Bar:
               help="Lean processes at once.")
 def main(budget_calls, data, tracker, searcher, problems, distances, seed, prefix, out, jobs) -> None:
     """Search rewrite paths between trees of one class, counting every question to Lean."""
-    bar = _Bar()
+    bar = PhaseBars()
     try:
         config = ProveConfig(data=data, tracker=tracker, searcher=searcher, budget_calls=budget_calls,
                              problems=problems, distances=distances, seed=seed, prefix=prefix, out=out, jobs=jobs)
