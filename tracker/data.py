@@ -271,7 +271,7 @@ def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
     if blob is None or blob.get("cache_version") != CACHE_VERSION:
         blob = _build(directory, manifest)
         if use_cache:
-            _save_atomic(blob, cached)
+            _save_cache(blob, cached)
     return TrackerData(
         vocab=Vocab(tuple(blob["atoms"]), tuple(blob["rules"])),
         item_tokens=blob["item_tokens"], tree_tokens=blob["tree_tokens"], tree_items=blob["tree_items"],
@@ -280,19 +280,25 @@ def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
         identity=identity_of(directory, manifest))
 
 
-def _save_atomic(blob: dict, path: Path) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
-    except OSError:
-        return  # a read-only dataset directory: run without a cache rather than refuse the data
+def save_atomic(obj: dict, path: Path) -> None:
+    """Write to a temporary file beside ``path`` and rename: a kill leaves the old or the new file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
     try:
         with os.fdopen(fd, "wb") as handle:
-            torch.save(blob, handle)
+            torch.save(obj, handle)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _save_cache(blob: dict, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return  # a read-only dataset directory: run without a cache rather than refuse the data
+    if os.access(path.parent, os.W_OK):
+        save_atomic(blob, path)
 
 
 @dataclass

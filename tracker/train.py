@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from tracker.data import Batch, TrackerData, common_successor, load_dataset, sample_batch
+from tracker.data import Batch, TrackerData, common_successor, load_dataset, sample_batch, save_atomic
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
 from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
@@ -102,18 +102,6 @@ def lr_at(config: TrainConfig, step: int) -> float:
     progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
     floor = config.lr * config.final_lr_fraction
     return floor + (config.lr - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
-
-
-def save_atomic(obj: dict, path: Path) -> None:
-    """Write to a temporary file beside ``path`` and rename: a kill leaves the old or the new file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(obj, handle)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @contextmanager
