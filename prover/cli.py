@@ -28,7 +28,7 @@ from prover.search import SEARCHERS
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the problems and proposal order.")
 @click.option("--prefix", type=click.IntRange(0), default=0, show_default=True,
               help="Length of the certified history the imagination reads before the start.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results/prove"), show_default=True,
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs/prove"), show_default=True,
               help="Directory for report.json, problems.jsonl, results.jsonl and prove.png.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
               help="Lean processes at once.")

@@ -37,7 +37,7 @@ class ProveConfig:
     distances: tuple[int, ...] | None = None  # None: 1 up to the largest the class graph allows
     seed: int = 0  # problems and proposal order
     prefix: int = 0  # length of the certified history read before the start (imagination)
-    out: Path = Path("results/prove")  # report.json, problems.jsonl, results.jsonl, plot
+    out: Path = Path("runs/prove")  # report.json, problems.jsonl, results.jsonl, plot
     jobs: int = 2  # Lean processes at once
     max_expansions: int = 100_000  # per problem, a guard
 
