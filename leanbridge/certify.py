@@ -117,7 +117,7 @@ def _check_all(statements: _Statements, store: CertificateStore, bridge: BridgeC
 
 
 def _first_failure(statements: _Statements, rejected: dict[str, Verdict]) -> str:
-    key = min(rejected, key=lambda k: statements.first_use[k])
+    key = next(k for k in statements.first_use if k in rejected)  # first in file order
     return f"{statements.first_use[key]}: Lean rejected the statement ({rejected[key].detail})"
 
 
