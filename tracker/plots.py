@@ -22,39 +22,34 @@ def _label(report: dict) -> str:
     return f"{report['arch']}-{report['objective']}-s{report['seed']}"
 
 
-def plot_exact(reports: list[dict], path: Path) -> Path:
+def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, log_y: bool) -> Path:
+    """One line per report: ``report[key]`` (keyed by chain length) against length, log2 x axis."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for report in reports:
-        x, y = _series(report["exact"])
-        ax.plot(x, y, marker="o", label=_label(report))
+        x, y = _series(report[key])
+        if x:
+            ax.plot(x, [max(v, 1e-7) for v in y] if log_y else y, marker="o", label=_label(report))
     ax.set_xscale("log", base=2)
-    ax.set_ylim(-0.02, 1.02)
+    if log_y:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("chain length (events)")
-    ax.set_ylabel("exact match at the last step")
+    ax.set_ylabel(ylabel)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def plot_exact(reports: list[dict], path: Path) -> Path:
+    return _plot_by_length(reports, "exact", path, "exact match at the last step", log_y=False)
 
 
 def plot_pair_distance(reports: list[dict], path: Path) -> Path:
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for report in reports:
-        x, y = _series(report["pair_distance"])
-        if x:
-            ax.plot(x, [max(v, 1e-7) for v in y], marker="o", label=_label(report))
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("chain length (events)")
-    ax.set_ylabel("centred-cosine distance, certified partners")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _plot_by_length(reports, "pair_distance", path, "centred-cosine distance, certified partners", log_y=True)
 
 
 def write_plots(reports: list[dict], directory: Path) -> list[Path]:
