@@ -3,6 +3,7 @@ the predictions written below before the batch was run.
 
     python benchmarks/tracker_comparison.py                      # the whole registered batch (hours)
     python benchmarks/tracker_comparison.py --arms combo,plain --seeds 0 --steps 2000   # a part
+    python benchmarks/tracker_comparison.py --workers 2            # two runs at a time, one thread each
 
 Each run lives in ``<runs>/<arch>-<objective>-s<seed>`` (a finished run with the same settings is
 reused, an interrupted one resumed), and the collected reports go to ``--out``
@@ -14,6 +15,8 @@ import json
 import os
 import sys
 import tempfile
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -155,7 +158,12 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: EvalConfig, quiet: bool) -> dict:
+def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: EvalConfig, quiet: bool,
+            threads: int | None = None) -> dict:
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
     arch, objective, _ = ARMS[name]
     config = replace(base, arch=arch, objective=objective, seed=seed)
     out = runs / f"{arch}-{objective}-s{seed}"
@@ -171,7 +179,7 @@ def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: Ev
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--data", type=click.Path(path_type=Path), default=Path("data/tier1-a4"), show_default=True,
               help="Certified dataset directory.")
-@click.option("--arms", default="plain,invariance,nextlat,combo,control,metric,transformer", show_default=True,
+@click.option("--arms", default="combo,plain,control,transformer,invariance,nextlat,metric", show_default=True,
               help=f"Comma-separated arms among {', '.join(ARMS)}.")
 @click.option("--seeds", default=None, help="Comma-separated seeds for every chosen arm [default: each arm's "
                                             "registered seeds].")
@@ -181,8 +189,10 @@ def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: Ev
               help="Directory of the individual runs.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("results/tracker.json"), show_default=True,
               help="Where the collected reports and predictions go.")
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+              help="Runs trained at once, each in its own process with cores/workers threads (no progress bars).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def main(data, arms, seeds, steps, eval_chains, runs, out, quiet) -> None:
+def main(data, arms, seeds, steps, eval_chains, runs, out, workers, quiet) -> None:
     """Run the registered tracker comparison (or a part of it) and judge its predictions."""
     chosen = [a.strip() for a in arms.split(",") if a.strip()]
     unknown = [a for a in chosen if a not in ARMS]
@@ -196,14 +206,26 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, quiet) -> None:
     if steps is not None:
         base = replace(base, steps=steps)
     eval_config = EvalConfig(max_chains=eval_chains)
-    reports = []
-    for name in chosen:
-        for seed in (seed_list if seed_list is not None else ARMS[name][2]):
-            click.echo(f"== {name} seed {seed}", err=True)
-            try:
-                reports.append(run_arm(name, seed, base, Path(runs), eval_config, quiet))
-            except ValueError as e:  # DatasetError, CheckpointError
-                raise click.ClickException(str(e)) from None
+    # in the order of --arms: the default puts first what the headline and the prover need
+    jobs = [(name, seed) for name in chosen for seed in (seed_list if seed_list is not None else ARMS[name][2])]
+    done: dict[tuple[str, int], dict] = {}
+    try:
+        if workers == 1:
+            for name, seed in jobs:
+                click.echo(f"== {name} seed {seed}", err=True)
+                done[name, seed] = run_arm(name, seed, base, Path(runs), eval_config, quiet)
+        else:
+            threads = max(1, (os.cpu_count() or 1) // workers)
+            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+                futures = {pool.submit(run_arm, name, seed, base, Path(runs), eval_config, True, threads): (name, seed)
+                           for name, seed in jobs}
+                for future in as_completed(futures):
+                    done[futures[future]] = report = future.result()
+                    click.echo(f"== {futures[future][0]} seed {futures[future][1]}: exact "
+                               f"{json.dumps(report['exact'])}, {report['seconds']:.0f} s", err=True)
+    except ValueError as e:  # DatasetError, CheckpointError
+        raise click.ClickException(str(e)) from None
+    reports = [done[job] for job in jobs]
     from tracker.plots import write_plots
 
     predictions = judge(reports)

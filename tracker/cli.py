@@ -35,8 +35,8 @@ D = TrainConfig()  # the defaults shown by --help
               help="Peak learning rate (cosine decay to --final-lr-fraction of it).")
 @click.option("--final-lr-fraction", type=click.FloatRange(0, 1), default=D.final_lr_fraction, show_default=True,
               help="Final learning rate as a fraction of the peak.")
-@click.option("--fixed-norm/--no-fixed-norm", default=D.fixed_norm, show_default=True,
-              help="Recurrence: rescale the slot to a fixed norm after every event.")
+@click.option("--fixed-norm/--free-norm", default=D.fixed_norm, show_default=True,
+              help="Recurrence: rescale the slot to a fixed norm after every event (section 52), or leave its norm free.")
 @click.option("--mu", type=click.FloatRange(0), default=D.mu, show_default=True,
               help="Weight of the invariance (and control) term.")
 @click.option("--invariance-delay", type=click.FloatRange(0, 1), default=D.invariance_delay, show_default=True,

@@ -28,7 +28,7 @@ class ModelConfig:
     arch: str = "recurrence"  # one of ARCHS
     width: int = 128  # C: the slot's width (the residual width of the baselines)
     ticks: int = 4  # recurrence: attention + MLP updates per event
-    fixed_norm: bool = False  # recurrence: rescale the slot to norm sqrt(C) after every event
+    fixed_norm: bool = True  # recurrence: rescale the slot to norm sqrt(C) after every event (section 52)
     heads: int = 4  # transformer and DeltaProduct heads
     householders: int = 2  # DeltaProduct: Householder factors per event
     blocks: int = 2  # DeltaProduct blocks
@@ -130,9 +130,10 @@ class SlotRecurrence(Tracker):
         scale = 1.0 / math.sqrt(w.shape[-1])
         for _ in range(self.config.ticks):
             q = self.ln_q(w)  # (H, C)
-            scores = torch.bmm(k, q.unsqueeze(-1)).squeeze(-1) * scale  # (H, E)
+            # E is a handful of tokens: broadcast products beat bmm's per-matrix overhead here
+            scores = (k * q.unsqueeze(1)).sum(-1) * scale  # (H, E)
             scores = scores.masked_fill(~mask, float("-inf"))
-            a = torch.bmm(scores.softmax(-1).unsqueeze(1), v).squeeze(1)  # (H, C)
+            a = (scores.softmax(-1).unsqueeze(-1) * v).sum(1)  # (H, C)
             u = w + a
             w = u + self.mlp(self.ln_mlp(u))
         if self.config.fixed_norm:
@@ -140,22 +141,26 @@ class SlotRecurrence(Tracker):
         return w
 
     def _run(self, items: torch.Tensor, keep_all: bool):
+        """Histories are padded at the end (item 0). They are run longest first, so that at step
+        t the live rows are a prefix and finished ones cost nothing; the order is undone at the end."""
         k_all, v_all, m_all, inverse = self._keys_values(items)
+        lengths = (items != 0).sum(1)  # (H,)
+        order = torch.argsort(lengths, descending=True, stable=True)
+        undo = torch.argsort(order)
+        inverse, lengths = inverse[order], lengths[order]
         w = self.w0.expand(items.shape[0], -1)
         views = []
-        for t in range(items.shape[1]):
-            idx = inverse[:, t]
-            active = items[:, t] != 0
-            if not bool(active.any()):
-                break
-            # pad rows keep their slot; their (masked) token rows are all PAD, so attend to row 0
-            new = self._update(w, k_all[idx], v_all[idx], m_all[idx] | ~active[:, None])
-            w = torch.where(active[:, None], new, w)
+        for t in range(int(lengths[0]) if len(lengths) else 0):
+            live = int((lengths > t).sum())
+            idx = inverse[:live, t]
+            new = self._update(w[:live], k_all[idx], v_all[idx], m_all[idx])
+            w = torch.cat([new, w[live:]]) if live < len(w) else new
             if keep_all:
                 views.append(self.ln_out(w))
+        views = [v[undo] for v in views]
         if keep_all and len(views) < items.shape[1]:
             views += [views[-1]] * (items.shape[1] - len(views))
-        return views, w
+        return views, w[undo]
 
     def forward(self, items: torch.Tensor):
         views, w = self._run(items, keep_all=True)

@@ -36,7 +36,7 @@ class TrainConfig:
     objective: str = "combo"  # one of OBJECTIVES
     arch: str = "recurrence"  # one of ARCHS
     width: int = 128  # slot width C (the seed's 128)
-    fixed_norm: bool = False  # recurrence: rescale the slot to a fixed norm after every event
+    fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52's closure)
     seed: int = 0  # model init and batch order
     steps: int = 12_000  # optimiser steps (the seed's 12,000)
     batch_chains: int = 28  # B chains per step with their K partners (B(1+K) histories); 12,000 steps fit 15 min on 2 CPU cores
