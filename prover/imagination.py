@@ -169,17 +169,13 @@ class TrackerImagination:
         return self._item([event.rule, *event.path])
 
     def _update(self, w, rows: list[list[int]]):
-        """w (M, C), one item per row -> w (M, C)."""
-        torch, model = self.torch, self.model
-        toks = torch.tensor(rows, dtype=torch.long, device=self.device)  # (M, E)
-        offset = torch.arange(toks.shape[1], device=self.device) * model.embed.vocab_size
-        emb = model.embed.table(toks + offset)  # (M, E, C)
-        return model._update(w, model.key(emb), model.value(emb), toks != 0)
+        """w (M, C), one item per row (its token ids) -> w (M, C)."""
+        return self.model.read(w, self.torch.tensor(rows, dtype=self.torch.long, device=self.device))
 
     def encode(self, histories: Sequence[History]) -> list[Latent]:
         torch = self.torch
         with torch.no_grad():
-            w = self.model.w0.expand(len(histories), -1)
+            w = self.model.initial_state(len(histories))
             w = self._update(w, [self._tree_item(start) for start, _ in histories])
             longest = max((len(events) for _, events in histories), default=0)
             for t in range(longest):
@@ -202,7 +198,7 @@ class TrackerImagination:
         if not states:
             return []
         with torch.no_grad():
-            ids = self.model.readout(self.model.ln_out(torch.stack(list(states)))).argmax(-1).tolist()  # (M, P)
+            ids = self.model.readout(self.model.view(torch.stack(list(states)))).argmax(-1).tolist()  # (M, P)
         out = []
         names = self.vocab.tokens
         pad = names[0]  # the vocabulary puts padding first

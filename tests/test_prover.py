@@ -209,3 +209,33 @@ def test_a_tracker_trained_on_another_dataset_is_refused(dataset, tmp_path):
                 "identity": {"dataset": {"path": "elsewhere", "dataset_id": "0" * 64}}}, run / "checkpoint.pt")
     code, output = invoke(["--data", dataset, "--tracker", run, "--out", tmp_path / "o"])
     assert code != 0 and "trained on another dataset" in output
+
+
+def test_tracker_imagination_reads_histories_as_the_model_does(dataset, tmp_path):
+    """The adapter's encode/step/decode, driven through the tracker's public state API, agree
+    with the model's own forward pass and readout on the dataset's training chains."""
+    from prover.imagination import load_tracker
+    from tracker.data import load_dataset
+    from tracker.evaluate import EvalConfig
+    from tracker.train import TrainConfig, train
+
+    run = tmp_path / "run"
+    train(TrainConfig(data=str(dataset), objective="combo", steps=3, batch_chains=2, width=16), run,
+          show_progress=False, eval_config=EvalConfig(pair_lengths=(2,), max_chains=2))
+    imagination = load_tracker(run, dataset)
+    data = load_dataset(dataset)
+    records = [json.loads(line) for line in (dataset / "train.jsonl").read_text().splitlines()]
+    histories = [(parse_polish(r["start"], ATOMS), [Event.parse(e) for e in r["events"]]) for r in records]
+    items = data.train["chain_items"].long()
+    with torch.no_grad():
+        z, _ = imagination.model(items)
+        want = imagination.model.readout(z[:, -1]).argmax(-1)  # (H, P)
+    encoded = imagination.encode(histories)
+    stepped = imagination.step(imagination.encode([(s, e[:-1]) for s, e in histories]), [e[-1] for s, e in histories])
+    for a, b in zip(encoded, stepped):
+        assert torch.allclose(a, b, atol=1e-5)
+    with torch.no_grad():
+        got = imagination.model.readout(imagination.model.view(torch.stack(encoded))).argmax(-1)
+    assert torch.equal(got, want)
+    decoded = imagination.decode(encoded)
+    assert len(decoded) == len(histories)

@@ -53,7 +53,11 @@ class ItemEmbedding(nn.Module):
 
     def tokens(self, items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """items (...,) -> token embeddings (..., E, C) and their mask (..., E)."""
-        toks = self.item_tokens[items]  # (..., E)
+        return self.token_rows(self.item_tokens[items])
+
+    def token_rows(self, toks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Items given by their token ids (..., E), 0-padded -> embeddings (..., E, C) and mask (..., E).
+        Any item of the domain can be read this way, not only the dataset's."""
         offset = torch.arange(toks.shape[-1], device=toks.device) * self.vocab_size
         return self.table(toks + offset), toks != 0
 
@@ -173,6 +177,20 @@ class SlotRecurrence(Tracker):
     def advance(self, state: torch.Tensor, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
         k, v, mask, inverse = self._keys_values(items)
         return self.ln_out(self._update(state[rows], k[inverse], v[inverse], mask[inverse]))
+
+    # The slot as a state machine, for callers that hold states themselves (the prover's imagination).
+    def initial_state(self, n: int) -> torch.Tensor:
+        """The slot before any item, for n histories: (n, C)."""
+        return self.w0.expand(n, -1)
+
+    def read(self, w: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
+        """The slots w (M, C) after one more item each, given by its token ids (M, E) -> (M, C)."""
+        emb, mask = self.embed.token_rows(toks)
+        return self._update(w, self.key(emb), self.value(emb), mask)
+
+    def view(self, w: torch.Tensor) -> torch.Tensor:
+        """The normalised view LN(w) (..., C) that the readout reads."""
+        return self.ln_out(w)
 
 
 def sinusoid(length: int, width: int, device=None) -> torch.Tensor:

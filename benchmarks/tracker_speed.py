@@ -1,0 +1,106 @@
+"""Benchmark: where a default training step's time goes, and how long evaluation takes.
+
+Times ``--steps`` optimiser steps of the default recipe (recurrence, combo, width 128, 28 chains
+per step) after a short warm-up, splits one profiled stretch of steps by operator family, and
+times the free-running evaluation of the 512 test chains at 4,096 events. Writes
+``results/tracker_speed.json``. Run it on a quiet machine: other processes share the cores.
+
+    .venv/bin/python benchmarks/tracker_speed.py [--steps 200] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from tracker.data import load_dataset  # noqa: E402
+from tracker.evaluate import EvalConfig, end_views  # noqa: E402
+from tracker.train import Trainer, TrainConfig, package_version  # noqa: E402
+
+# operator families: the first pattern an aten op's name contains decides its family
+FAMILIES = (("matmul (MLP, keys/values, readout)", ("mm", "addmm", "linear")),
+            ("gelu", ("gelu",)), ("layer norm", ("layer_norm",)), ("softmax", ("softmax",)),
+            ("indexing and copies", ("index", "gather", "copy", "cat", "scatter", "where")),
+            ("elementwise", ("mul", "add", "sum", "div", "sub", "norm", "mean", "masked_fill", "pow")),
+            ("optimiser", ("_foreach", "adam", "lerp", "sqrt", "addcdiv", "addcmul")))
+
+
+def family(name: str) -> str:
+    op = name.removeprefix("aten::")
+    for label, patterns in FAMILIES:
+        if any(p in op for p in patterns):
+            return label
+    return "other"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default="data/tier1-a4")
+    ap.add_argument("--steps", type=int, default=200, help="timed optimiser steps")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", default="results/tracker_speed.json")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    data = load_dataset(args.data)
+    config = TrainConfig(data=args.data)
+    trainer = Trainer(config, data)
+    start = 3_000  # past the invariance delay, so every term of the combo is live
+    for step in range(start - 20, start):
+        trainer.train_step(step)
+    began = time.perf_counter()
+    for step in range(start, start + args.steps):
+        trainer.train_step(step)
+    per_step = (time.perf_counter() - began) / args.steps
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for step in range(start, start + 20):
+            trainer.train_step(step)
+    shares: dict[str, float] = {}
+    for event in prof.key_averages():
+        if event.key.startswith("aten::"):
+            shares[family(event.key)] = shares.get(family(event.key), 0.0) + event.self_cpu_time_total
+    total = sum(shares.values()) or 1.0
+
+    test = data.tests[max(data.tests)]
+    items = test["chain_items"][:512]
+    began = time.perf_counter()
+    end_views(trainer.model, items, EvalConfig().chunk)
+    eval_seconds = time.perf_counter() - began
+
+    result = {
+        "threads": args.threads, "timed_steps": args.steps, "seconds_per_step": round(per_step, 4),
+        "steps_per_second": round(1 / per_step, 2),
+        "projected_training_minutes": round(config.steps * per_step / 60, 2),
+        "time_by_operator_family": {k: round(v / total, 3) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])},
+        "eval_chains": int(items.shape[0]), "eval_length": int(max(data.tests)),
+        "eval_seconds": round(eval_seconds, 2),
+        "config": {"arch": config.arch, "objective": config.objective, "width": config.width,
+                   "batch_chains": config.batch_chains, "fixed_norm": config.fixed_norm, "steps": config.steps,
+                   "seed": config.seed},
+        "dataset": data.identity["dataset"], "lean": data.identity["lean"],
+        "package_version": package_version(), "torch_version": torch.__version__,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(result, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, out)
+    print(json.dumps({k: result[k] for k in ("steps_per_second", "projected_training_minutes",
+                                             "time_by_operator_family", "eval_seconds")}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
