@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chains.dataset import DatasetError, DatasetSpec
+from chains.space import Domain
 from leanbridge.certify import certify_dataset
 from tracker.cli import main as train_tracker
 from tracker.data import load_dataset, sample_batch
@@ -226,3 +227,17 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
     assert resumed.exit_code == 0, resumed.output
     bad = CliRunner().invoke(train_tracker, ["--data", str(tmp_path / "nowhere"), "--out", str(out)])
     assert bad.exit_code != 0 and "manifest" in bad.output and "Traceback" not in bad.output
+
+
+def test_a_tier2_tracker_trains_and_reads_trees_of_every_size(tmp_path):
+    """Tier 2 changes the tree's size along a chain: the readout covers the largest tree the
+    domain allows, padded."""
+    spec = DatasetSpec(Domain(atoms=3, tier=2, max_size=9), chains=12, length=4, test_lengths=(8, 16), test_chains=4)
+    certify_dataset(spec, tmp_path / "data", tmp_path / "store.sqlite")
+    data = load_dataset(tmp_path / "data")
+    sizes = {int((data.tree_tokens[t] != 0).sum()) for t in range(len(data.tree_tokens))}
+    assert len(sizes) > 1 and data.tree_len == 9 >= max(sizes)
+    config = TrainConfig(data=str(tmp_path / "data"), objective="combo", steps=3, batch_chains=3, width=16)
+    report = train(config, tmp_path / "run", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+    _check_report(report, "combo", "recurrence")
+    assert report["dataset"]["tier"] == 2
