@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run test bench-certify clean
+.PHONY: setup run test bench-certify bench-tracker bench-tracker-speed bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -29,6 +29,20 @@ test: $(STAMP)
 
 bench-certify: $(STAMP)
 	$(PY) benchmarks/certify_bench.py --tiers 1,2
+
+# The registered tracker comparison: 15 runs of 12,000 steps, two at a time (hours on 2 cores;
+# finished runs are reused and interrupted ones resumed, so it can be run in several sittings).
+bench-tracker: $(STAMP)
+	$(PY) benchmarks/tracker_comparison.py --workers 2
+
+bench-tracker-speed: $(STAMP)
+	$(PY) benchmarks/tracker_speed.py
+
+COMPARISON := runs/comparison/recurrence
+bench-prover: $(STAMP)
+	$(PY) benchmarks/prover_bench.py --data data/tier1-a4 \
+		--trackers $(COMPARISON)-combo-s0,$(COMPARISON)-combo-s1,$(COMPARISON)-combo-s2 \
+		--prefix-trackers $(COMPARISON)-plain-s0,$(COMPARISON)-combo-s0 --prefix 4096
 
 clean:
 	rm -rf .venv data runs

@@ -3,14 +3,17 @@ for each given tracker run directory (with and without a certified prefix). Writ
 ``results/prover.json`` ({"runs": [report, ...]}) and prints a markdown table.
 
     .venv/bin/python benchmarks/prover_bench.py --data data/tier1-a4 \\
-        --trackers runs/recurrence-combo-s0,runs/recurrence-combo-s1,runs/recurrence-combo-s2 \\
-        --prefix-trackers runs/recurrence-plain-s0,runs/recurrence-combo-s0 --prefix 4096
+        --trackers runs/comparison/recurrence-combo-s0,runs/comparison/recurrence-combo-s1,runs/comparison/recurrence-combo-s2 \\
+        --prefix-trackers runs/comparison/recurrence-plain-s0,runs/comparison/recurrence-combo-s0 --prefix 4096
+
+The tracker runs are those of the registered comparison (benchmarks/tracker_comparison.py).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import tempfile
 from pathlib import Path
 
 from prover.run import ProveConfig, ProveError, prove
@@ -33,6 +36,8 @@ def main() -> None:
     ap.add_argument("--prefix-trackers", default="", help="run directories for the --prefix comparison")
     ap.add_argument("--prefix", type=int, default=4096)
     ap.add_argument("--problems", type=int, default=1000, help="problems per distance")
+    ap.add_argument("--prefix-problems", type=int, default=100,
+                    help="problems per distance for the --prefix runs (each reads a 4,096-event history first)")
     ap.add_argument("--distances", default="", help="comma-separated; default all")
     ap.add_argument("--kernel-budget", type=int, default=1000, help="calls per problem for the kernel searchers")
     ap.add_argument("--imagination-budget", type=int, default=1, help="calls per problem for the imagination")
@@ -42,15 +47,17 @@ def main() -> None:
     ap.add_argument("--work", default="results/prover-runs", help="directory for each run's report and plot")
     args = ap.parse_args()
     distances = tuple(int(d) for d in args.distances.split(",") if d) or None
-    common = dict(data=Path(args.data), problems=args.problems, distances=distances, seed=args.seed, jobs=args.jobs)
-    plans = [("kernel-uniform", None, 0, args.kernel_budget), ("kernel-lookahead", None, 0, args.kernel_budget)]
-    plans += [("imagination", t, 0, args.imagination_budget) for t in args.trackers.split(",") if t]
-    plans += [("imagination", t, args.prefix, args.imagination_budget) for t in args.prefix_trackers.split(",") if t]
+    common = dict(data=Path(args.data), distances=distances, seed=args.seed, jobs=args.jobs)
+    n, n_prefix = args.problems, args.prefix_problems
+    plans = [("kernel-uniform", None, 0, args.kernel_budget, n), ("kernel-lookahead", None, 0, args.kernel_budget, n)]
+    plans += [("imagination", t, 0, args.imagination_budget, n) for t in args.trackers.split(",") if t]
+    plans += [("imagination", t, args.prefix, args.imagination_budget, n_prefix)
+              for t in args.prefix_trackers.split(",") if t]
     runs = []
-    for searcher, tracker, prefix, budget in plans:
+    for searcher, tracker, prefix, budget, problems in plans:
         name = searcher if tracker is None else f"{searcher}-{Path(tracker).name}-p{prefix}"
         config = ProveConfig(searcher=searcher, tracker=Path(tracker or "runs/none"), prefix=prefix,
-                             budget_calls=budget, out=Path(args.work) / name, **common)
+                             budget_calls=budget, problems=problems, out=Path(args.work) / name, **common)
         try:
             report = prove(config)
         except ProveError as e:
@@ -58,8 +65,13 @@ def main() -> None:
             continue
         runs.append(report)
         print(f"{name}: success {report['success']:.3f}, calls/solved {report['kernel_calls_per_solved']}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({"runs": runs}, indent=2) + "\n")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
+    with os.fdopen(fd, "w") as handle:
+        json.dump({"runs": runs}, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, out)
     print()
     print("| searcher | prefix | budget | problems | success | calls / solved | Lean processes | "
           "held = truth | successors = truth | certified solutions | s |")
