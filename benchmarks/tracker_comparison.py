@@ -169,6 +169,23 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def run_dir(name: str, seed: int, runs: Path) -> Path:
+    arch, objective, _, fixed_norm = ARMS[name]
+    return runs / (f"{arch}-{objective}-s{seed}" if fixed_norm else f"{arch}-{objective}-free-s{seed}")
+
+
+def finished_report(name: str, seed: int, base: TrainConfig, runs: Path) -> dict | None:
+    """The report of a run finished earlier with exactly these settings, else None."""
+    arch, objective, _, fixed_norm = ARMS[name]
+    config = replace(base, arch=arch, objective=objective, seed=seed, fixed_norm=fixed_norm)
+    path = run_dir(name, seed, runs) / "report.json"
+    if path.is_file():
+        report = json.loads(path.read_text())
+        if report.get("config") == asdict(config):
+            return report
+    return None
+
+
 def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: EvalConfig, quiet: bool,
             threads: int | None = None) -> dict:
     if threads is not None:
@@ -177,12 +194,11 @@ def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: Ev
         torch.set_num_threads(threads)
     arch, objective, _, fixed_norm = ARMS[name]
     config = replace(base, arch=arch, objective=objective, seed=seed, fixed_norm=fixed_norm)
-    out = runs / (f"{arch}-{objective}-s{seed}" if fixed_norm else f"{arch}-{objective}-free-s{seed}")
-    report_path, checkpoint = out / "report.json", out / "checkpoint.pt"
-    if report_path.is_file():
-        report = json.loads(report_path.read_text())
-        if report.get("config") == asdict(config):
-            return report  # finished earlier with the same settings
+    out = run_dir(name, seed, runs)
+    checkpoint = out / "checkpoint.pt"
+    report = finished_report(name, seed, base, runs)
+    if report is not None:
+        return report
     resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
     return train(config, out, resume=resume, show_progress=not quiet, eval_config=eval_config)
 
@@ -202,8 +218,10 @@ def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: Ev
               help="Where the collected reports and predictions go.")
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
               help="Runs trained at once, each in its own process with cores/workers threads (no progress bars).")
+@click.option("--collect", is_flag=True,
+              help="Train nothing: collect the runs already finished, judge on them, and list the missing ones.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def main(data, arms, seeds, steps, eval_chains, runs, out, workers, quiet) -> None:
+def main(data, arms, seeds, steps, eval_chains, runs, out, workers, collect, quiet) -> None:
     """Run the registered tracker comparison (or a part of it) and judge its predictions."""
     chosen = [a.strip() for a in arms.split(",") if a.strip()]
     unknown = [a for a in chosen if a not in ARMS]
@@ -221,7 +239,14 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, quiet) -> No
     jobs = [(name, seed) for name in chosen for seed in (seed_list if seed_list is not None else ARMS[name][2])]
     done: dict[tuple[str, int], dict] = {}
     try:
-        if workers == 1:
+        if collect:
+            for name, seed in jobs:
+                report = finished_report(name, seed, base, Path(runs))
+                if report is None:
+                    click.echo(f"== {name} seed {seed}: not run (or not finished)", err=True)
+                else:
+                    done[name, seed] = report
+        elif workers == 1:
             for name, seed in jobs:
                 click.echo(f"== {name} seed {seed}", err=True)
                 done[name, seed] = run_arm(name, seed, base, Path(runs), eval_config, quiet)
@@ -236,14 +261,16 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, quiet) -> No
                                f"{json.dumps(report['exact'])}, {report['seconds']:.0f} s", err=True)
     except ValueError as e:  # DatasetError, CheckpointError
         raise click.ClickException(str(e)) from None
-    reports = [done[job] for job in jobs]
+    reports = [done[job] for job in jobs if job in done]
+    missing = [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done]
     from tracker.plots import write_plots
 
     predictions = judge(reports)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
     with os.fdopen(fd, "w") as handle:
-        json.dump({"runs": reports, "predictions": predictions, "registered": dict(PREDICTIONS)}, handle, indent=2)
+        json.dump({"runs": reports, "missing": missing, "predictions": predictions, "registered": dict(PREDICTIONS)},
+                  handle, indent=2)
         handle.write("\n")
     os.replace(tmp, out)
     figure_dir = out.parent / f"{out.stem}-figures"
