@@ -38,11 +38,13 @@ bench-tracker: $(STAMP)
 bench-tracker-speed: $(STAMP)
 	$(PY) benchmarks/tracker_speed.py
 
+# The trackers come from bench-tracker (plain-free: `tracker_comparison.py --arms plain-free --seeds 0`);
+# a run whose report is already in results/prover-runs with the same settings is reused.
 COMPARISON := runs/comparison/recurrence
 bench-prover: $(STAMP)
 	$(PY) benchmarks/prover_bench.py --data data/tier1-a4 \
 		--trackers $(COMPARISON)-combo-s0,$(COMPARISON)-combo-s1,$(COMPARISON)-combo-s2 \
-		--prefix-trackers $(COMPARISON)-plain-s0,$(COMPARISON)-combo-s0 --prefix 4096
+		--prefix-trackers $(COMPARISON)-plain-s0,$(COMPARISON)-plain-free-s0,$(COMPARISON)-combo-s0 --prefix 4096
 
 clean:
 	rm -rf .venv data runs

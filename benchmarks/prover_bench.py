@@ -4,7 +4,7 @@ for each given tracker run directory (with and without a certified prefix). Writ
 
     .venv/bin/python benchmarks/prover_bench.py --data data/tier1-a4 \\
         --trackers runs/comparison/recurrence-combo-s0,runs/comparison/recurrence-combo-s1,runs/comparison/recurrence-combo-s2 \\
-        --prefix-trackers runs/comparison/recurrence-plain-s0,runs/comparison/recurrence-combo-s0 --prefix 4096
+        --prefix-trackers runs/comparison/recurrence-plain-s0,runs/comparison/recurrence-plain-free-s0,runs/comparison/recurrence-combo-s0 --prefix 4096
 
 The tracker runs are those of the registered comparison (benchmarks/tracker_comparison.py).
 """
@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 from prover.run import ProveConfig, ProveError, prove
@@ -27,6 +28,27 @@ def _row(r: dict) -> str:
             f"{'–' if cps is None else f'{cps:.1f}'} | {r['lean_processes']} | {frac(r['states_held_fraction_equal'])} | "
             f"{frac(r['successors_fraction_equal'])} | {r['distinct_certified_solutions']}/{r['distinct_solutions']} | "
             f"{r['seconds']:.0f} |")
+
+
+# settings that decide a run's outcome (jobs and out do not)
+DECIDING = ("data", "tracker", "searcher", "budget_calls", "problems", "distances", "seed", "prefix", "max_expansions")
+
+
+def finished_report(config: ProveConfig) -> dict | None:
+    """A report left in ``config.out`` by an earlier run with the same deciding settings, made
+    after the tracker's checkpoint was last written; else None."""
+    path = config.out / "report.json"
+    if not path.is_file():
+        return None
+    report = json.loads(path.read_text())
+    want = json.loads(json.dumps(asdict(config), default=str))
+    if any(report.get("config", {}).get(k) != want[k] for k in DECIDING):
+        return None
+    checkpoint = config.tracker / "checkpoint.pt"
+    if config.searcher == "imagination" and (not checkpoint.is_file()
+                                             or checkpoint.stat().st_mtime > path.stat().st_mtime):
+        return None
+    return report
 
 
 def main() -> None:
@@ -45,6 +67,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="results/prover.json")
     ap.add_argument("--work", default="results/prover-runs", help="directory for each run's report and plot")
+    ap.add_argument("--fresh", action="store_true", help="rerun every plan even when --work holds its report")
     args = ap.parse_args()
     distances = tuple(int(d) for d in args.distances.split(",") if d) or None
     common = dict(data=Path(args.data), distances=distances, seed=args.seed, jobs=args.jobs)
@@ -59,7 +82,9 @@ def main() -> None:
         config = ProveConfig(searcher=searcher, tracker=Path(tracker or "runs/none"), prefix=prefix,
                              budget_calls=budget, problems=problems, out=Path(args.work) / name, **common)
         try:
-            report = prove(config)
+            report = None if args.fresh else finished_report(config)
+            if report is None:
+                report = prove(config)
         except ProveError as e:
             print(f"skipped {name}: {e}")
             continue
