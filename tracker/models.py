@@ -132,11 +132,11 @@ class SlotRecurrence(Tracker):
     def _update(self, w, k, v, mask):
         """One item: w (H, C), k/v (H, E, C), mask (H, E) -> w (H, C)."""
         scale = 1.0 / math.sqrt(w.shape[-1])
+        pad = torch.zeros(mask.shape, dtype=w.dtype, device=w.device).masked_fill_(~mask, float("-inf"))  # (H, E)
         for _ in range(self.config.ticks):
             q = self.ln_q(w)  # (H, C)
             # E is a handful of tokens: broadcast products beat bmm's per-matrix overhead here
-            scores = (k * q.unsqueeze(1)).sum(-1) * scale  # (H, E)
-            scores = scores.masked_fill(~mask, float("-inf"))
+            scores = (k * q.unsqueeze(1)).sum(-1) * scale + pad  # (H, E); padding tokens get -inf
             a = (scores.softmax(-1).unsqueeze(-1) * v).sum(1)  # (H, C)
             u = w + a
             w = u + self.mlp(self.ln_mlp(u))
@@ -161,17 +161,16 @@ class SlotRecurrence(Tracker):
             w = torch.cat([new, w[live:]]) if live < len(w) else new
             if keep_all:
                 views.append(self.ln_out(w))
-        views = [v[undo] for v in views]
         if keep_all and len(views) < items.shape[1]:
             views += [views[-1]] * (items.shape[1] - len(views))
-        return views, w[undo]
+        return views, w[undo], undo
 
     def forward(self, items: torch.Tensor):
-        views, w = self._run(items, keep_all=True)
-        return torch.stack(views, 1), w  # (H, T, C), (H, C)
+        views, w, undo = self._run(items, keep_all=True)
+        return torch.stack(views, 1)[undo], w  # (H, T, C), (H, C)
 
     def final_view(self, items: torch.Tensor) -> torch.Tensor:
-        _, w = self._run(items, keep_all=False)
+        _, w, _ = self._run(items, keep_all=False)
         return self.ln_out(w)
 
     def advance(self, state: torch.Tensor, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:

@@ -282,6 +282,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         "steps_per_second": round(config.steps / trainer.train_seconds, 3) if trainer.train_seconds else None,
         "dataset": data.identity["dataset"], "lean": data.identity["lean"],
         "package_version": package_version(), "torch_version": torch.__version__,
+        "torch_threads": torch.get_num_threads(),  # bits repeat at the same thread count
         "parameters": sum(p.numel() for p in trainer.model.parameters()),
         "compute_note": compute_note(config.arch),
         "final_losses": last_losses,
