@@ -21,6 +21,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import click
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
@@ -42,7 +43,7 @@ ARMS = {
     "plain-free": ("recurrence", "plain", (), False),
     "combo-free": ("recurrence", "combo", (), False),
 }
-REGISTERED = ("plain", "invariance", "nextlat", "combo", "control", "metric", "transformer")
+REGISTERED = tuple(name for name, (_, _, seeds, _) in ARMS.items() if seeds)
 
 EXACT = 0.99  # "exact" means exact match >= 0.99
 
@@ -174,10 +175,14 @@ def run_dir(name: str, seed: int, runs: Path) -> Path:
     return runs / (f"{arch}-{objective}-s{seed}" if fixed_norm else f"{arch}-{objective}-free-s{seed}")
 
 
+def arm_config(name: str, seed: int, base: TrainConfig) -> TrainConfig:
+    arch, objective, _, fixed_norm = ARMS[name]
+    return replace(base, arch=arch, objective=objective, seed=seed, fixed_norm=fixed_norm)
+
+
 def finished_report(name: str, seed: int, base: TrainConfig, runs: Path) -> dict | None:
     """The report of a run finished earlier with exactly these settings, else None."""
-    arch, objective, _, fixed_norm = ARMS[name]
-    config = replace(base, arch=arch, objective=objective, seed=seed, fixed_norm=fixed_norm)
+    config = arm_config(name, seed, base)
     path = run_dir(name, seed, runs) / "report.json"
     if path.is_file():
         report = json.loads(path.read_text())
@@ -189,16 +194,12 @@ def finished_report(name: str, seed: int, base: TrainConfig, runs: Path) -> dict
 def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: EvalConfig, quiet: bool,
             threads: int | None = None) -> dict:
     if threads is not None:
-        import torch
-
         torch.set_num_threads(threads)
-    arch, objective, _, fixed_norm = ARMS[name]
-    config = replace(base, arch=arch, objective=objective, seed=seed, fixed_norm=fixed_norm)
-    out = run_dir(name, seed, runs)
-    checkpoint = out / "checkpoint.pt"
     report = finished_report(name, seed, base, runs)
     if report is not None:
         return report
+    config, out = arm_config(name, seed, base), run_dir(name, seed, runs)
+    checkpoint = out / "checkpoint.pt"
     resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
     return train(config, out, resume=resume, show_progress=not quiet, eval_config=eval_config)
 
