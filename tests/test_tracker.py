@@ -1,6 +1,7 @@
 """The tracker: properties of the Nerode terms, refusal of uncertified data, and tiny end-to-end
 runs of every objective and every architecture on a tiny dataset certified by the real Lean."""
 import json
+from dataclasses import fields
 import shutil
 
 import pytest
@@ -227,6 +228,13 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
     assert resumed.exit_code == 0, resumed.output
     bad = CliRunner().invoke(train_tracker, ["--data", str(tmp_path / "nowhere"), "--out", str(out)])
     assert bad.exit_code != 0 and "manifest" in bad.output and "Traceback" not in bad.output
+
+
+def test_every_training_setting_is_an_option_of_the_command():
+    """The command builds its TrainConfig from its options by name: a setting without an option
+    could never be changed from the command line, an option without a setting would be refused."""
+    options = {p.name for p in train_tracker.params} - {"eval_chains", "out", "resume", "quiet", "help"}
+    assert options == {f.name for f in fields(TrainConfig)}
 
 
 def test_a_tier2_tracker_trains_and_reads_trees_of_every_size(tmp_path):

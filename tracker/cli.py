@@ -35,6 +35,12 @@ D = TrainConfig()  # the defaults shown by --help
               help="Peak learning rate (cosine decay to --final-lr-fraction of it).")
 @click.option("--final-lr-fraction", type=click.FloatRange(0, 1), default=D.final_lr_fraction, show_default=True,
               help="Final learning rate as a fraction of the peak.")
+@click.option("--warmup-steps", type=click.IntRange(0), default=D.warmup_steps, show_default=True,
+              help="Steps of linear learning-rate warm-up.")
+@click.option("--weight-decay", type=click.FloatRange(0), default=D.weight_decay, show_default=True,
+              help="AdamW weight decay.")
+@click.option("--grad-clip", type=click.FloatRange(min=0, min_open=True), default=D.grad_clip, show_default=True,
+              help="Clip of the global gradient norm.")
 @click.option("--fixed-norm/--free-norm", default=D.fixed_norm, show_default=True,
               help="Recurrence: rescale the slot to a fixed norm after every event (section 52), or leave its norm free.")
 @click.option("--mu", type=click.FloatRange(0), default=D.mu, show_default=True,
@@ -65,26 +71,19 @@ D = TrainConfig()  # the defaults shown by --help
               help="Run directory [default: runs/<arch>-<objective>-s<seed>].")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out (same settings).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def main(objective, data, arch, seed, steps, width, batch_chains, lr, final_lr_fraction, fixed_norm, mu,
-         invariance_delay, invariance_ramp, nextlat_weight, nextlat_delay, nextlat_ramp, metric_weight,
-         metric_delay, metric_ramp, gamma, checkpoint_every, eval_chains, out, resume, quiet) -> None:
+def main(eval_chains: int, out: Path | None, resume: bool, quiet: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
+    # every other option is a TrainConfig field of the same name
     try:
-        config = TrainConfig(
-            data=str(data), objective=objective, arch=arch, width=width, fixed_norm=fixed_norm, seed=seed,
-            steps=steps, batch_chains=batch_chains, lr=lr, final_lr_fraction=final_lr_fraction, mu=mu,
-            invariance_delay=invariance_delay, invariance_ramp=invariance_ramp, nextlat_weight=nextlat_weight,
-            nextlat_delay=nextlat_delay, nextlat_ramp=nextlat_ramp, metric_weight=metric_weight,
-            metric_delay=metric_delay, metric_ramp=metric_ramp, gamma=gamma, checkpoint_every=checkpoint_every)
+        config = TrainConfig(**{**settings, "data": str(settings["data"])})
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    out = out or Path("runs") / f"{arch}-{objective}-s{seed}"
+    out = out or Path("runs") / f"{config.arch}-{config.objective}-s{config.seed}"
     try:
         report = train(config, out, resume=resume, show_progress=not quiet,
                        eval_config=EvalConfig(max_chains=eval_chains))
-    except (DatasetError, CheckpointError, TrainingInterrupted) as e:
-        raise click.ClickException(str(e)) from None
-    except ValueError as e:  # e.g. an objective the dataset cannot serve
+    except (DatasetError, CheckpointError, TrainingInterrupted, ValueError) as e:
+        # ValueError: e.g. an objective the dataset cannot serve
         raise click.ClickException(str(e)) from None
     except KeyboardInterrupt:  # before training started (while loading) or during evaluation
         raise click.ClickException(f"interrupted; any checkpoint in {out} is intact (--resume continues)") from None
