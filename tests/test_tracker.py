@@ -233,7 +233,7 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
 def test_every_training_setting_is_an_option_of_the_command():
     """The command builds its TrainConfig from its options by name: a setting without an option
     could never be changed from the command line, an option without a setting would be refused."""
-    options = {p.name for p in train_tracker.params} - {"eval_chains", "out", "resume", "quiet", "help"}
+    options = {p.name for p in train_tracker.params} - {"eval_chains", "out", "resume", "threads", "quiet", "help"}
     assert options == {f.name for f in fields(TrainConfig)}
 
 

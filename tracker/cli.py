@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import click
+import torch
 
 from chains.dataset import DatasetError
 from tracker.evaluate import EvalConfig
@@ -70,14 +71,18 @@ D = TrainConfig()  # the defaults shown by --help
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory [default: runs/<arch>-<objective>-s<seed>].")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out (same settings).")
+@click.option("--threads", type=click.IntRange(1), default=None,
+              help="Torch threads [default: torch's, one per core]. Runs repeat bit for bit at a fixed count of one.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def main(eval_chains: int, out: Path | None, resume: bool, quiet: bool, **settings) -> None:
+def main(eval_chains: int, out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
     # every other option is a TrainConfig field of the same name
     try:
         config = TrainConfig(**{**settings, "data": str(settings["data"])})
     except ValueError as e:
         raise click.UsageError(str(e)) from None
+    if threads is not None:
+        torch.set_num_threads(threads)
     out = out or Path("runs") / f"{config.arch}-{config.objective}-s{config.seed}"
     try:
         report = train(config, out, resume=resume, show_progress=not quiet,

@@ -18,18 +18,36 @@ def _series(mapping: dict) -> tuple[list[int], list[float]]:
     return [p[0] for p in points], [p[1] for p in points]
 
 
-def _label(report: dict) -> str:
-    return f"{report['arch']}-{report['objective']}-s{report['seed']}"
+def _arm(report: dict) -> str:
+    """What a run trained: the objective for the recurrence (with its norm when free), else the arch."""
+    if report["arch"] != "recurrence":
+        return report["arch"] if report["objective"] == "plain" else f"{report['arch']} ({report['objective']})"
+    free = report.get("config", {}).get("fixed_norm") is False
+    return report["objective"] + (", norm free" if free else "")
+
+
+SEED_STYLES = ("-", "--", ":", "-.")
 
 
 def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, log_y: bool) -> Path:
-    """One line per report: ``report[key]`` (keyed by chain length) against length, log2 x axis."""
+    """``report[key]`` (keyed by chain length) against length, log2 x axis: one colour and
+    marker per arm, one line style per seed, one legend entry per arm."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    arms = list(dict.fromkeys(_arm(r) for r in reports))
+    colours = plt.get_cmap("tab10")
+    markers = "osD^v<>phX"
+    fig, ax = plt.subplots(figsize=(6.5, 3.5))
+    labelled = set()
     for report in reports:
         x, y = _series(report[key])
-        if x:
-            ax.plot(x, [max(v, 1e-7) for v in y] if log_y else y, marker="o", label=_label(report))
+        if not x:
+            continue
+        arm = _arm(report)
+        i = arms.index(arm)
+        ax.plot(x, [max(v, 1e-7) for v in y] if log_y else y, color=colours(i % 10), marker=markers[i % len(markers)],
+                linestyle=SEED_STYLES[report["seed"] % len(SEED_STYLES)], markersize=4, alpha=0.85,
+                label=None if arm in labelled else arm)
+        labelled.add(arm)
     ax.set_xscale("log", base=2)
     if log_y:
         ax.set_yscale("log")
@@ -37,7 +55,10 @@ def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, log_
         ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("chain length (events)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7)
+    seeds = sorted({r["seed"] for r in reports})
+    title = None if len(seeds) < 2 else "seed " + ", ".join(
+        f"{s} {'solid dashed dotted dashdot'.split()[s % 4]}" for s in seeds)
+    ax.legend(fontsize=7, title=title, title_fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
