@@ -16,12 +16,13 @@ setup: $(STAMP)
 
 # The main job on small defaults, the whole pipeline in a few minutes: certify the default
 # tier-1 dataset and re-verify it in Lean; train a small tracker on it (3,000 steps, norm free:
-# it learns short chains sooner; the 12,000-step default is what stays exact); search with it
-# as imagination at one kernel call per problem.
+# it learns short chains sooner; the 12,000-step default is what stays exact; one thread, so
+# that every run gives the same bits); search with it as imagination at one kernel call per problem.
 run: $(STAMP)
 	.venv/bin/certify --atoms 4 --tier 1 --out data/tier1-a4
 	.venv/bin/certify --verify data/tier1-a4
-	.venv/bin/train-tracker --objective combo --steps 3000 --free-norm --eval-chains 128 --out runs/demo-combo
+	.venv/bin/train-tracker --objective combo --steps 3000 --free-norm --threads 1 --eval-chains 128 \
+		--out runs/demo-combo
 	.venv/bin/prove --budget-calls 1 --tracker runs/demo-combo --problems 20 --out runs/demo-prove
 
 test: $(STAMP)
