@@ -223,6 +223,7 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     assert report["steps"] == 3 and (out / "checkpoint.pt").is_file()
+    assert all((out / name).stat().st_size > 0 for name in ("exact.png", "pair_distance.png"))
     resumed = CliRunner().invoke(train_tracker, ["--data", str(tiny), "--steps", "3", "--batch-chains", "4",
                                                  "--objective", "combo", "--out", str(out), "--quiet", "--resume"])
     assert resumed.exit_code == 0, resumed.output
