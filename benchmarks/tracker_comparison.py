@@ -138,16 +138,16 @@ def judge(reports: list[dict]) -> list[dict]:
     else:
         verdict("control_not_better", None, {"control": control, "plain": plain_vals})
 
-    pairs = [(r["pair_growth"], 1 - _exact(r, 256)) for r in reports
-             if r["arch"] == "recurrence" and r.get("pair_growth") is not None and _exact(r, 256) is not None]
-    rho = spearman([p[0] for p in pairs], [p[1] for p in pairs])
-    pairs_1024 = [(r["pair_growth"], 1 - _exact(r, 1024)) for r in reports
-                  if r["arch"] == "recurrence" and r.get("pair_growth") is not None and _exact(r, 1024) is not None]
-    rho_1024 = spearman([p[0] for p in pairs_1024], [p[1] for p in pairs_1024])
+    def growth_against_drift(length: int) -> tuple[float | None, int]:  # (Spearman, runs) over the recurrence runs
+        pairs = [(r["pair_growth"], 1 - _exact(r, length)) for r in reports
+                 if r["arch"] == "recurrence" and r.get("pair_growth") is not None and _exact(r, length) is not None]
+        return spearman([p[0] for p in pairs], [p[1] for p in pairs]), len(pairs)
+
+    (rho, runs), (rho_1024, _) = growth_against_drift(256), growth_against_drift(1024)
     recurrence_arms = [a for a in REGISTERED if ARMS[a][0] == "recurrence"]
     final = rho is not None and all(complete(a) for a in recurrence_arms)  # ranges over every recurrence run
     verdict("growth_predicts_drift", rho >= 0.7 if final else None,
-            {"spearman_256": rho, "spearman_1024": rho_1024, "runs": len(pairs)})
+            {"spearman_256": rho, "spearman_1024": rho_1024, "runs": runs})
     return out
 
 

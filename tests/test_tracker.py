@@ -1,8 +1,8 @@
 """The tracker: properties of the Nerode terms, refusal of uncertified data, and tiny end-to-end
 runs of every objective and every architecture on a tiny dataset certified by the real Lean."""
 import json
-from dataclasses import fields
 import shutil
+from dataclasses import fields
 
 import pytest
 import torch

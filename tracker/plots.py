@@ -26,7 +26,7 @@ def _arm(report: dict) -> str:
     return report["objective"] + (", norm free" if free else "")
 
 
-SEED_STYLES = ("-", "--", ":", "-.")
+SEED_STYLES = (("-", "solid"), ("--", "dashed"), (":", "dotted"), ("-.", "dashdot"))  # (matplotlib style, name)
 
 
 def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, log_y: bool) -> Path:
@@ -45,7 +45,7 @@ def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, log_
         arm = _arm(report)
         i = arms.index(arm)
         ax.plot(x, [max(v, 1e-7) for v in y] if log_y else y, color=colours(i % 10), marker=markers[i % len(markers)],
-                linestyle=SEED_STYLES[report["seed"] % len(SEED_STYLES)], markersize=4, alpha=0.85,
+                linestyle=SEED_STYLES[report["seed"] % len(SEED_STYLES)][0], markersize=4, alpha=0.85,
                 label=None if arm in labelled else arm)
         labelled.add(arm)
     ax.set_xscale("log", base=2)
@@ -57,7 +57,7 @@ def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, log_
     ax.set_ylabel(ylabel)
     seeds = sorted({r["seed"] for r in reports})
     title = None if len(seeds) < 2 else "seed " + ", ".join(
-        f"{s} {'solid dashed dotted dashdot'.split()[s % 4]}" for s in seeds)
+        f"{s} {SEED_STYLES[s % len(SEED_STYLES)][1]}" for s in seeds)
     ax.legend(fontsize=7, title=title, title_fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
