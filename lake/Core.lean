@@ -135,3 +135,16 @@ theorem N.mul_assoc (n m k : N) : Eq (N.mul (N.mul n m) k) (N.mul n (N.mul m k))
     (fun k ih => Eq.trans (congrArg (fun t => N.add t (N.mul n m)) ih)
       (Eq.symm (N.left_distrib n (N.mul m k) m)))
     k
+
+/-! ## Congruence in one argument of a binary operation
+
+A probe names a position by a path of `0`/`1` from the root; its proof term walks the path with
+these two lemmas, leaving the operation and the other argument for Lean to infer by
+unification. Where the path leaves the tree, or the lemma's left side does not match the node
+it reaches, Lean itself rejects the term. -/
+
+theorem congr_fst {f : N → N → N} {x x' : N} (y : N) (h : Eq x x') : Eq (f x y) (f x' y) :=
+  congrArg (fun t => f t y) h
+
+theorem congr_snd {f : N → N → N} (x : N) {y y' : N} (h : Eq y y') : Eq (f x y) (f x y') :=
+  congrArg (f x) h

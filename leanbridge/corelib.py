@@ -22,7 +22,7 @@ CORE_MODULE = "Core"
 ALLOWED_AXIOMS = {"lcAny", "lcErased", "lcProof", "lcUnreachable"}
 # Lemmas every certificate may use; each must itself depend on no axiom.
 AUDITED = ("rfl", "Eq.symm", "Eq.trans", "congrArg", "N.add_comm", "N.mul_comm", "N.add_assoc",
-           "N.mul_assoc", "N.left_distrib", "N.right_distrib")
+           "N.mul_assoc", "N.left_distrib", "N.right_distrib", "congr_fst", "congr_snd")
 
 
 @dataclass(frozen=True)
