@@ -13,7 +13,6 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from pathlib import Path
 
 from chains.dataset import (DatasetError, DatasetSpec, DatasetWriter, domain_of, encode_history,
@@ -22,13 +21,14 @@ from chains.rules import Event, apply
 from chains.sampling import Walk, sample_split, split_rng
 from chains.space import StateSpace, domain_size
 from chains.trees import Tree
-from leanbridge.checker import Checker, Verdict
+from leanbridge.asker import AskConfig, Asker, QuestionFailed
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
 from leanbridge.paths import cache_dir
+from leanbridge.questions import Certify
 from leanbridge.render import Statement, equivalence_statement, step_statement
-from leanbridge.runner import LeanLimits
 from leanbridge.store import CertificateStore
+from leanbridge.verdicts import Answer, Rejected
 
 CERT_ID_LENGTH = 16
 PACKAGE_VERSION = "0.1.0"
@@ -42,15 +42,6 @@ def _quiet(phase: str, done: int, total: int) -> None:
 
 def default_store() -> Path:
     return cache_dir() / "certificates.sqlite"
-
-
-@dataclass(frozen=True)
-class BridgeConfig:
-    """How statements reach Lean."""
-
-    jobs: int = 2  # Lean processes at once
-    limits: LeanLimits = LeanLimits()
-    batch_size: int = 1000  # theorems per Lean file at most
 
 
 class CertificationFailed(Exception):
@@ -89,43 +80,48 @@ class _Statements:
         return key
 
 
-def _check_all(statements: _Statements, store: CertificateStore, bridge: BridgeConfig,
-               progress: Progress) -> tuple[int, dict[str, Verdict], int]:
+def _check_all(statements: _Statements, store: CertificateStore, bridge: AskConfig,
+               progress: Progress) -> tuple[int, dict[str, Rejected], int]:
     """Certify every statement missing from ``store``. Returns (kernel checked, rejections, processes)."""
     keys = list(statements.by_key)
     have = store.certified(keys)
     todo = [(k, statements.by_key[k]) for k in keys if k not in have]
-    rejected: dict[str, Verdict] = {}
+    rejected: dict[str, Rejected] = {}
     done = 0
     progress("lean", 0, len(todo))
 
-    def on_verdicts(verdicts: list[tuple[int, Verdict]]) -> None:
+    def on_answers(answers: list[tuple[int, Answer]], seconds: float) -> None:
         nonlocal done
         rows = []
-        for index, verdict in verdicts:
+        for index, answer in answers:
             key, statement = todo[index]
-            rows.append((key, statement.kind, statement.text, verdict))
-            if not verdict.certified:
-                rejected[key] = verdict
+            rows.append((key, statement.kind, statement.text, answer, seconds))
+            if not answer.complete:
+                rejected[key] = answer if isinstance(answer, Rejected) else Rejected("not_complete", str(answer))
         store.record(rows)
-        done += len(verdicts)
+        done += len(answers)
         progress("lean", done, len(todo))
 
-    checker = Checker(statements.lean, statements.core, bridge.jobs, bridge.limits, bridge.batch_size)
-    checker.check(todo, on_verdicts)
-    return len(todo), rejected, checker.processes
+    asker = Asker(statements.lean, statements.core, statements.atoms, bridge)
+    try:
+        asker.ask([Certify(statement) for _, statement in todo], on_answers)
+    except QuestionFailed as e:
+        key = todo[e.index][0]
+        raise CertificationFailed(f"{statements.first_use[key]}: {e}") from e
+    return len(todo), rejected, asker.processes
 
 
-def _first_failure(statements: _Statements, rejected: dict[str, Verdict]) -> str:
+def _first_failure(statements: _Statements, rejected: dict[str, Rejected]) -> str:
     key = next(k for k in statements.first_use if k in rejected)  # first in file order
-    return f"{statements.first_use[key]}: Lean rejected the statement ({rejected[key].detail})"
+    answer = rejected[key]
+    return f"{statements.first_use[key]}: Lean rejected the statement ({answer.error_class}: {answer.message})"
 
 
 def _cert_id(key: str) -> str:
     return key[:CERT_ID_LENGTH]
 
 
-def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: BridgeConfig = BridgeConfig(),
+def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskConfig = AskConfig(),
                     progress: Progress = _quiet) -> dict:
     """Sample, certify and write the dataset of ``spec`` to ``out``; return its manifest.
 
@@ -240,7 +236,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
         raise
 
 
-def verify_dataset(directory: Path, bridge: BridgeConfig = BridgeConfig(), progress: Progress = _quiet) -> dict:
+def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: Progress = _quiet) -> dict:
     """Re-check a dataset from scratch; raise DatasetError naming the first failure."""
     started = time.perf_counter()
     directory = Path(directory)

@@ -9,8 +9,8 @@ import click
 
 from chains.dataset import DEFAULT_TEST_LENGTHS, DatasetError, DatasetSpec
 from chains.space import Domain
-from leanbridge.certify import (BridgeConfig, CertificationFailed, certify_dataset, default_store,
-                                verify_dataset)
+from leanbridge.asker import AskConfig
+from leanbridge.certify import CertificationFailed, certify_dataset, default_store, verify_dataset
 from leanbridge.cliutil import PhaseBars, positive_ints
 from leanbridge.errors import LeanBridgeError
 from leanbridge.runner import LeanLimits
@@ -45,7 +45,7 @@ from leanbridge.runner import LeanLimits
 def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_chains, seed, jobs, out, store,
          timeout, memory_mb, verify_dir) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
-    bridge = BridgeConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
+    bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
     bars = PhaseBars()
     try:
         if verify_dir is not None:

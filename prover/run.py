@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
 from chains.rules import Event, apply
 from chains.trees import Tree
+from leanbridge.asker import Asker
 from leanbridge.certify import PACKAGE_VERSION
-from leanbridge.checker import Checker
 from leanbridge.errors import LeanBridgeError
+from leanbridge.questions import Certify
 from leanbridge.render import Statement, step_statement
 from prover.imagination import Imagination, TrackerUnavailable, load_tracker
 from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
@@ -72,21 +73,20 @@ def certify_prefixes(problems: list[Problem], kernel: Kernel, jobs: int, progres
             raise ProveError(f"problem {p.id}: its prefix does not end at its start")
     if not steps:
         return {"prefix_steps": 0, "prefix_distinct_steps": 0, "prefix_lean_processes": 0}
-    keyed = [(st.key(kernel.core.hash, kernel.lean.githash), st) for st in steps.values()]
-    checker = Checker(kernel.lean, kernel.core, jobs, kernel.config.limits)
+    asker = Asker(kernel.lean, kernel.core, kernel.atoms, replace(kernel.config.ask, jobs=jobs))
     rejected = []
     done = 0
 
-    def on_verdicts(verdicts) -> None:
+    def on_answers(answers, seconds: float) -> None:
         nonlocal done
-        rejected.extend(v for _, v in verdicts if not v.certified)
-        done += len(verdicts)
-        progress("certify prefixes", done, len(keyed))
+        rejected.extend(a for _, a in answers if not a.complete)
+        done += len(answers)
+        progress("certify prefixes", done, len(steps))
 
-    checker.check(keyed, on_verdicts)
+    asker.ask([Certify(st) for st in steps.values()], on_answers)
     if rejected:
-        raise ProveError(f"{len(rejected)} prefix step(s) rejected by Lean; first: {rejected[0].detail}")
-    return {"prefix_steps": instances, "prefix_distinct_steps": len(keyed), "prefix_lean_processes": checker.processes}
+        raise ProveError(f"{len(rejected)} prefix step(s) rejected by Lean; first: {rejected[0]}")
+    return {"prefix_steps": instances, "prefix_distinct_steps": len(steps), "prefix_lean_processes": asker.processes}
 
 
 def audit_solutions(problems: list[Problem], results: list[ProblemResult], kernel: Kernel) -> dict:
@@ -102,10 +102,13 @@ def audit_solutions(problems: list[Problem], results: list[ProblemResult], kerne
         for event in r.events:
             steps.append((tree, event))
             tree = apply(tree, event) if tree is not None else None
-        claims[(p.start, p.target, r.events)] = PathClaim(p.start, p.target, tuple(steps))
+        # a solution whose events stop applying on the way cannot even be stated as a path
+        claims[(p.start, p.target, r.events)] = (PathClaim(p.start, p.target, tuple(steps))
+                                                 if all(t is not None for t, _ in steps) else None)
     before = kernel.processes
-    answers = kernel.ask([("audit", c) for c in claims.values()]) if claims else []
-    certified = sum(a.certified for a in answers)
+    stated = [c for c in claims.values() if c is not None]
+    answers = kernel.ask([("audit", c) for c in stated]) if stated else []
+    certified = sum(a.complete for a in answers)
     return {"distinct_solutions": len(claims), "distinct_certified_solutions": certified,
             "solutions_failing_audit": len(claims) - certified, "audit_lean_processes": kernel.processes - before}
 

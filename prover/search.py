@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from chains.rules import RULES, Event, apply, redex
 from chains.trees import Tree, internal_positions, tokens
 from prover.imagination import Imagination
-from prover.kernel import Kernel, PathClaim, Question, Successor
+from prover.kernel import Kernel, PathClaim, Probe, Question
 from prover.problems import Problem
 
 SEARCHERS = ("imagination", "kernel-uniform", "kernel-lookahead")
@@ -149,13 +149,13 @@ def kernel_search(problem: Problem, config: SearchConfig, result: ProblemResult,
         events = events[:remaining()]
         if not events:
             return  # the budget is spent
-        answers = yield Ask([Successor(node, e) for e in events])
+        answers = yield Ask([Probe(node, e) for e in events])
         result.questions += len(events)
         result.proposed += len(events)
         truths = [apply(node, event, config.max_size) for event in events]  # audit only
-        result.proposed_equal += sum(a.certified and a.tree == t for a, t in zip(answers, truths))
+        result.proposed_equal += sum(a.accepted and a.tree == t for a, t in zip(answers, truths))
         for event, answer, truth in zip(events, answers, truths):
-            if not answer.certified:
+            if not answer.accepted:
                 continue
             child = answer.tree
             if child in parents:
@@ -210,7 +210,7 @@ def imagination_search(problem: Problem, config: SearchConfig, result: ProblemRe
                 [answer] = yield Ask([claim])
                 result.questions += 1
                 result.claims += 1
-                if answer.certified:
+                if answer.complete:
                     result.solved = True
                     result.events = claim.events
                     return

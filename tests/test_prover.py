@@ -13,7 +13,7 @@ from chains.trees import parse_polish
 from leanbridge.certify import certify_dataset
 from prover.cli import main
 from prover.imagination import CorruptImagination, OracleImagination
-from prover.kernel import BudgetExceeded, Kernel, KernelConfig, PathClaim, Successor
+from prover.kernel import BudgetExceeded, Kernel, KernelConfig, PathClaim, Probe
 from prover.problems import make_problems, shortest_distance
 from prover.run import audit_solutions
 from prover.search import SEARCHERS, SearchConfig, proposals, run_searches
@@ -56,12 +56,12 @@ def test_successor_answers_come_from_lean_and_are_counted(lean, core):
     kernel = kernel_for(lean, core)
     start = tree("* + a b + c d")
     events = proposals(start, DOMAIN.rules)
-    answers = kernel.ask([("p", Successor(start, e)) for e in events])
-    assert all(a.certified for a in answers)
+    answers = kernel.ask([("p", Probe(start, e)) for e in events])
+    assert all(a.accepted for a in answers)
     assert [a.tree for a in answers] == [apply(start, e) for e in events]
     assert kernel.calls["p"] == len(events) and kernel.processes == 1
     # asked again: counted again, answered from Lean's earlier answer
-    kernel.ask([("q", Successor(start, events[0]))])
+    kernel.ask([("q", Probe(start, events[0]))])
     assert kernel.calls["q"] == 1 and kernel.questions == len(events) + 1 and kernel.processes == 1
 
 
@@ -76,7 +76,7 @@ def test_path_claims_are_certified_only_when_the_steps_chain_to_the_target(lean,
     wrong_target = PathClaim(t0, t1, ((t0, e0), (t1, e1)))
     empty = PathClaim(t0, t1, ())
     answers = kernel.ask([("p", good), ("p", wrong_tree), ("p", wrong_target), ("p", empty)])
-    assert [a.certified for a in answers] == [True, False, False, False]
+    assert [a.complete for a in answers] == [True, False, False, False]
     assert kernel.calls["p"] == 4
 
 
@@ -85,11 +85,11 @@ def test_the_kernel_refuses_to_pass_a_budget(lean, core):
     start = tree("+ a + b + c d")
     events = proposals(start, DOMAIN.rules)
     with pytest.raises(BudgetExceeded):
-        kernel.ask([("p", Successor(start, e)) for e in events[:2]])
+        kernel.ask([("p", Probe(start, e)) for e in events[:2]])
     assert kernel.calls["p"] == 0 and kernel.processes == 0
-    kernel.ask([("p", Successor(start, events[0]))])
+    kernel.ask([("p", Probe(start, events[0]))])
     with pytest.raises(BudgetExceeded):
-        kernel.ask([("p", Successor(start, events[1]))])
+        kernel.ask([("p", Probe(start, events[1]))])
 
 
 @pytest.mark.parametrize("searcher", ["kernel-uniform", "kernel-lookahead"])
