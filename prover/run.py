@@ -32,7 +32,8 @@ class ProveError(Exception):
 class ProveConfig:
     data: Path = Path("data/tier1-a4")  # certified dataset: its domain and identity
     tracker: Path = Path("runs/recurrence-combo-s0")  # train-tracker run directory (imagination only)
-    searcher: str = "imagination"  # imagination | kernel-uniform | kernel-lookahead
+    oracle: Path = Path("runs/oracle-recurrence-combo-s0")  # train-oracle run directory (oracle searcher only)
+    searcher: str = "imagination"  # one of prover.search.SEARCHERS
     budget_calls: int = 1000  # kernel questions per problem, at most
     problems: int = 1000  # problems per distance
     distances: tuple[int, ...] | None = None  # None: 1 up to the largest the class graph allows
@@ -136,6 +137,10 @@ def _summary(results: list[ProblemResult]) -> dict:
         "successors_proposed_equal_truth": proposed_equal,
         "successors_fraction_equal": proposed_equal / proposed if proposed else None,
         "start_read_correct": sum(starts) / len(starts) if starts else None,
+        "rejected_asked": sum(r.rejected_asked for r in results),
+        "accepted_available": sum(r.accepted_available for r in results),
+        "oracle_recall_accepted": (sum(r.accepted_predicted for r in results) /
+                                   max(1, sum(r.accepted_available for r in results))),
     }
 
 
@@ -171,6 +176,13 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
             imagination = load_tracker(config.tracker, config.data)
         except TrackerUnavailable as e:
             raise ProveError(str(e)) from None
+    verdict_oracle = None
+    if config.searcher == "oracle":
+        from prover.verdict_oracle import OracleUnavailable, load_oracle
+        try:
+            verdict_oracle = load_oracle(config.oracle, config.data)
+        except OracleUnavailable as e:
+            raise ProveError(str(e)) from None
     try:
         largest = max_distance(domain)
         distances = config.distances or tuple(range(1, largest + 1))
@@ -187,10 +199,10 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         kernel = open_kernel(domain.atom_names, KernelConfig(jobs=config.jobs), budget=config.budget_calls)
         prefix_counts = certify_prefixes(problems, kernel, config.jobs, progress)
         search = SearchConfig(config.searcher, config.budget_calls, config.seed, domain.rules, domain.size_bound,
-                              config.max_expansions)
+                              config.max_expansions, domain.positions)
         searched = time.perf_counter()
         results = run_searches(problems, search, kernel, imagination,
-                               lambda done, total: progress("search", done, total))
+                               lambda done, total: progress("search", done, total), verdict_oracle)
         search_seconds = time.perf_counter() - searched
         auditor = Kernel(kernel.lean, kernel.core, kernel.atoms, KernelConfig(jobs=config.jobs, reuse_answers=False))
         audit = audit_solutions(problems, results, auditor)
@@ -219,6 +231,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
                    "reuse_answers": kernel.config.reuse_answers},
         "imagination": imagination.describe() if imagination is not None else None,
+        "oracle": verdict_oracle.describe() if verdict_oracle is not None else None,
         "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
                     "max_size": domain.size_bound, "seed": manifest.get("seed"),
                     "dataset_id": dataset_id(manifest),

@@ -17,6 +17,7 @@ from prover.kernel import BudgetExceeded, Kernel, KernelConfig, PathClaim, Probe
 from prover.problems import make_problems, shortest_distance
 from prover.run import audit_solutions
 from prover.search import SEARCHERS, SearchConfig, proposals, run_searches
+from prover.verdict_oracle import RulesOracle
 
 ATOMS = ("a", "b", "c", "d")
 DOMAIN = Domain()
@@ -105,10 +106,30 @@ def test_kernel_searchers_count_every_successor_question(lean, core, problems, s
     assert audit["solutions_failing_audit"] == 0 and audit["distinct_certified_solutions"] == audit["distinct_solutions"]
 
 
+def test_blind_and_oracle_searchers_ask_lean_about_domain_events(lean, core, problems):
+    """kernel-blind asks about every (rule, position); a perfect oracle spares every rejected
+    question, solves the same problems and recalls every accepted event."""
+    runs = {}
+    for searcher in ("kernel-blind", "oracle"):
+        kernel = kernel_for(lean, core, budget=5000)
+        runs[searcher] = run_searches(problems, SearchConfig(searcher, 5000, rules=DOMAIN.rules), kernel,
+                                      oracle=RulesOracle())
+        for r in runs[searcher]:
+            assert r.solved and r.calls == r.questions == r.proposed + r.rejected_asked == kernel.calls[r.id]
+            assert r.held_equal == r.held and r.proposed_equal == r.proposed
+    blind, oracle = runs["kernel-blind"], runs["oracle"]
+    assert sum(r.rejected_asked for r in blind) > 0
+    assert all(r.rejected_asked == 0 and r.accepted_predicted == r.accepted_available for r in oracle)
+    assert sum(r.calls for r in oracle) < sum(r.calls for r in blind)
+    audit = audit_solutions(problems, oracle, kernel_for(lean, core, reuse=False))
+    assert audit["solutions_failing_audit"] == 0
+
+
 @pytest.mark.parametrize("searcher", SEARCHERS)
 def test_a_budget_of_one_call_is_never_exceeded(lean, core, problems, searcher):
     kernel = kernel_for(lean, core, budget=1)
-    results = run_searches(problems, SearchConfig(searcher, 1, rules=DOMAIN.rules), kernel, OracleImagination())
+    results = run_searches(problems, SearchConfig(searcher, 1, rules=DOMAIN.rules), kernel, OracleImagination(),
+                           oracle=RulesOracle())
     assert max(r.calls for r in results) <= 1
     assert all(kernel.calls[r.id] <= 1 for r in results)
     if searcher == "imagination":  # an exact imagination needs exactly its one call
