@@ -1,5 +1,10 @@
 """Fixtures that need the real Lean: found once per session, never mocked."""
 import pytest
+from hypothesis import settings
+
+# Tests assert behaviour, never speed: no per-example deadline (a loaded machine is not a failure).
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
