@@ -2,12 +2,12 @@
 import pytest
 from hypothesis import settings
 
+from leanbridge.corelib import build_core
+from leanbridge.discovery import find_lean
+
 # Tests assert behaviour, never speed: no per-example deadline (a loaded machine is not a failure).
 settings.register_profile("no-deadline", deadline=None)
 settings.load_profile("no-deadline")
-
-from leanbridge.corelib import build_core
-from leanbridge.discovery import find_lean
 
 
 @pytest.fixture(scope="session")
