@@ -1,0 +1,244 @@
+"""Lean's verdicts on probe tactics, by replaying each proof in LeanDojo.
+
+For each proof a ``lean_dojo.Dojo`` opens the theorem in the traced Mathlib with the proof
+removed; the gold tactics are run one after another from the initial state, and at each step
+every probe is run on the state before the step (LeanDojo's states are values: running a probe
+does not move the proof on). What Lean answers becomes a verdict:
+
+- ``TacticState`` -> ``accepted``, with its number of goals left;
+- ``ProofFinished`` -> ``complete``;
+- ``LeanError`` -> ``rejected:<class>``, the class read from Lean's message by
+  ``leanbridge.errorclass.classify_error`` (the chain probes' classifier);
+- ``ProofGivenUp`` -> ``rejected:given_up`` (LeanDojo's answer to ``sorry``/``admit``);
+- ``DojoTacticTimeoutError`` -> ``rejected:timeout``; the Lean process is still busy then, so the
+  theorem is opened again and the gold prefix replayed before the next probe.
+
+A proof counts only when Lean confirms it at every step: each gold tactic but the last leaves
+goals, the last completes the proof. ``lean_dojo`` is imported here and nowhere else, and only
+when a replayer is made; where it is missing or cannot reach a traced Mathlib the replayer
+raises ``ReplayUnavailable`` with one line saying what is missing and how to provide it.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+
+from leanbridge.errorclass import classify_error
+from oracle.mathlib.benchmark import BenchTheorem
+from oracle.mathlib.probes import Probe
+
+ACCEPTED, COMPLETE = "accepted", "complete"
+SETUP = "see README, 'Mathlib probes'"
+
+
+class ReplayUnavailable(Exception):
+    """This machine cannot replay Mathlib proofs. The message is one line: what is missing, and
+    how to provide it."""
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    timeout_s: int = 120  # LeanDojo's limit on one interaction (opening the theorem, or one tactic), seconds
+    repo: str | None = None  # open theorems in this repository (a local clone at the benchmark's commit)
+    #                          instead of the benchmark's GitHub URL, which LeanDojo resolves through GitHub's API
+    max_reopen: int = 3  # times one proof may be reopened after time-outs or crashes before it is given up
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Lean's answer to one probe."""
+
+    verdict: str  # "accepted", "complete" or "rejected:<class>"
+    goals: int | None = None  # goals left, for "accepted"
+    message: str = ""  # Lean's message, for rejections
+
+    def as_probe(self, probe: Probe) -> list:
+        """The probe record: [kind, text, verdict] (and the goals left when accepted)."""
+        out = [probe.kind, probe.text, self.verdict]
+        if self.goals is not None:
+            out.append(self.goals)
+        return out
+
+
+@dataclass(frozen=True)
+class ProofReplay:
+    confirmed: bool  # Lean confirmed every gold step
+    start: str  # the initial state as LeanDojo printed it
+    verdicts: list[list[Verdict | None]] = field(default_factory=list)  # per step, per probe; None: the probe crashed Lean
+    reason: str = ""  # why the proof is not confirmed
+    reopened: int = 0
+
+
+def load_lean_dojo():
+    """The ``lean_dojo`` module, with its logging silenced unless VERBOSE is set."""
+    try:
+        import lean_dojo
+    except ImportError as e:
+        raise ReplayUnavailable(f"lean_dojo is not installed ({e.name or e}): pip install -e '.[mathlib]' "
+                                f"(lean-dojo==4.20.0); {SETUP}") from None
+    except (subprocess.CalledProcessError, AssertionError, OSError) as e:
+        # lean_dojo checks `git --version` when imported
+        raise ReplayUnavailable(f"lean_dojo cannot start: {str(e).strip() or type(e).__name__} "
+                                f"(it needs git >= 2.25 on PATH); {SETUP}") from None
+    if "VERBOSE" not in os.environ and "DEBUG" not in os.environ:
+        from loguru import logger
+        logger.disable("lean_dojo")
+    return lean_dojo
+
+
+def verdict_of(result, ld) -> Verdict:
+    """The verdict of one ``run_tac`` result of the ``lean_dojo`` module ``ld``."""
+    if isinstance(result, ld.TacticState):
+        return Verdict(ACCEPTED, result.num_goals)
+    if isinstance(result, ld.ProofFinished):
+        return Verdict(COMPLETE)
+    if isinstance(result, ld.LeanError):
+        return Verdict(f"rejected:{classify_error(result.error)}", message=result.error)
+    if isinstance(result, ld.ProofGivenUp):
+        return Verdict("rejected:given_up")
+    raise TypeError(f"LeanDojo returned {type(result).__name__}, not a tactic result")
+
+
+TIMEOUT = Verdict("rejected:timeout")
+
+
+def replay_proof(open_session: Callable[[], AbstractContextManager], ld, golds: Sequence[str],
+                 probes: Sequence[Sequence[Probe]], max_reopen: int = 3) -> ProofReplay:
+    """Replay one proof. ``open_session()`` is a context manager giving ``(dojo, initial state)``
+    (a ``lean_dojo.Dojo``); ``ld`` supplies the result and exception types."""
+    reopened = 0
+    sessions: list[AbstractContextManager] = []
+
+    def close() -> None:
+        while sessions:
+            sessions.pop().__exit__(None, None, None)
+
+    def walk_to(t: int):
+        """A fresh session and the state before step t, reached by the gold tactics."""
+        close()
+        session = open_session()
+        dojo, state = session.__enter__()
+        sessions.append(session)
+        for s in range(t):
+            try:
+                state = dojo.run_tac(state, golds[s])
+            except (ld.DojoTacticTimeoutError, ld.DojoCrashError):
+                raise _Unconfirmed(f"step {s}: the gold tactic timed out or crashed after a reopen") from None
+            if not isinstance(state, ld.TacticState):
+                raise _Unconfirmed(f"step {s}: the gold tactic no longer leaves goals after a reopen")
+        return dojo, state
+
+    verdicts: list[list[Verdict | None]] = []
+    try:
+        dojo, state = walk_to(0)
+        start = state.pp
+        for t, step in enumerate(probes):
+            row: list[Verdict | None] = []
+            gold_result = None
+            for probe in step:
+                try:
+                    result = dojo.run_tac(state, probe.text)
+                    verdict = verdict_of(result, ld)
+                except (ld.DojoTacticTimeoutError, ld.DojoCrashError) as e:
+                    result, verdict = None, (TIMEOUT if isinstance(e, ld.DojoTacticTimeoutError) else None)
+                    reopened += 1
+                    if reopened > max_reopen:
+                        raise _Unconfirmed(f"step {t}: more than {max_reopen} time-outs or crashes") from None
+                    dojo, state = walk_to(t)
+                row.append(verdict)
+                if probe.kind == "gold":
+                    gold_result = result
+            verdicts.append(row)
+            last = t == len(probes) - 1
+            if last and not isinstance(gold_result, ld.ProofFinished):
+                raise _Unconfirmed(f"step {t}: the last gold tactic does not complete the proof "
+                                   f"({_describe(gold_result, ld)})")
+            if not last and not isinstance(gold_result, ld.TacticState):
+                raise _Unconfirmed(f"step {t}: the gold tactic leaves no state to go on from "
+                                   f"({_describe(gold_result, ld)})")
+            state = gold_result
+        return ProofReplay(True, start, verdicts, reopened=reopened)
+    except _Unconfirmed as e:
+        return ProofReplay(False, "", verdicts, reason=str(e), reopened=reopened)
+    finally:
+        close()
+
+
+class _Unconfirmed(Exception):
+    pass
+
+
+def _describe(result, ld) -> str:
+    if result is None:
+        return "timed out or crashed"
+    verdict = verdict_of(result, ld)
+    return verdict.verdict + (f": {verdict.message.splitlines()[0][:120]}" if verdict.message else "")
+
+
+class DojoReplayer:
+    """Replays proofs of one traced repository (the benchmark's Mathlib commit) with LeanDojo.
+
+    Making one checks what can be checked before any proof is opened: ``lean_dojo`` imports,
+    ``lake`` is on PATH, the repository resolves, and LeanDojo's cache holds (or its remote cache
+    provides) the traced repository. The first theorem that cannot be opened is also reported as
+    ``ReplayUnavailable``; later ones count as proofs that could not be opened."""
+
+    def __init__(self, url: str, commit: str, config: ReplayConfig = ReplayConfig()) -> None:
+        self.config = config
+        self.ld = ld = load_lean_dojo()
+        self.opened = 0  # theorems opened so far
+        if shutil.which("lake") is None:
+            raise ReplayUnavailable("no `lake` on PATH: LeanDojo runs the traced Mathlib through lake; install elan "
+                                    f"with the traced commit's toolchain; {SETUP}")
+        source = config.repo or url
+        try:
+            self.repo = ld.LeanGitRepo(source, commit)
+        except OSError as e:  # requests' ConnectionError and urllib's URLError are OSErrors
+            raise ReplayUnavailable(
+                f"LeanDojo cannot reach {source} ({type(e).__name__}): with no network, set DISABLE_REMOTE_CACHE=1, "
+                f"CACHE_DIR to a directory holding a traced Mathlib, and pass --repo a local clone of {url} "
+                f"at {commit[:12]}; {SETUP}") from None
+        except Exception as e:  # GitHub API refusals, bad paths: LeanDojo raises what its clients raise
+            raise ReplayUnavailable(f"LeanDojo cannot open the repository {source}@{commit[:12]}: "
+                                    f"{type(e).__name__}: {_first_line(e)}; {SETUP}") from None
+        cache_dir = ld.constants.CACHE_DIR
+        try:
+            available = ld.is_available_in_cache(self.repo)
+        except OSError as e:
+            raise ReplayUnavailable(
+                f"no traced {source}@{commit[:12]} in LeanDojo's cache {cache_dir} and its remote cache is unreachable "
+                f"({type(e).__name__}): set DISABLE_REMOTE_CACHE=1 and CACHE_DIR to a directory holding a traced "
+                f"Mathlib; {SETUP}") from None
+        if not available:
+            raise ReplayUnavailable(
+                f"no traced {source}@{commit[:12]} in LeanDojo's cache {cache_dir}: set CACHE_DIR to a directory "
+                f"holding one (tracing Mathlib takes hours; {SETUP})")
+
+    def _session(self, thm: BenchTheorem) -> AbstractContextManager:
+        theorem = self.ld.Theorem(self.repo, thm.file_path, thm.full_name)
+        return self.ld.Dojo(theorem, timeout=self.config.timeout_s)
+
+    def replay(self, thm: BenchTheorem, probes: Sequence[Sequence[Probe]]) -> ProofReplay:
+        ld = self.ld
+        try:
+            result = replay_proof(lambda: self._session(thm), ld, [t.tactic for t in thm.tactics], probes,
+                                  self.config.max_reopen)
+        except (ld.DojoInitError, subprocess.CalledProcessError, OSError, AssertionError) as e:
+            if self.opened == 0:
+                raise ReplayUnavailable(f"LeanDojo cannot open {thm.full_name} ({thm.file_path}): "
+                                        f"{type(e).__name__}: {_first_line(e)}; {SETUP}") from None
+            return ProofReplay(False, "", reason=f"cannot open: {type(e).__name__}: {_first_line(e)}")
+        except ld.DojoCrashError as e:
+            return ProofReplay(False, "", reason=f"Lean crashed: {_first_line(e)}")
+        self.opened += 1
+        return result
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:200] if text else type(e).__name__
+
