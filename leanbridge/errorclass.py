@@ -23,7 +23,7 @@ ERROR_CLASSES: tuple[str, ...] = (
     "pattern_not_found",  # rw: "did not find (an) instance of the pattern in the target expression"
     "rewrite_failed",  # any other rw failure: "equality or iff proof expected", "pattern is a metavariable"
     "application_type_mismatch",  # "Application type mismatch: The argument ... has type ... but is expected"
-    "type_mismatch",  # "Type mismatch\n  t\nhas type ..." (also "type mismatch: ..." after simplification)
+    "type_mismatch",  # "Type mismatch\n  t\nhas type ..."; LeanDojo's "proof type mismatch: goal != proof"
     "unknown_identifier",  # "Unknown identifier `foo`" / "unknown identifier 'foo'"
     "unknown_constant",  # "Unknown constant `N.foo`" / "unknown constant 'Nat.foo'"
     "invalid_field",  # "Invalid field `foo`: The environment does not contain `N.foo`" / "invalid field notation"
@@ -52,7 +52,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((name, re.compile(patter
     ("pattern_not_found", r"did not find (an )?instance of the pattern"),
     ("rewrite_failed", r"^tactic [`']rewrite[`'] failed|^equality or iff proof expected|^pattern is a metavariable"),
     ("application_type_mismatch", r"^application type mismatch"),
-    ("type_mismatch", r"^type mismatch"),
+    ("type_mismatch", r"^type mismatch|^proof type mismatch"),
     ("unknown_identifier", r"^unknown identifier"),
     ("unknown_constant", r"^unknown constant|^unknown declaration"),
     ("invalid_field", r"^invalid field"),

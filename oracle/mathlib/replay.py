@@ -198,10 +198,11 @@ class DojoReplayer:
         try:
             self.repo = ld.LeanGitRepo(source, commit)
         except OSError as e:  # requests' ConnectionError and urllib's URLError are OSErrors
+            # GitHub's API for a GitHub URL; LeanDojo's remote cache unless DISABLE_REMOTE_CACHE is set
             raise ReplayUnavailable(
-                f"LeanDojo cannot reach {source} ({type(e).__name__}): with no network, set DISABLE_REMOTE_CACHE=1, "
-                f"CACHE_DIR to a directory holding a traced Mathlib, and pass --repo a local clone of {url} "
-                f"at {commit[:12]}; {SETUP}") from None
+                f"LeanDojo needs the network to open {source} ({type(e).__name__}): with no network, set "
+                f"DISABLE_REMOTE_CACHE=1, CACHE_DIR to a directory holding a traced Mathlib, and pass --repo a local "
+                f"clone of {url} at {commit[:12]}; {SETUP}") from None
         except Exception as e:  # GitHub API refusals, bad paths: LeanDojo raises what its clients raise
             raise ReplayUnavailable(f"LeanDojo cannot open the repository {source}@{commit[:12]}: "
                                     f"{type(e).__name__}: {_first_line(e)}; {SETUP}") from None
