@@ -320,7 +320,7 @@ def test_without_a_dojo_the_command_ends_in_one_line_and_writes_nothing(tmp_path
     try:
         import lean_dojo  # noqa: F401
     except ImportError:
-        assert lines[0] == ("Error: lean_dojo is not installed (lean_dojo): pip install -e '.[mathlib]' "
+        assert lines[0] == ("Error: lean_dojo is not installed: pip install -e '.[mathlib]' "
                             "(lean-dojo==4.20.0); see README, 'Mathlib probes'")
     else:
         assert re.search(r"lake|DISABLE_REMOTE_CACHE|CACHE_DIR", lines[0])
@@ -372,24 +372,31 @@ LD = SimpleNamespace(TacticState=TacticState, ProofFinished=ProofFinished, LeanE
 
 
 class ScriptedDojo:
+    """State ids are (session, step): a state of a closed session must never be used again."""
+
     def __init__(self, golds, opens, broken_gold=None):
         self.golds, self.opens, self.broken_gold = golds, opens, broken_gold
         self.busy = False
+        self.session = len(opens)
 
     def __enter__(self):
         self.opens.append(1)
-        return self, TacticState("state 0", 0)
+        return self, TacticState("state 0", (self.session, 0))
 
     def __exit__(self, *exc):
+        self.busy = True  # closed
         return False
 
     def run_tac(self, state, tactic):
-        assert not self.busy, "a timed-out Dojo was used again"
-        t = state.id
+        assert not self.busy, "a timed-out or closed Dojo was used again"
+        session, t = state.id
+        assert session == self.session, "a state of another session"
         if tactic == self.golds[t] and t != self.broken_gold:
-            return ProofFinished(t + 1) if t + 1 == len(self.golds) else TacticState(f"state {t + 1}", t + 1)
+            if t + 1 == len(self.golds):
+                return ProofFinished(t + 1)
+            return TacticState(f"state {t + 1}", (self.session, t + 1))
         if tactic == "split":
-            return TacticState(f"split {t}", 100 + t, num_goals=2)
+            return TacticState(f"split {t}", (self.session, 100 + t), num_goals=2)
         if tactic == "sorry":
             return ProofGivenUp()
         if tactic == "slow":
@@ -428,12 +435,13 @@ def test_replay_judges_every_probe_on_the_state_before_its_step():
 def test_a_time_out_is_a_verdict_and_the_theorem_is_reopened_at_the_same_step():
     golds = ["intro x", "simp", "omega"]
     probes = [[probe("gold", "intro x")],
-              [probe("misplaced", "slow"), probe("gold", "simp"), probe("random", "split")],
-              [probe("gold", "omega")]]
+              [probe("gold", "simp"), probe("misplaced", "slow"), probe("random", "split")],
+              [probe("gold", "omega"), probe("swap", "slow"), probe("permuted", "sorry")]]
     result, opens = scripted(golds, probes)
-    assert result.confirmed and opens == 2 and result.reopened == 1
-    assert [v.verdict for v in result.verdicts[1]] == ["rejected:timeout", "accepted", "accepted"]
+    assert result.confirmed and opens == 3 and result.reopened == 2
+    assert [v.verdict for v in result.verdicts[1]] == ["accepted", "rejected:timeout", "accepted"]
     assert result.verdicts[1][2].goals == 2  # judged on the state before step 1 of the reopened theorem
+    assert [v.verdict for v in result.verdicts[2]] == ["complete", "rejected:timeout", "rejected:given_up"]
     too_many, _ = scripted(golds, [[probe("gold", "intro x"), probe("random", "slow")], [], []], max_reopen=0)
     assert not too_many.confirmed and "time-outs or crashes" in too_many.reason
 
@@ -538,3 +546,32 @@ def test_replay_in_a_real_dojo(tmp_path):
         r = json.loads(line)
         assert [step[0][2] for step in r["probes"]][-1] == "complete"
         assert all(step[0][2] == "accepted" for step in r["probes"][:-1])
+
+
+class StandInDojoReplayer(DojoReplayer):
+    """DojoReplayer's bookkeeping on scripted Dojos; ``fail`` names the theorems that cannot be opened."""
+
+    def __init__(self, fail):
+        self.config, self.ld, self.fail = ReplayConfig(), LD, set(fail)
+        self.opened = self.failed_before_first = 0
+        self.opens = []
+
+    def _session(self, thm):
+        if thm.full_name in self.fail:
+            raise DojoInitError(f"Failed to locate the theorem with `{thm.full_name}` as its fully qualified name.")
+        return ScriptedDojo([t.tactic for t in thm.tactics], self.opens)
+
+
+def test_theorems_that_cannot_be_opened_are_dropped_unless_none_can(fixture_plan):
+    jobs = fixture_plan.jobs("train")
+    names = [thm.full_name for thm, _ in jobs]
+    replayer = StandInDojoReplayer(fail=names[:2])
+    first, second = (replayer.replay(thm, probes) for thm, probes in jobs[:2])
+    assert not first.confirmed and first.reason.startswith("cannot open: DojoInitError: Failed to locate")
+    assert replayer.replay(*jobs[2]).confirmed
+    assert not replayer.replay(*jobs[0]).confirmed  # after one opened, a failure drops that proof only
+    nothing_opens = StandInDojoReplayer(fail=names)
+    for thm, probes in jobs[:2]:
+        assert not nothing_opens.replay(thm, probes).confirmed
+    with pytest.raises(ReplayUnavailable, match="could not open any of the first 3 theorems"):
+        nothing_opens.replay(*jobs[2])

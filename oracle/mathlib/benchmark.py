@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,24 +155,40 @@ def read_metadata(root: Path) -> dict:
     return meta
 
 
-def read_theorems(root: Path, split: str = "random") -> list[BenchTheorem]:
+def read_theorems(root: Path, split: str = "random", keep: Callable[[str], bool] | None = None) -> list[BenchTheorem]:
     """Every theorem of ``split`` (train, val and test together: the length split is ours), in
-    file order. A theorem listed twice is an error."""
+    file order; with ``keep``, only those whose file path it accepts (the others are not parsed).
+    A theorem listed twice is an error."""
+    return _read(root, split, keep)[0]
+
+
+def count_and_read_theorems(root: Path, split: str,
+                            keep: Callable[[str], bool] | None = None) -> tuple[list[BenchTheorem], int]:
+    """``read_theorems`` and the number of theorems in the split before ``keep``."""
+    return _read(root, split, keep)
+
+
+def _read(root: Path, split: str, keep: Callable[[str], bool] | None) -> tuple[list[BenchTheorem], int]:
     if split not in SPLITS:
         raise BenchmarkError(f"unknown split {split!r}; LeanDojo Benchmark 4 has {', '.join(SPLITS)}")
-    theorems, seen = [], set()
+    theorems, seen, total = [], set(), 0
     for part in PARTS:
         path = Path(root) / split / f"{part}.json"
         data = _load_json(path)
         if not isinstance(data, list):
             raise BenchmarkError(f"{path} must hold a JSON list of theorems")
+        total += len(data)
         for i, obj in enumerate(data):
+            if keep is not None and isinstance(obj, dict) and isinstance(obj.get("file_path"), str) \
+                    and not keep(obj["file_path"]):
+                continue
             thm = parse_theorem(obj, part, f"{path} theorem {i}")
             if thm.key in seen:
                 raise BenchmarkError(f"{path} theorem {i}: {thm.key} is listed twice")
             seen.add(thm.key)
             theorems.append(thm)
-    return theorems
+        del data
+    return theorems, total
 
 
 _KEYWORD = re.compile(r"\b(theorem|lemma|alias|def|abbrev|irreducible_def|opaque|instance|structure|class|inductive|"

@@ -24,10 +24,10 @@ from pathlib import Path
 
 from chains.dataset import DatasetError, DatasetWriter, file_sha256
 from leanbridge.errorclass import ERROR_CLASSES, headline
-from oracle.mathlib.benchmark import BenchmarkError, BenchTheorem, iter_corpus, read_metadata, read_theorems
+from oracle.mathlib.benchmark import BenchmarkError, BenchTheorem, count_and_read_theorems, iter_corpus, read_metadata
 from oracle.mathlib.probes import PROBE_KINDS, PremiseIndex, Probe, proof_probes
 from oracle.mathlib.replay import DojoReplayer, ReplayConfig
-from oracle.mathlib.selection import Selection, SelectionSpec, select
+from oracle.mathlib.selection import Selection, SelectionSpec, in_dirs, select
 
 SPLIT_NAMES = ("train", "test")
 FORMAT = "mathlib-probes/1"
@@ -72,8 +72,8 @@ def plan(benchmark: Path, split: str, spec: SelectionSpec, progress: Progress = 
     benchmark = Path(benchmark)
     metadata = read_metadata(benchmark)
     progress("reading theorems", 0, 1)
-    theorems = read_theorems(benchmark, split)
-    selection = select(theorems, spec)
+    theorems, total = count_and_read_theorems(benchmark, split, keep=lambda path: in_dirs(path, spec.dirs))
+    selection = select(theorems, spec, total)
     progress("reading the premise corpus", 0, 1)
     index = PremiseIndex.build(iter_corpus(benchmark))
     probes: dict[str, list[list[Probe]]] = {}
@@ -116,11 +116,7 @@ def record(thm: BenchTheorem, replay, probes: list[list[Probe]], novel: bool, ri
 
 
 def _drop_kind(reason: str) -> str:
-    if reason.startswith("cannot open"):
-        return "cannot_open"
-    if reason.startswith("Lean crashed"):
-        return "crashed"
-    return "unconfirmed"
+    return "cannot_open" if reason.startswith("cannot open") else "unconfirmed"
 
 
 def replay_plan(p: Plan, replayer, out: Path, progress: Progress = _no_progress) -> dict:

@@ -97,12 +97,16 @@ def swap_premise(thm: BenchTheorem, tactic: TracedTactic, index: PremiseIndex, r
             continue
         candidates = [p for p in index.by_file_kind.get((original.def_path, kind), ())
                       if p.full_name != original.full_name and _visible(p, thm)]
-        if not candidates:
-            candidates = [p for p in index.by_kind.get(kind, ())
-                          if p.full_name != original.full_name and _visible(p, thm)]
-        if not candidates:
-            continue
-        replacement = rng.choice(candidates).full_name
+        if candidates:
+            replacement = rng.choice(candidates).full_name
+        else:
+            # the whole corpus of the kind: drawn until one fits, not filtered (it can be 10^5 long)
+            pool = index.by_kind.get(kind, ())
+            drawn = (rng.choice(pool) for _ in range(64 if pool else 0))
+            fit = next((p for p in drawn if p.full_name != original.full_name and _visible(p, thm)), None)
+            if fit is None:
+                continue
+            replacement = fit.full_name
         pieces = _MARK.split(tactic.annotated)  # text, mark, text, mark, ..., text
         pieces[2 * i + 1] = replacement
         return "".join(pieces)

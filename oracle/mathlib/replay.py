@@ -46,6 +46,7 @@ class ReplayConfig:
     repo: str | None = None  # open theorems in this repository (a local clone at the benchmark's commit)
     #                          instead of the benchmark's GitHub URL, which LeanDojo resolves through GitHub's API
     max_reopen: int = 3  # times one proof may be reopened after time-outs or crashes before it is given up
+    unavailable_after: int = 3  # theorems in a row that cannot be opened, before any could, mean no replay here
 
 
 @dataclass(frozen=True)
@@ -78,8 +79,8 @@ def load_lean_dojo():
     try:
         import lean_dojo
     except ImportError as e:
-        raise ReplayUnavailable(f"lean_dojo is not installed ({e.name or e}): pip install -e '.[mathlib]' "
-                                f"(lean-dojo==4.20.0); {SETUP}") from None
+        what = "lean_dojo is not installed" if e.name == "lean_dojo" else f"lean_dojo cannot be imported ({e})"
+        raise ReplayUnavailable(f"{what}: pip install -e '.[mathlib]' (lean-dojo==4.20.0); {SETUP}") from None
     except (subprocess.CalledProcessError, AssertionError, OSError) as e:
         # lean_dojo checks `git --version` when imported
         raise ReplayUnavailable(f"lean_dojo cannot start: {str(e).strip() or type(e).__name__} "
@@ -109,9 +110,11 @@ TIMEOUT = Verdict("rejected:timeout")
 def replay_proof(open_session: Callable[[], AbstractContextManager], ld, golds: Sequence[str],
                  probes: Sequence[Sequence[Probe]], max_reopen: int = 3) -> ProofReplay:
     """Replay one proof. ``open_session()`` is a context manager giving ``(dojo, initial state)``
-    (a ``lean_dojo.Dojo``); ``ld`` supplies the result and exception types."""
+    (a ``lean_dojo.Dojo``); ``ld`` supplies the result and exception types. An error opening the
+    theorem the first time propagates; any later failure makes the proof unconfirmed."""
     reopened = 0
     sessions: list[AbstractContextManager] = []
+    session_no = 0  # which session the current state belongs to
 
     def close() -> None:
         while sessions:
@@ -119,18 +122,31 @@ def replay_proof(open_session: Callable[[], AbstractContextManager], ld, golds: 
 
     def walk_to(t: int):
         """A fresh session and the state before step t, reached by the gold tactics."""
+        nonlocal session_no
         close()
         session = open_session()
         dojo, state = session.__enter__()
         sessions.append(session)
+        session_no += 1
         for s in range(t):
-            try:
-                state = dojo.run_tac(state, golds[s])
-            except (ld.DojoTacticTimeoutError, ld.DojoCrashError):
-                raise _Unconfirmed(f"step {s}: the gold tactic timed out or crashed after a reopen") from None
+            state = _run_gold(dojo, state, golds[s], s)
             if not isinstance(state, ld.TacticState):
                 raise _Unconfirmed(f"step {s}: the gold tactic no longer leaves goals after a reopen")
         return dojo, state
+
+    def _run_gold(dojo, state, tactic: str, s: int):
+        try:
+            return dojo.run_tac(state, tactic)
+        except (ld.DojoTacticTimeoutError, ld.DojoCrashError, AssertionError) as e:
+            raise _Unconfirmed(f"step {s}: the gold tactic failed on a replay ({type(e).__name__})") from None
+
+    def reopen_at(t: int):
+        try:
+            return walk_to(t)
+        except _Unconfirmed:
+            raise
+        except Exception as e:  # the theorem opened before: whatever stops it now ends this proof only
+            raise _Unconfirmed(f"step {t}: reopening failed: {type(e).__name__}: {_first_line(e)}") from None
 
     verdicts: list[list[Verdict | None]] = []
     try:
@@ -138,21 +154,28 @@ def replay_proof(open_session: Callable[[], AbstractContextManager], ld, golds: 
         start = state.pp
         for t, step in enumerate(probes):
             row: list[Verdict | None] = []
-            gold_result = None
+            gold_result, gold_session = None, 0
             for probe in step:
                 try:
                     result = dojo.run_tac(state, probe.text)
                     verdict = verdict_of(result, ld)
+                except AssertionError:
+                    # LeanDojo answered but could not parse the goals it printed: no verdict, the
+                    # session is still usable
+                    result, verdict = None, None
                 except (ld.DojoTacticTimeoutError, ld.DojoCrashError) as e:
+                    # the Lean process is busy or dead: reopen, walk back to this step
                     result, verdict = None, (TIMEOUT if isinstance(e, ld.DojoTacticTimeoutError) else None)
                     reopened += 1
                     if reopened > max_reopen:
                         raise _Unconfirmed(f"step {t}: more than {max_reopen} time-outs or crashes") from None
-                    dojo, state = walk_to(t)
+                    dojo, state = reopen_at(t)
                 row.append(verdict)
                 if probe.kind == "gold":
-                    gold_result = result
+                    gold_result, gold_session = result, session_no
             verdicts.append(row)
+            if isinstance(gold_result, ld.TacticState) and gold_session != session_no:
+                gold_result = _run_gold(dojo, state, golds[t], t)  # its state lived in a closed session
             last = t == len(probes) - 1
             if last and not isinstance(gold_result, ld.ProofFinished):
                 raise _Unconfirmed(f"step {t}: the last gold tactic does not complete the proof "
@@ -184,13 +207,14 @@ class DojoReplayer:
 
     Making one checks what can be checked before any proof is opened: ``lean_dojo`` imports,
     ``lake`` is on PATH, the repository resolves, and LeanDojo's cache holds (or its remote cache
-    provides) the traced repository. The first theorem that cannot be opened is also reported as
-    ``ReplayUnavailable``; later ones count as proofs that could not be opened."""
+    provides) the traced repository. If the first ``unavailable_after`` theorems all fail to open,
+    that is ``ReplayUnavailable`` too; otherwise a theorem that cannot be opened is a proof dropped."""
 
     def __init__(self, url: str, commit: str, config: ReplayConfig = ReplayConfig()) -> None:
         self.config = config
         self.ld = ld = load_lean_dojo()
         self.opened = 0  # theorems opened so far
+        self.failed_before_first = 0  # theorems that could not be opened before the first that could
         if shutil.which("lake") is None:
             raise ReplayUnavailable("no `lake` on PATH: LeanDojo runs the traced Mathlib through lake; install elan "
                                     f"with the traced commit's toolchain; {SETUP}")
@@ -228,13 +252,18 @@ class DojoReplayer:
         try:
             result = replay_proof(lambda: self._session(thm), ld, [t.tactic for t in thm.tactics], probes,
                                   self.config.max_reopen)
-        except (ld.DojoInitError, subprocess.CalledProcessError, OSError, AssertionError) as e:
+        except (ld.DojoInitError, ld.DojoCrashError, ld.DojoTacticTimeoutError, subprocess.CalledProcessError,
+                OSError, AssertionError) as e:
+            why = f"{type(e).__name__}: {_first_line(e)}"
             if self.opened == 0:
-                raise ReplayUnavailable(f"LeanDojo cannot open {thm.full_name} ({thm.file_path}): "
-                                        f"{type(e).__name__}: {_first_line(e)}; {SETUP}") from None
-            return ProofReplay(False, "", reason=f"cannot open: {type(e).__name__}: {_first_line(e)}")
-        except ld.DojoCrashError as e:
-            return ProofReplay(False, "", reason=f"Lean crashed: {_first_line(e)}")
+                # one theorem may be one LeanDojo cannot handle (a `where` clause, a prelude file);
+                # several in a row, before any opened, is this machine
+                self.failed_before_first += 1
+                if self.failed_before_first >= self.config.unavailable_after:
+                    raise ReplayUnavailable(
+                        f"LeanDojo could not open any of the first {self.failed_before_first} theorems (the last, "
+                        f"{thm.full_name} in {thm.file_path}: {why}); {SETUP}") from None
+            return ProofReplay(False, "", reason=f"cannot open: {why}")
         self.opened += 1
         return result
 

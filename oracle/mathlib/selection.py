@@ -82,10 +82,11 @@ def _sample(theorems: list[BenchTheorem], cap: int | None, seed: int, part: str)
     return tuple(t for i, t in enumerate(theorems) if i in chosen)  # keep the benchmark's order
 
 
-def select(theorems: Sequence[BenchTheorem], spec: SelectionSpec) -> Selection:
+def select(theorems: Sequence[BenchTheorem], spec: SelectionSpec, total: int | None = None) -> Selection:
     """The training and test proofs of ``spec`` and the novel-premise marks. Novelty is judged
     against the training proofs selected (after any ``max_theorems`` sample): the proofs a model
-    trained on this data has seen."""
+    trained on this data has seen. ``total``: how many theorems the split had, where ``theorems``
+    was already filtered by directory."""
     in_scope = [t for t in theorems if in_dirs(t.file_path, spec.dirs)]
     by_part: dict[str, list[BenchTheorem]] = {"train": [], "test": []}
     for t in in_scope:
@@ -97,7 +98,7 @@ def select(theorems: Sequence[BenchTheorem], spec: SelectionSpec) -> Selection:
     seen = frozenset().union(*(t.premise_names for t in train))
     novel = frozenset(t.key for t in test if t.premise_names - seen)
     counts = {
-        "theorems": len(theorems),
+        "theorems": len(theorems) if total is None else total,
         "in_dirs": len(in_scope),
         "no_tactics": sum(1 for t in in_scope if not t.tactics),
         "between_lengths": sum(1 for t in in_scope if t.tactics and spec.part_of(len(t.tactics)) is None),
