@@ -62,15 +62,22 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
          timeout, memory_mb, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
-    mathlib_only = [name for name in ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
-                    if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+
+    def given(names: tuple[str, ...]) -> list[str]:
+        return [f"--{n.replace('_', '-')}" for n in names
+                if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
+
+    mathlib_only = given(("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo"))
     if mathlib_dir is not None:
-        if verify_dir is not None:
-            raise click.UsageError("--mathlib and --verify are two different jobs: give one")
+        chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "test_chains",
+                            "jobs", "store", "timeout", "memory_mb", "verify_dir"))
+        if chain_only:
+            raise click.UsageError(f"{chain_only[0].replace('verify-dir', 'verify')} is for rewrite chains, "
+                                   f"not for --mathlib")
         _mathlib(mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo, seed, out)
         return
     if mathlib_only:
-        raise click.UsageError(f"--{mathlib_only[0].replace('_', '-')} goes with --mathlib")
+        raise click.UsageError(f"{mathlib_only[0]} goes with --mathlib")
     bridge = BridgeConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
     bars = PhaseBars()
     try:

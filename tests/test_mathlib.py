@@ -301,6 +301,10 @@ def test_mathlib_options_need_mathlib_and_bad_benchmarks_get_one_line(tmp_path):
     runner = CliRunner()
     result = runner.invoke(main, ["--dirs", "Mathlib/Data/Nat"])
     assert result.exit_code == 2 and "--dirs goes with --mathlib" in result.output
+    result = runner.invoke(main, ["--mathlib", str(BENCH), "--dry-run", "--atoms", "5"])
+    assert result.exit_code == 2 and "--atoms is for rewrite chains, not for --mathlib" in result.output
+    result = runner.invoke(main, ["--mathlib", str(BENCH), "--verify", str(tmp_path)])
+    assert result.exit_code == 2 and "--verify is for rewrite chains" in result.output
     result = runner.invoke(main, ["--mathlib", str(tmp_path), "--dry-run"])
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
