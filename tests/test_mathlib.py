@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -579,3 +580,66 @@ def test_theorems_that_cannot_be_opened_are_dropped_unless_none_can(fixture_plan
         assert not nothing_opens.replay(thm, probes).confirmed
     with pytest.raises(ReplayUnavailable, match="could not open any of the first 3 theorems"):
         nothing_opens.replay(*jobs[2])
+
+
+# --- the replay through the real lean_dojo.Dojo, on a scripted REPL -----------------------------
+
+SCRIPTED_REPL = Path(__file__).resolve().parent / "data" / "scripted_repl.py"
+
+
+def test_replay_through_lean_dojo_against_a_scripted_repl(tmp_path, monkeypatch, fixture_plan):
+    """Where lean_dojo is installed but no Lean is: the real ``Dojo`` (its pexpect process, its REPL
+    protocol, its result types and time-outs) drives the replay, with ``lake env lean`` answered
+    by tests/data/scripted_repl.py and the traced file (which needs a traced Mathlib) left out."""
+    ld = pytest.importorskip("lean_dojo", reason="lean_dojo is not installed (the mathlib extra)")
+    import psutil
+    import lean_dojo.interaction.dojo as dojo_module
+
+    thm, probes = fixture_plan.jobs("test")[0]
+    assert thm.full_name == "Nat.lt_succ_of_le_of_lt'"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"states": [t.state_before for t in thm.tactics],
+                                  "golds": [t.tactic for t in thm.tactics]}, ensure_ascii=False))
+    bin_dir, traced = tmp_path / "bin", tmp_path / "traced"
+    bin_dir.mkdir()
+    (traced / "Mathlib").mkdir(parents=True)
+    (traced / "Lean4Repl.lean").touch()
+    (bin_dir / "lake").write_text(f"#!/bin/sh\nexec {sys.executable} {SCRIPTED_REPL}\n")
+    (bin_dir / "lake").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("SCRIPTED_REPL", str(script))
+    monkeypatch.setattr(dojo_module, "get_traced_repo_path", lambda repo, build_deps=True: traced)
+
+    class ScriptedFileDojo(ld.Dojo):
+        def _locate_traced_file(self, traced_repo_path):
+            return SimpleNamespace(has_prelude=False, abs_path=traced / self.file_path)
+
+        def _modify_file(self, traced_file):
+            self.modified_file = tempfile.NamedTemporaryFile("wt", suffix=".lean", dir=traced / "Mathlib").__enter__()
+
+    class Replayer(DojoReplayer):
+        def __init__(self):
+            self.config, self.ld = ReplayConfig(timeout_s=10), ld
+            self.opened = self.failed_before_first = 0
+
+        def _session(self, thm):
+            return ScriptedFileDojo(ld.Theorem(SimpleNamespace(), thm.file_path, thm.full_name),
+                                    timeout=self.config.timeout_s)
+
+    extra = {0: probe("random", "split"), 2: probe("random", "slow"), 3: probe("swap", "sorry")}
+    probes = [[p for p in step if p.kind != "random" or t not in extra] + ([extra[t]] if t in extra else [])
+              for t, step in enumerate(probes)]
+    result = Replayer().replay(thm, probes)
+    assert result.confirmed, result.reason
+    assert result.start == thm.tactics[0].state_before and result.reopened == 1
+    verdicts = [[v.as_probe(p) for p, v in zip(step, vs)] for step, vs in zip(probes, result.verdicts)]
+    assert [step[0] for step in verdicts] == [["gold", t.tactic, "accepted", 1] for t in thm.tactics[:-1]] + [
+        ["gold", thm.tactics[-1].tactic, "complete"]]
+    assert ["random", "split", "accepted", 2] in verdicts[0]
+    assert ["random", "slow", "rejected:timeout"] in verdicts[2]
+    assert ["swap", "sorry", "rejected:given_up"] in verdicts[3]
+    others = [entry[2] for step in verdicts for entry in step[1:] if entry[1] not in ("split", "slow", "sorry")]
+    assert others and set(others) == {"rejected:unknown_identifier"}
+    # every REPL process, the timed-out one too, is killed (LeanDojo does not reap them: zombies stay)
+    live = [p for p in psutil.Process().children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    assert not [p for p in live if "scripted_repl" in " ".join(p.cmdline())]
