@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from leanbridge.cli import main
 from leanbridge.errorclass import ERROR_CLASSES
 from oracle.mathlib.benchmark import (BenchmarkError, iter_corpus, premise_kind, read_metadata, read_theorems)
-from oracle.mathlib.dataset import plan, repo_of, replay_plan
+from oracle.mathlib.dataset import journal_path, plan, repo_of, replay_plan
 from oracle.mathlib.probes import PROBE_KINDS, PremiseIndex, permute_arguments, proof_probes
 from oracle.mathlib.replay import (DojoReplayer, ProofReplay, ReplayConfig, ReplayUnavailable, replay_proof,
                                    verdict_of)
@@ -515,6 +515,26 @@ def test_replayed_records_have_the_shared_probe_format(tmp_path, fixture_plan):
     assert manifest["probes"]["by_kind_and_verdict"]["misplaced"].keys() <= {"rejected:unknown_identifier"}
     assert manifest["records"] == {"train": 5, "test": 2}
     assert json.loads((out / "manifest.json").read_text())["files"]["train.jsonl"]["records"] == 5
+
+
+def test_a_rerun_resumes_from_the_journal(tmp_path, fixture_plan):
+    out = tmp_path / "probes"
+    first = replay_plan(fixture_plan, StandInReplayer(broken={"Nat.lt_succ_of_le_of_lt'"}), out)
+    assert first["resumed_from_journal"] == 0 and journal_path(out).exists()
+
+    class MustNotReplay(StandInReplayer):
+        def replay(self, thm, probes):
+            raise AssertionError(f"{thm.full_name} was replayed again")
+
+    before = {name: (out / name).read_text() for name in ("train.jsonl", "test.jsonl")}
+    again = replay_plan(fixture_plan, MustNotReplay(), out)
+    assert again["resumed_from_journal"] == 8  # the unconfirmed proof too: it opened
+    assert {name: (out / name).read_text() for name in before} == before
+    assert again["probes"] == first["probes"] and again["dropped"] == first["dropped"]
+    # another seed makes other probes: those proofs are replayed
+    other = plan(BENCH, "random", SelectionSpec(seed=1))
+    third = replay_plan(other, StandInReplayer(), out)
+    assert third["resumed_from_journal"] < 8
 
 
 def test_a_replay_that_cannot_start_writes_nothing(tmp_path, fixture_plan):

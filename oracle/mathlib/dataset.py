@@ -14,6 +14,7 @@ written; the others are counted in the manifest. A probe whose replay crashed Le
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -26,7 +27,7 @@ from chains.dataset import DatasetError, DatasetWriter, file_sha256
 from leanbridge.errorclass import ERROR_CLASSES, headline
 from oracle.mathlib.benchmark import BenchmarkError, BenchTheorem, count_and_read_theorems, iter_corpus, read_metadata
 from oracle.mathlib.probes import PROBE_KINDS, PremiseIndex, Probe, proof_probes
-from oracle.mathlib.replay import DojoReplayer, ReplayConfig
+from oracle.mathlib.replay import DojoReplayer, ProofReplay, ReplayConfig, Verdict
 from oracle.mathlib.selection import Selection, SelectionSpec, in_dirs, select
 
 SPLIT_NAMES = ("train", "test")
@@ -115,15 +116,68 @@ def record(thm: BenchTheorem, replay, probes: list[list[Probe]], novel: bool, ri
     }
 
 
+class ReplayJournal:
+    """Every replay of a proof that opened, appended as it finishes, so that a killed run (a full
+    pilot takes days) resumes where it stopped. One JSON line per replay, keyed by the repository
+    commit, the proof, its probes and the time-out: a changed probe or setting is replayed again.
+    It lives beside the dataset as a hidden file and is kept after the dataset is written."""
+
+    def __init__(self, path: Path, commit: str, timeout_s: int) -> None:
+        self.path, self.commit, self.timeout_s = Path(path), commit, timeout_s
+        self.done: dict[str, ProofReplay] = {}
+        if self.path.exists():
+            with open(self.path, encoding="utf-8") as f:
+                for line in f:
+                    try:
+                        obj = json.loads(line)
+                        self.done[obj["key"]] = _replay_from_json(obj["replay"])
+                    except (ValueError, KeyError, TypeError):
+                        continue  # a line cut short by a kill
+
+    def key(self, thm: BenchTheorem, probes: list[list[Probe]]) -> str:
+        text = json.dumps([self.commit, thm.key, self.timeout_s, [[[p.kind, p.text] for p in step] for step in probes]],
+                          ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def get(self, key: str) -> ProofReplay | None:
+        return self.done.get(key)
+
+    def add(self, key: str, replay: ProofReplay) -> None:
+        self.done[key] = replay
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"key": key, "replay": _replay_to_json(replay)}, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _replay_to_json(r: ProofReplay) -> dict:
+    return {"confirmed": r.confirmed, "start": r.start, "reason": r.reason, "reopened": r.reopened,
+            "verdicts": [[None if v is None else [v.verdict, v.goals, headline(v.message)[:200]] for v in row]
+                         for row in r.verdicts]}
+
+
+def _replay_from_json(obj: dict) -> ProofReplay:
+    verdicts = [[None if v is None else Verdict(v[0], v[1], v[2]) for v in row] for row in obj["verdicts"]]
+    return ProofReplay(bool(obj["confirmed"]), str(obj["start"]), verdicts, str(obj["reason"]), int(obj["reopened"]))
+
+
+def journal_path(out: Path) -> Path:
+    out = Path(out)
+    return out.resolve().parent / f".{out.name}.replays.jsonl"
+
+
 def _drop_kind(reason: str) -> str:
     return "cannot_open" if reason.startswith("cannot open") else "unconfirmed"
 
 
 def replay_plan(p: Plan, replayer, out: Path, progress: Progress = _no_progress) -> dict:
     """Replay every selected proof with ``replayer`` (a ``DojoReplayer``) and write the dataset.
-    Nothing is written until the first proof has been opened, and the directory appears only
-    when every split is written."""
+    Nothing is written before a theorem has opened in a Dojo; then each replay goes to the
+    journal (``journal_path(out)``) as it finishes, and the dataset directory appears, whole,
+    when every split is done. Proofs the journal already holds are not replayed again."""
     check_writable(out)
+    journal = ReplayJournal(journal_path(out), repo_of(p.metadata)[1], replayer.config.timeout_s)
+    resumed = 0
     writer: DatasetWriter | None = None
     started = time.time()
     files, counts, dropped, dropped_examples = {}, {}, Counter(), []
@@ -137,7 +191,14 @@ def replay_plan(p: Plan, replayer, out: Path, progress: Progress = _no_progress)
         for part in SPLIT_NAMES:
             lines[part] = []
             for thm, probes in p.jobs(part):
-                result = replayer.replay(thm, probes)
+                key = journal.key(thm, probes)
+                result = journal.get(key)
+                if result is not None:
+                    resumed += 1
+                else:
+                    result = replayer.replay(thm, probes)
+                    if not result.reason.startswith("cannot open"):  # it opened: worth keeping
+                        journal.add(key, result)
                 done += 1
                 progress(f"replaying in Lean ({part})", done, total)
                 if not result.confirmed:
@@ -186,6 +247,7 @@ def replay_plan(p: Plan, replayer, out: Path, progress: Progress = _no_progress)
             "lean_dojo": {"version": getattr(replayer.ld, "__version__", None),
                           "timeout_s": replayer.config.timeout_s, "repo": replayer.config.repo},
             "files": files,
+            "resumed_from_journal": resumed,
             "seconds": round(time.time() - started, 1),
         }
         writer.commit(manifest)
