@@ -130,7 +130,8 @@ def _mathlib(benchmark: Path, dirs: str | None, split: str, max_theorems: int | 
         raise click.ClickException(str(e)) from None
     except KeyboardInterrupt:
         bars.close()
-        raise click.ClickException("interrupted; nothing was written") from None
+        raise click.ClickException("interrupted; no dataset was written" + (
+            "" if dry_run else ", and the replays finished so far are kept in the journal beside --out")) from None
     bars.close()
     click.echo(json.dumps(report, indent=2))
     if dry_run:

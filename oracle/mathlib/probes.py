@@ -37,7 +37,7 @@ _STOP_WORDS = {"at", "with", "using", "generalizing", "in", "from", "says", ":="
                "<|>", "fun", "λ", "by", "then", "else", "only"}
 # Tactics whose first argument is the function of an application; its arguments are what to permute.
 _TERM_HEADS = {"exact", "apply", "refine", "refine'", "convert", "specialize", "exact_mod_cast", "apply_mod_cast",
-               "rcases", "cases", "cases'", "induction", "induction'", "rintro", "trans"}
+               "rcases", "cases", "cases'", "induction", "induction'", "trans"}
 # One argument: a name (with dots, primes, subscripts), a number, a hole, or a bracketed term.
 _ARGUMENT = re.compile(r"^(?:[\w.'!?₀-₉ᵢ-ᵪ]+|[(\[{⟨].*)$", re.DOTALL)
 
