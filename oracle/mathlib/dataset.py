@@ -276,5 +276,5 @@ def certify_mathlib(benchmark: Path, split: str, spec: SelectionSpec, out: Path,
     if dry_run:
         return dry_run_report(plan(benchmark, split, spec, progress))
     check_writable(out)
-    replayer = DojoReplayer(*repo_of(metadata), config)
+    replayer = DojoReplayer(*repo_of(metadata), config, progress)
     return replay_plan(plan(benchmark, split, spec, progress), replayer, out, progress)

@@ -210,7 +210,8 @@ class DojoReplayer:
     provides) the traced repository. If the first ``unavailable_after`` theorems all fail to open,
     that is ``ReplayUnavailable`` too; otherwise a theorem that cannot be opened is a proof dropped."""
 
-    def __init__(self, url: str, commit: str, config: ReplayConfig = ReplayConfig()) -> None:
+    def __init__(self, url: str, commit: str, config: ReplayConfig = ReplayConfig(),
+                 progress: Callable[[str, int, int], None] | None = None) -> None:
         self.config = config
         self.ld = ld = load_lean_dojo()
         self.opened = 0  # theorems opened so far
@@ -231,6 +232,8 @@ class DojoReplayer:
             raise ReplayUnavailable(f"LeanDojo cannot open the repository {source}@{commit[:12]}: "
                                     f"{type(e).__name__}: {_first_line(e)}; {SETUP}") from None
         cache_dir = ld.constants.CACHE_DIR
+        if progress is not None:  # a first run may download the traced repository here (gigabytes)
+            progress(f"LeanDojo: the traced repository in {cache_dir}", 0, 1)
         try:
             available = ld.is_available_in_cache(self.repo)
         except OSError as e:
@@ -238,6 +241,9 @@ class DojoReplayer:
                 f"no traced {source}@{commit[:12]} in LeanDojo's cache {cache_dir} and its remote cache is unreachable "
                 f"({type(e).__name__}): set DISABLE_REMOTE_CACHE=1 and CACHE_DIR to a directory holding a traced "
                 f"Mathlib; {SETUP}") from None
+        except Exception as e:  # e.g. a cache directory without the repository LeanDojo expects in it
+            raise ReplayUnavailable(f"LeanDojo's cache {cache_dir} cannot give {source}@{commit[:12]}: "
+                                    f"{type(e).__name__}: {_first_line(e)}; {SETUP}") from None
         if not available:
             raise ReplayUnavailable(
                 f"no traced {source}@{commit[:12]} in LeanDojo's cache {cache_dir}: set CACHE_DIR to a directory "
