@@ -7,12 +7,11 @@ from pathlib import Path
 
 import click
 
-from chains.dataset import DEFAULT_TEST_LENGTHS, DatasetError, DatasetSpec
+from chains.dataset import DEFAULT_TEST_LENGTHS, DatasetSpec
 from chains.space import Domain
 from leanbridge.certify import (BridgeConfig, CertificationFailed, certify_dataset, default_store,
                                 verify_dataset)
-from leanbridge.cliutil import PhaseBars, positive_ints
-from leanbridge.errors import LeanBridgeError
+from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from leanbridge.runner import LeanLimits
 
 
@@ -47,7 +46,8 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     bridge = BridgeConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
     bars = PhaseBars()
-    try:
+    with user_errors(CertificationFailed, cleanup=bars.close,
+                     interrupted="interrupted; certificates committed so far are kept in the store"):
         if verify_dir is not None:
             report = verify_dataset(verify_dir, bridge, bars)
             bars.close()
@@ -66,12 +66,6 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
                                           "equivalences", "kernel_checked", "certified", "failed", "seconds")}
         click.echo(json.dumps(shown, indent=2))
         click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
-    except (DatasetError, CertificationFailed, LeanBridgeError) as e:
-        bars.close()
-        raise click.ClickException(str(e)) from None
-    except KeyboardInterrupt:
-        bars.close()
-        raise click.ClickException("interrupted; certificates committed so far are kept in the store") from None
 
 
 if __name__ == "__main__":

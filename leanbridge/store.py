@@ -7,12 +7,15 @@ any moment keeps every verdict it committed and none it did not.
 """
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from leanbridge.checker import CERTIFIED, Verdict
+from leanbridge.errors import StoreError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS certificates (
@@ -29,17 +32,46 @@ CREATE TABLE IF NOT EXISTS certificates (
 """
 
 
+COLUMNS = ("key", "kind", "statement", "verdict", "detail", "lean_githash", "core_hash", "seconds", "checked_at")
+
+Result = TypeVar("Result")
+
+
+def _store_errors(method: Callable[..., Result]) -> Callable[..., Result]:
+    """SQLite's failures (not a database, disk full, locked) as StoreError naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(self: CertificateStore, *args, **kwargs) -> Result:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise StoreError(f"certificate store {self.path}: {e}") from None
+        except OSError as e:
+            raise StoreError(f"certificate store {self.path}: {e.strerror or e}") from None
+
+    return wrapper
+
+
 class CertificateStore:
+    @_store_errors
     def __init__(self, path: Path | str, core_hash: str, lean_githash: str) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.core_hash, self.lean_githash = core_hash, lean_githash
         self._conn = sqlite3.connect(str(path), timeout=60)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        with self._conn:
-            self._conn.execute(SCHEMA)
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            with self._conn:
+                self._conn.execute(SCHEMA)
+            columns = tuple(row[1] for row in self._conn.execute("PRAGMA table_info(certificates)"))
+            if columns != COLUMNS:
+                raise StoreError(f"certificate store {self.path}: its certificates table is not this "
+                                 f"project's (columns {', '.join(columns)})")
+        except BaseException:
+            self._conn.close()
+            raise
 
     def close(self) -> None:
         self._conn.close()
@@ -50,6 +82,7 @@ class CertificateStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @_store_errors
     def certified(self, keys: Iterable[str]) -> set[str]:
         """The keys among ``keys`` with a certified row for this Lean build and core library."""
         keys = list(keys)
@@ -63,6 +96,7 @@ class CertificateStore:
             found.update(row[0] for row in rows)
         return found
 
+    @_store_errors
     def record(self, rows: Iterable[tuple[str, str, str, Verdict]]) -> None:
         """Write ``(key, kind, statement text, verdict)`` rows in one transaction."""
         now = time.time()
@@ -72,5 +106,6 @@ class CertificateStore:
                 [(key, kind, text, v.status, v.detail, self.lean_githash, self.core_hash, v.seconds, now)
                  for key, kind, text, v in rows])
 
+    @_store_errors
     def count(self) -> dict[str, int]:
         return dict(self._conn.execute("SELECT verdict, COUNT(*) FROM certificates GROUP BY verdict").fetchall())

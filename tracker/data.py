@@ -10,14 +10,15 @@ history is at after it (found once, at load time, by replaying the events with
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
+import io
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from chains.dataset import DatasetError, dataset_id, domain_of, file_sha256, read_manifest, read_split
+from chains.files import OutputError, write_bytes_atomic
 from chains.rules import Event, apply, successors
 from chains.trees import OPS, Tree, polish, tokens
 
@@ -265,10 +266,8 @@ def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
     directory = Path(directory)
     manifest = check_certified(directory)
     cached = cache_path(directory)
-    blob = None
-    if use_cache and cached.is_file():
-        blob = torch.load(cached, weights_only=True)
-    if blob is None or blob.get("cache_version") != CACHE_VERSION:
+    blob = _load_cache(cached) if use_cache else None
+    if blob is None:
         blob = _build(directory, manifest)
         if use_cache:
             _save_cache(blob, cached)
@@ -280,25 +279,42 @@ def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
         identity=identity_of(directory, manifest))
 
 
+# what torch.load raises on a file that is not a torch file (weights_only: no code runs)
+UNREADABLE = (OSError, RuntimeError, EOFError, pickle.UnpicklingError)
+CACHE_KEYS = {"cache_version", "atoms", "rules", "item_tokens", "tree_tokens", "tree_items", "train", "tests",
+              "succ_items", "succ_trees"}
+
+
 def save_atomic(obj: dict, path: Path) -> None:
-    """Write to a temporary file beside ``path`` and rename: a kill leaves the old or the new file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    """``torch.save`` to a temporary file beside ``path``, then rename: a kill or a full disk
+    leaves the old file or the new one. OutputError when it cannot be written."""
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    write_bytes_atomic(path, buffer.getvalue())
+
+
+def _load_cache(path: Path) -> dict | None:
+    """The cached tensors, or None when there is no usable cache (none yet, truncated, not a
+    torch file, another cache version): the dataset is then replayed again."""
+    if not path.is_file():
+        return None
     try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(obj, handle)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        blob = torch.load(path, weights_only=True)
+    except UNREADABLE:
+        return None
+    if not isinstance(blob, dict) or blob.get("cache_version") != CACHE_VERSION or not CACHE_KEYS <= set(blob):
+        return None
+    return blob
 
 
 def _save_cache(blob: dict, path: Path) -> None:
+    # The cache only saves time: a dataset directory that is read-only or on a full disk is
+    # read without one rather than refused.
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return  # a read-only dataset directory: run without a cache rather than refuse the data
-    if os.access(path.parent, os.W_OK):
         save_atomic(blob, path)
+    except (OSError, OutputError):
+        return
 
 
 @dataclass
