@@ -61,17 +61,26 @@ class CertificateStore:
         self.core_hash, self.lean_githash = core_hash, lean_githash
         self._conn = sqlite3.connect(str(path), timeout=60)
         try:
+            self._check_ours()  # before anything is written to the file
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             with self._conn:
                 self._conn.execute(SCHEMA)
-            columns = tuple(row[1] for row in self._conn.execute("PRAGMA table_info(certificates)"))
-            if columns != COLUMNS:
-                raise StoreError(f"certificate store {self.path}: its certificates table is not this "
-                                 f"project's (columns {', '.join(columns)})")
         except BaseException:
             self._conn.close()
             raise
+
+    def _check_ours(self) -> None:
+        """A new file, or an SQLite file holding this project's table and nothing else: a
+        mistyped ``--store`` must not write into another program's database."""
+        tables = {name for (name,) in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables - {"certificates"}:
+            raise StoreError(f"certificate store {self.path}: a database of other tables "
+                             f"({', '.join(sorted(tables))[:80]}), not a certificate store")
+        columns = tuple(row[1] for row in self._conn.execute("PRAGMA table_info(certificates)"))
+        if tables and columns != COLUMNS:
+            raise StoreError(f"certificate store {self.path}: its certificates table is not this project's "
+                             f"(columns {', '.join(columns)[:80]})")
 
     def close(self) -> None:
         self._conn.close()

@@ -230,7 +230,9 @@ def load_checkpoint(path: Path) -> dict:
     if not path.is_file():
         raise CheckpointError(f"{path}: no checkpoint to resume from")
     try:
-        blob = torch.load(path, weights_only=True)
+        # checkpoints record torch.__version__, a str subclass the weights-only unpickler must be told of
+        with torch.serialization.safe_globals([torch.torch_version.TorchVersion]):
+            blob = torch.load(path, weights_only=True)
     except UNREADABLE as e:
         raise CheckpointError(f"{path}: not a readable checkpoint ({' '.join(str(e).split())[:120]})") from None
     identity = blob.get("identity") if isinstance(blob, dict) else None

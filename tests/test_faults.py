@@ -1,0 +1,601 @@
+"""The fault sweep: every command (certify, certify --verify, train-tracker, prove) meets bad
+input, a full disk and a Lean that crashes, hangs or prints garbage at each stage, and answers
+with one line and a non-zero exit, no traceback, and nothing half-written left behind.
+
+The faulty Leans are shell scripts that hand every call to the real Lean binary except at one
+stage; they test the error handling only and never make a certificate. Everything else runs the
+real Lean."""
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from unittest import mock
+
+import pytest
+import torch
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chains.dataset import DatasetError, DatasetSpec, parse_chain_line
+from chains.space import Domain
+from leanbridge.certify import certify_dataset
+from leanbridge.cli import main as certify
+from leanbridge.corelib import build_core
+from leanbridge.discovery import LEAN_ENV
+from leanbridge.paths import CACHE_ENV
+from leanbridge.store import CertificateStore
+from prover.cli import main as prove
+from tracker.cli import main as train_tracker
+from tracker.data import load_dataset
+from tracker.evaluate import EvalConfig
+from tracker.train import TrainConfig, load_checkpoint, train
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def invoke(command, args, env=None):
+    """Run a command in-process. An exception that escapes the command fails the test (it
+    would have been a traceback)."""
+    result = CliRunner().invoke(command, [str(a) for a in args], env=env, catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def assert_one_line(code, output, *expected):
+    lines = output.strip().splitlines()
+    assert code == 1, output
+    assert len(lines) == 1 and lines[0].startswith("Error: "), output
+    assert "Traceback" not in output
+    for text in expected:
+        assert text in lines[0], output
+
+
+def leftovers(directory: Path) -> list[str]:
+    """Staging or temporary files a failed run may have left in ``directory``."""
+    return sorted(p.name for p in directory.iterdir() if ".tmp-" in p.name or ".old-" in p.name)
+
+
+def write_executable(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+# -- data shared by the tests ------------------------------------------------------------------
+
+# ``micro``: one chain of one step per split on three atoms, two distinct statements, so that a
+# Lean that hangs on every file costs one time-out per process; ``small``: enough to train on.
+MICRO = DatasetSpec(Domain(atoms=3), chains=1, length=1, partners=0, test_lengths=(1,), test_chains=1)
+SMALL = DatasetSpec(chains=6, length=2, partners=1, test_lengths=(2,), test_chains=2)
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("faults")
+
+
+@pytest.fixture(scope="module")
+def micro(root):
+    certify_dataset(MICRO, root / "micro", root / "store.sqlite")
+    return root / "micro"
+
+
+@pytest.fixture(scope="module")
+def small(root):
+    certify_dataset(SMALL, root / "small", root / "store.sqlite")
+    return root / "small"
+
+
+@pytest.fixture(scope="module")
+def other(root):
+    """Another dataset of the same domain (another seed)."""
+    certify_dataset(DatasetSpec(**{**SMALL.__dict__, "seed": 1}), root / "other", root / "store.sqlite")
+    return root / "other"
+
+
+@pytest.fixture(scope="module")
+def run(root, small):
+    """A tiny tracker trained on ``small``."""
+    config = TrainConfig(data=str(small), objective="combo", steps=2, batch_chains=2, width=16)
+    train(config, root / "run", show_progress=False, eval_config=EvalConfig(pair_lengths=(2,), max_chains=2))
+    return root / "run"
+
+
+def copy_dataset(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".cache"))
+    return dst
+
+
+def rehash(directory: Path, name: str) -> None:
+    """Make the manifest agree with an edited file, so that readers get past the hash check
+    and parse it."""
+    from chains.dataset import file_sha256
+
+    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest["files"][name]["sha256"] = file_sha256(directory / name)
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+
+
+# -- bad datasets, for every command that reads one --------------------------------------------
+
+def _binary_line(d: Path) -> str:
+    lines = (d / "train.jsonl").read_bytes().splitlines(keepends=True)
+    (d / "train.jsonl").write_bytes(lines[0] + b"\xff\xfe\x00\x9c binary\n" + b"".join(lines[2:]))
+    return "train.jsonl line 2: not UTF-8"
+
+
+def _truncated_line(d: Path) -> str:
+    data = (d / "train.jsonl").read_bytes()
+    (d / "train.jsonl").write_bytes(data[: len(data) // 2])
+    return "not JSON"
+
+
+def _truncated_manifest(d: Path) -> str:
+    data = (d / "manifest.json").read_bytes()
+    (d / "manifest.json").write_bytes(data[: len(data) // 2])
+    return "manifest.json: not JSON"
+
+
+def _binary_manifest(d: Path) -> str:
+    (d / "manifest.json").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff")
+    return "manifest.json: not UTF-8"
+
+
+def _deep_manifest(d: Path) -> str:
+    (d / "manifest.json").write_text("[" * 100_000)
+    return "manifest.json: not JSON"
+
+
+def _deep_tree(d: Path) -> str:
+    lines = (d / "train.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["start"] = "+ " * 50_000 + "a"
+    lines[0] = json.dumps(record)
+    (d / "train.jsonl").write_text("\n".join(lines) + "\n")
+    return "line 1 (chain train-00000): bad tree"
+
+
+def _manifest_edit(edit):
+    def apply(d: Path) -> str:
+        manifest = json.loads((d / "manifest.json").read_text())
+        expected = edit(manifest)
+        (d / "manifest.json").write_text(json.dumps(manifest))
+        return expected
+    return apply
+
+
+def _escape(manifest):
+    manifest["files"]["../../escape.jsonl"] = manifest["files"].pop("train.jsonl")
+    return "is not a .jsonl file of the dataset directory"
+
+
+def _no_count(manifest):
+    manifest["files"]["train.jsonl"] = "many"
+    return "train.jsonl has no chain count"
+
+
+def _lean_string(manifest):
+    manifest["lean"] = "4.35.0"
+    return "lean is not an object"
+
+
+def _steps_string(manifest):
+    manifest["steps"] = "many"
+    return "steps is 'many', not a count"
+
+
+def _directory_is_a_file(d: Path) -> str:
+    shutil.rmtree(d)
+    d.write_text("not a dataset\n")
+    return "not a directory"
+
+
+BAD_DATASETS = {
+    "binary-line": _binary_line, "truncated-line": _truncated_line, "truncated-manifest": _truncated_manifest,
+    "binary-manifest": _binary_manifest, "deeply-nested-manifest": _deep_manifest, "deep-tree": _deep_tree,
+    "manifest-file-outside": _manifest_edit(_escape), "manifest-file-without-count": _manifest_edit(_no_count),
+    "manifest-lean-not-object": _manifest_edit(_lean_string), "manifest-steps-not-count": _manifest_edit(_steps_string),
+    "directory-is-a-file": _directory_is_a_file,
+}
+# the edits that change a split file: train-tracker checks the manifest's hashes before it parses
+SPLIT_EDITS = {"binary-line", "truncated-line", "deep-tree"}
+
+
+@pytest.mark.parametrize("fault", BAD_DATASETS)
+def test_verify_of_a_bad_dataset_is_one_line(small, tmp_path, fault):
+    data = copy_dataset(small, tmp_path / "data")
+    expected = BAD_DATASETS[fault](data)
+    before = sorted(os.listdir(tmp_path))
+    code, output = invoke(certify, ["--verify", data])
+    assert_one_line(code, output, expected)
+    assert sorted(os.listdir(tmp_path)) == before
+
+
+@pytest.mark.parametrize("fault", BAD_DATASETS)
+def test_train_tracker_on_a_bad_dataset_is_one_line(small, tmp_path, fault):
+    data = copy_dataset(small, tmp_path / "data")
+    expected = BAD_DATASETS[fault](data)
+    if fault in SPLIT_EDITS:
+        rehash(data, "train.jsonl")
+    code, output = invoke(train_tracker, ["--data", data, "--steps", 1, "--batch-chains", 2, "--width", 8,
+                                          "--out", tmp_path / "run", "--quiet"])
+    assert_one_line(code, output, expected)
+    assert not (tmp_path / "run").exists() and not (data.is_dir() and (data / ".cache").exists())
+
+
+@pytest.mark.parametrize("fault", [f for f in BAD_DATASETS if f not in SPLIT_EDITS])  # prove reads the manifest
+def test_prove_on_a_bad_dataset_is_one_line(small, tmp_path, fault):
+    data = copy_dataset(small, tmp_path / "data")
+    expected = BAD_DATASETS[fault](data)
+    code, output = invoke(prove, ["--data", data, "--searcher", "kernel-uniform", "--problems", 1, "--distances", 1,
+                                  "--out", tmp_path / "out"])
+    assert_one_line(code, output, expected)
+    assert not (tmp_path / "out").exists() and not leftovers(tmp_path)
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                                      max_size=3), max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["id", "start", "events", "end", "certs", "partners", "partner", "event", "cert"]), JSON_VALUES)
+def test_any_json_in_any_field_of_a_line_is_a_dataset_error(field, value):
+    """Whatever JSON a field of a chain line holds, reading it raises DatasetError or succeeds."""
+    record = {"id": "train-00000", "start": "+ a * b c", "events": ["add_comm@"], "end": "+ * b c a",
+              "certs": ["0" * 16], "partners": [{"start": "+ a * b c", "events": [], "end": "+ a * b c", "certs": [],
+                                                 "equivalence": "1" * 16}]}
+    if field == "partner":
+        record["partners"][0] = value
+    elif field == "event":
+        record["events"][0] = value
+    elif field == "cert":
+        record["certs"][0] = value
+    else:
+        record[field] = value
+    try:
+        parse_chain_line(json.dumps(record), Domain(atoms=3), "train.jsonl line 1")
+    except DatasetError as e:
+        assert len(str(e).splitlines()) == 1
+
+
+def test_a_corrupt_tracker_cache_is_rebuilt_not_fatal(small, tmp_path):
+    data = copy_dataset(small, tmp_path / "data")
+    first = load_dataset(data)
+    [cache] = (data / ".cache").iterdir()
+    for garbage in (cache.read_bytes()[:100], b"\x00\xff not a torch file"):  # truncated, then not torch at all
+        cache.write_bytes(garbage)
+        again = load_dataset(data)
+        assert torch.equal(again.train["chain_items"], first.train["chain_items"])
+        assert cache.stat().st_size > 100  # rewritten
+
+
+# -- outputs that cannot be written ------------------------------------------------------------
+
+CERTIFY = ["--atoms", 3, "--chains", 4, "--length", 2, "--test-lengths", 2, "--test-chains", 2, "--jobs", 1]
+
+
+def test_certify_into_a_file_or_a_directory_of_other_files_is_refused(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("keep me\n")
+    code, output = invoke(certify, [*CERTIFY, "--out", blocker, "--store", tmp_path / "s.sqlite"])
+    assert_one_line(code, output, "is a file")
+    assert blocker.read_text() == "keep me\n"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.txt").write_text("keep me too\n")
+    code, output = invoke(certify, [*CERTIFY, "--out", home, "--store", tmp_path / "s.sqlite"])
+    assert_one_line(code, output, "not a dataset")
+    assert sorted(os.listdir(home)) == ["notes.txt"] and not leftovers(tmp_path)
+
+
+def test_train_tracker_and_prove_into_a_file_are_one_line(small, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("keep me\n")
+    code, output = invoke(train_tracker, ["--data", small, "--steps", 1, "--out", blocker, "--quiet"])
+    assert_one_line(code, output, "is a file")
+    code, output = invoke(prove, ["--data", small, "--searcher", "kernel-uniform", "--problems", 1, "--distances", 1,
+                                  "--out", blocker])
+    assert_one_line(code, output, "is a file")
+    assert blocker.read_text() == "keep me\n" and not leftovers(tmp_path)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A directory on a 16 KiB tmpfs (mounting needs root; elsewhere these tests skip)."""
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount)], capture_output=True,
+                          text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_certify_onto_a_full_disk_is_one_line_and_leaves_nothing(full_disk, tmp_path):
+    out = full_disk / "data"
+    code, output = invoke(certify, [*CERTIFY, "--chains", 200, "--out", out, "--store", tmp_path / "s.sqlite"])
+    assert_one_line(code, output, "No space left on device")
+    assert os.listdir(full_disk) == []
+
+
+def test_a_store_on_a_full_disk_is_one_line(full_disk, tmp_path):
+    code, output = invoke(certify, [*CERTIFY, "--chains", 200, "--out", tmp_path / "data",
+                                    "--store", full_disk / "s.sqlite"])
+    assert_one_line(code, output, "certificate store", "full")
+    assert not (tmp_path / "data").exists() and not leftovers(tmp_path)
+
+
+def test_a_cache_on_a_full_disk_is_one_line(full_disk, tmp_path):
+    code, output = invoke(certify, [*CERTIFY, "--out", tmp_path / "data", "--store", tmp_path / "s.sqlite"],
+                          env={CACHE_ENV: str(full_disk)})
+    assert_one_line(code, output)
+    assert not (tmp_path / "data").exists() and not leftovers(tmp_path)
+
+
+def test_train_tracker_onto_a_full_disk_is_one_line_and_leaves_nothing(small, full_disk):
+    out = full_disk / "run"
+    code, output = invoke(train_tracker, ["--data", small, "--steps", 2, "--batch-chains", 2, "--out", out, "--quiet"])
+    assert_one_line(code, output, "No space left on device")
+    assert os.listdir(full_disk) == []
+
+
+def test_prove_onto_a_full_disk_is_one_line_and_leaves_nothing(micro, full_disk):
+    code, output = invoke(prove, ["--data", micro, "--searcher", "kernel-uniform", "--problems", 2,
+                                  "--distances", 1, "--out", full_disk / "out", "--jobs", 1])
+    assert_one_line(code, output, "No space left on device")
+    assert os.listdir(full_disk) == []
+
+
+# -- certificate stores that are not ours ------------------------------------------------------
+
+def _not_sqlite(path: Path) -> str:
+    path.write_bytes(b"\x00\xffthis is not a database" * 100)
+    return "file is not a database"
+
+
+def _foreign_table(path: Path) -> str:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE certificates (key TEXT, verdict TEXT)")
+    conn.close()
+    return "not this project's"
+
+
+def _directory(path: Path) -> str:
+    path.mkdir()
+    return "certificate store"
+
+
+def _other_program(path: Path) -> str:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    conn.close()
+    return "a database of other tables"
+
+
+def _truncated_store(path: Path) -> str:
+    from leanbridge.checker import Verdict
+
+    with CertificateStore(path, "core", "lean") as store:
+        store.record([(f"{i:064x}", "step", "x" * 300, Verdict("certified", "", 0.1)) for i in range(200)])
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    return "malformed"
+
+
+@pytest.mark.parametrize("make", [_not_sqlite, _foreign_table, _other_program, _directory, _truncated_store],
+                         ids=["not-sqlite", "foreign-table", "other-program", "directory", "truncated"])
+def test_a_store_that_is_not_a_certificate_store_is_one_line(tmp_path, make):
+    store = tmp_path / "s.sqlite"
+    expected = make(store)
+    before = store.read_bytes() if store.is_file() else None
+    code, output = invoke(certify, [*CERTIFY, "--out", tmp_path / "data", "--store", store])
+    assert_one_line(code, output, expected)
+    assert not (tmp_path / "data").exists() and not leftovers(tmp_path)
+    assert before is None or store.read_bytes() == before
+
+
+# -- checkpoints that are not checkpoints, trackers of other datasets --------------------------
+
+def _garbage(path: Path) -> str:
+    path.write_bytes(b"\x80\x04garbage\xff" * 50)
+    return "not a readable checkpoint"
+
+
+def _truncated(path: Path) -> str:
+    path.write_bytes(path.read_bytes()[:1000])
+    return "not a readable checkpoint"
+
+
+def _a_tensor(path: Path) -> str:
+    torch.save(torch.zeros(3), path)
+    return "not a train-tracker checkpoint"
+
+
+class Payload:
+    """Unpickling this would run code: the weights-only loader must refuse it."""
+
+    def __reduce__(self):
+        return (os.system, ("touch pwned",))
+
+
+def _code(path: Path) -> str:
+    torch.save({"config": Payload()}, path)
+    return "not a readable checkpoint"
+
+
+def _other_shapes(path: Path) -> str:
+    blob = load_checkpoint(path)
+    blob["model"] = {k: torch.zeros(1) for k in blob["model"]}
+    torch.save(blob, path)
+    return "fit"
+
+
+CHECKPOINTS = {"garbage": _garbage, "truncated": _truncated, "a-tensor": _a_tensor, "code": _code,
+               "other-shapes": _other_shapes}
+
+
+@pytest.mark.parametrize("fault", CHECKPOINTS)
+def test_resume_from_a_bad_checkpoint_is_one_line(small, run, tmp_path, fault, monkeypatch):
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    expected = CHECKPOINTS[fault](copy / "checkpoint.pt")
+    before = (copy / "checkpoint.pt").read_bytes()
+    monkeypatch.chdir(tmp_path)
+    code, output = invoke(train_tracker, ["--data", small, "--objective", "combo", "--steps", 2, "--batch-chains", 2,
+                                          "--width", 16, "--out", copy, "--resume", "--quiet"])
+    assert_one_line(code, output, expected)
+    assert (copy / "checkpoint.pt").read_bytes() == before and not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("fault", CHECKPOINTS)
+def test_prove_with_a_bad_checkpoint_is_one_line(small, run, tmp_path, fault, monkeypatch):
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    expected = CHECKPOINTS[fault](copy / "checkpoint.pt")
+    monkeypatch.chdir(tmp_path)
+    code, output = invoke(prove, ["--data", small, "--tracker", copy, "--problems", 1, "--distances", 1,
+                                  "--out", tmp_path / "out"])
+    assert_one_line(code, output, "tracker", expected if fault != "other-shapes" else "")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "pwned").exists()
+
+
+def test_a_tracker_of_another_dataset_is_one_line(small, other, run, tmp_path):
+    code, output = invoke(prove, ["--data", other, "--tracker", run, "--problems", 1, "--distances", 1,
+                                  "--out", tmp_path / "out"])
+    assert_one_line(code, output, "trained on another dataset")
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    before = (copy / "checkpoint.pt").read_bytes()
+    code, output = invoke(train_tracker, ["--data", other, "--objective", "combo", "--steps", 2, "--batch-chains", 2,
+                                          "--width", 16, "--out", copy, "--resume", "--quiet"])
+    assert_one_line(code, output, "trained with other settings", "data")
+    assert (copy / "checkpoint.pt").read_bytes() == before and not (tmp_path / "out").exists()
+
+
+# -- a Lean that crashes, hangs or prints garbage, at each stage -------------------------------
+
+FAULTS = {
+    "crash": "echo 'INTERNAL PANIC: out of cheese' >&2; kill -SEGV $$",
+    "hang": "exec sleep 600",
+    "garbage": r"printf '\377\376\000garbage \033[2J{\"severity\":\n'; exit 0",
+}
+STAGES = ("version", "githash", "compile", "audit", "check")
+# what the one line names, by stage (at the check, the command words Lean's failure its own way)
+SAYS = {"version": "--version", "githash": "--githash", "compile": "Core.lean", "audit": "audit", "check": ""}
+
+
+@pytest.fixture(scope="module")
+def built_cache(root, lean):
+    """A cache holding the core library compiled and audited by the real Lean."""
+    cache = root / "cache"
+    with mock.patch.dict(os.environ, {CACHE_ENV: str(cache)}):
+        build_core(lean)
+    return cache
+
+
+def faulty_lean(directory: Path, lean, built_cache: Path, stage: str, fault: str) -> Path:
+    """A Lean that commits ``fault`` at ``stage``. Before it, it answers as the real one did:
+    its version and githash, and for the compilation of the core library the .olean the real
+    Lean compiled. It never answers a question about a statement, so it certifies nothing."""
+    [olean] = built_cache.glob("core/*/Core.olean")
+    return write_executable(directory / "lean", f"""#!/bin/sh
+for last; do :; done
+case " $* " in
+  *" --version "*) stage=version ;;
+  *" --githash "*) stage=githash ;;
+  *" -o "*) stage=compile ;;
+  *) if grep -q '^#print axioms rfl$' "$last"; then stage=audit; else stage=check; fi ;;
+esac
+if [ "$stage" = "{stage}" ]; then
+  {FAULTS[fault]}
+fi
+case "$stage" in
+  version) echo "Lean (version {lean.version}, x86_64-unknown-linux-gnu, commit {lean.githash}, Release)" ;;
+  githash) echo "{lean.githash}" ;;
+  compile) cp "{olean}" Core.olean ;;
+  *) echo "faulty Lean asked at $stage, past its fault at {stage}" >&2; exit 3 ;;
+esac
+""")
+
+
+def lean_env(tmp_path, lean, built_cache, stage, fault) -> dict:
+    """The environment of a run on a faulty Lean: its cache is fresh, but for the checks' stage
+    it holds the real Lean's core library (the checks come after it)."""
+    cache = tmp_path / "cache"
+    if stage == "check":
+        shutil.copytree(built_cache, cache)
+    return {LEAN_ENV: str(faulty_lean(tmp_path, lean, built_cache, stage, fault)), CACHE_ENV: str(cache)}
+
+
+def timeout_for(fault: str) -> str:
+    return "1" if fault == "hang" else "60"  # a hang costs one time-out
+
+
+def assert_clean_cache(env: dict) -> None:
+    core = Path(env[CACHE_ENV]) / "core"
+    assert not core.exists() or not [p for p in core.iterdir() if p.name.startswith(".build-")]
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("stage", STAGES)
+def test_certify_with_a_faulty_lean_is_one_line(tmp_path, lean, built_cache, stage, fault):
+    env = lean_env(tmp_path, lean, built_cache, stage, fault)
+    out = tmp_path / "data"
+    code, output = invoke(certify, ["--atoms", 3, "--chains", 1, "--length", 1, "--partners", 0, "--test-lengths", 1,
+                                    "--test-chains", 1, "--jobs", 2, "--timeout", timeout_for(fault),
+                                    "--out", out, "--store", tmp_path / "s.sqlite"], env=env)
+    assert_one_line(code, output, SAYS[stage])
+    assert not out.exists() and not leftovers(tmp_path)
+    assert stage == "check" or not (tmp_path / "s.sqlite").exists()  # the store opens after the core's audit
+    assert_clean_cache(env)
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("stage", STAGES)
+def test_verify_with_a_faulty_lean_is_one_line(tmp_path, lean, built_cache, micro, stage, fault):
+    env = lean_env(tmp_path, lean, built_cache, stage, fault)
+    before = {p.name: p.read_bytes() for p in micro.iterdir() if p.is_file()}
+    code, output = invoke(certify, ["--verify", micro, "--jobs", 2, "--timeout", timeout_for(fault)], env=env)
+    assert_one_line(code, output, SAYS[stage])
+    assert {p.name: p.read_bytes() for p in micro.iterdir() if p.is_file()} == before
+    assert_clean_cache(env)
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("stage", STAGES)
+def test_prove_with_a_faulty_lean_is_one_line(tmp_path, lean, built_cache, micro, stage, fault):
+    env = lean_env(tmp_path, lean, built_cache, stage, fault)
+    out = tmp_path / "out"
+    code, output = invoke(prove, ["--data", micro, "--searcher", "kernel-uniform", "--problems", 1, "--distances", 1,
+                                  "--budget-calls", 20, "--jobs", 1, "--timeout", timeout_for(fault),
+                                  "--out", out], env=env)
+    assert_one_line(code, output, SAYS[stage])
+    assert not out.exists() and not leftovers(tmp_path)
+    assert_clean_cache(env)
+
+
+# -- the two faults first found, as a user meets them: a real process, its stderr ---------------
+
+def test_a_binary_line_and_a_hanging_core_build_as_processes(micro, lean, built_cache, tmp_path):
+    data = copy_dataset(micro, tmp_path / "data")
+    with open(data / "train.jsonl", "ab") as handle:
+        handle.write(b"\xff\xd8\xff\xe0 binary bytes\n")
+    verify = subprocess.run([sys.executable, "-m", "leanbridge.cli", "--verify", str(data)], capture_output=True,
+                            text=True)
+    assert verify.returncode == 1 and verify.stdout == ""
+    assert verify.stderr.strip().splitlines() == [f"Error: {data / 'train.jsonl'} line 2: not UTF-8 text "
+                                                  "(byte 1 of the line)"]
+    env = {**os.environ, **lean_env(tmp_path, lean, built_cache, "compile", "hang")}
+    hang = subprocess.run([sys.executable, "-m", "leanbridge.cli", "--atoms", "3", "--chains", "1", "--test-lengths",
+                           "1", "--test-chains", "1", "--timeout", "2", "--out", str(tmp_path / "out"), "--store",
+                           str(tmp_path / "s.sqlite")], capture_output=True, text=True, env=env, timeout=60)
+    [line] = hang.stderr.strip().splitlines()
+    assert hang.returncode == 1 and line.startswith("Error: compiling ") and line.endswith("Core.lean ran past 2 s")
+    assert not (tmp_path / "out").exists()
