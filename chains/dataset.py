@@ -240,6 +240,14 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _is_dataset(directory: Path) -> bool:
+    try:
+        read_manifest(directory)
+    except DatasetError:
+        return False
+    return True
+
+
 class DatasetWriter:
     """Writes a dataset into a hidden staging directory beside ``out`` and moves it into
     place only on ``commit``, so a failed or killed run leaves no half-written dataset.
@@ -252,9 +260,9 @@ class DatasetWriter:
         try:
             if self.out.exists() and not self.out.is_dir():
                 raise OutputError(f"cannot write to {self.out}: it is a file, not a dataset directory")
-            if self.out.is_dir() and not (self.out / MANIFEST).is_file() and any(self.out.iterdir()):
-                raise OutputError(f"cannot write to {self.out}: a directory of other files, not a dataset "
-                                  f"(no {MANIFEST}); choose an empty or new directory")
+            if self.out.is_dir() and any(self.out.iterdir()) and not _is_dataset(self.out):
+                raise OutputError(f"cannot write to {self.out}: a directory of other files, not a dataset; "
+                                  "choose an empty or new directory")
         except OSError as e:
             raise cannot_write(self.out, e) from None
         self.staging = staging_dir(self.out)

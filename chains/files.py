@@ -61,10 +61,6 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         _fsync_write(tmp, data)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
 def _pid_alive(text: str) -> bool:
     try:
         os.kill(int(text), 0)

@@ -20,13 +20,15 @@ USER_ERRORS: tuple[type[Exception], ...] = (DatasetError, OutputError, LeanBridg
 
 
 def one_line(e: BaseException) -> str:
-    """The message of ``e`` on one line; an OSError as "<file>: <reason>"."""
+    """The message of ``e`` on one line, control characters escaped (it may quote what a
+    faulty program printed); an OSError as "<file>: <reason>"."""
     if isinstance(e, OSError) and e.strerror:
         files = " -> ".join(str(f) for f in (e.filename, e.filename2) if f is not None)
         text = f"{files}: {e.strerror}" if files else e.strerror
     else:
         text = str(e)
-    return " ".join(text.split()) or type(e).__name__
+    text = " ".join(text.split())
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) or type(e).__name__
 
 
 def _nothing() -> None:

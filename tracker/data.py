@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import pickle
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,6 +164,9 @@ def _build(directory: Path, manifest: dict) -> dict:
     domain = domain_of(manifest, where_manifest)
     vocab = Vocab(domain.atom_names, domain.rules)
     builder = _Builder(vocab, domain.size_bound)
+    for name in manifest["files"]:
+        if name != "train.jsonl" and not re.fullmatch(r"test-[1-9][0-9]*\.jsonl", name):
+            raise DatasetError(f"{where_manifest}: {name} is neither train.jsonl nor test-<length>.jsonl")
     splits: dict[str, list] = {}
     steps = 0
     for name in sorted(manifest["files"]):
