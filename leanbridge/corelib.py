@@ -124,7 +124,8 @@ def _audit_lemmas(lean: LeanInstall, olean_dir: Path, limits: LeanLimits) -> Non
     confirmed = {m.text for m in messages if m.severity == "information"}
     for name in AUDITED:
         if f"'{name}' does not depend on any axioms" not in confirmed:
-            raise CoreLibraryError(f"core lemma {name} is missing or depends on an axiom")
+            raise CoreLibraryError(f"auditing the core library: Lean did not confirm that {name} depends on no "
+                                   "axiom (it is missing, depends on one, or Lean answered nothing)")
     errors = [m for m in messages if m.severity != "information"]
     if errors:
         raise CoreLibraryError(f"auditing the core library: {errors[0].text.splitlines()[0]}")
