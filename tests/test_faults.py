@@ -392,10 +392,12 @@ def _other_program(path: Path) -> str:
 
 
 def _truncated_store(path: Path) -> str:
-    from leanbridge.checker import Verdict
-
-    with CertificateStore(path, "core", "lean") as store:
-        store.record([(f"{i:064x}", "step", "x" * 300, Verdict("certified", "", 0.1)) for i in range(200)])
+    CertificateStore(path, "core", "lean").close()  # a store of this project's schema
+    with sqlite3.connect(path) as conn:
+        conn.executemany("INSERT INTO certificates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [(f"{i:064x}", "step", "x" * 300, "certified", "", "lean", "core", 0.1, 0.0)
+                          for i in range(200)])
+    conn.close()
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     return "malformed"
 
