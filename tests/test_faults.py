@@ -637,21 +637,36 @@ def test_a_bad_environment_is_one_line(tmp_path, micro, fault):
     assert not (tmp_path / "data").exists() and not (tmp_path / "out").exists() and not leftovers(tmp_path)
 
 
-# -- the two faults first found, as a user meets them: a real process, its stderr ---------------
+# -- as a user meets them: real processes, all they print --------------------------------------
 
-def test_a_binary_line_and_a_hanging_core_build_as_processes(micro, lean, built_cache, tmp_path):
+def one_line_process(module: str, args, **kwargs) -> str:
+    """Run ``python -m module args``; its whole output must be one error line on stderr."""
+    result = subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True,
+                            timeout=120, **kwargs)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and result.stdout == "" and len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    return lines[0]
+
+
+def test_the_first_faults_found_as_processes(micro, run, lean, built_cache, tmp_path):
+    """The two faults first reported (a binary line under --verify, a Lean that hangs while
+    compiling the core library) and a checkpoint of garbage, whose loader warns through torch."""
     data = copy_dataset(micro, tmp_path / "data")
     with open(data / "train.jsonl", "ab") as handle:
         handle.write(b"\xff\xd8\xff\xe0 binary bytes\n")
-    verify = subprocess.run([sys.executable, "-m", "leanbridge.cli", "--verify", str(data)], capture_output=True,
-                            text=True)
-    assert verify.returncode == 1 and verify.stdout == ""
-    assert verify.stderr.strip().splitlines() == [f"Error: {data / 'train.jsonl'} line 2: not UTF-8 text "
-                                                  "(byte 1 of the line)"]
+    line = one_line_process("leanbridge.cli", ["--verify", data])
+    assert line == f"Error: {data / 'train.jsonl'} line 2: not UTF-8 text (byte 1 of the line)"
+
     env = {**os.environ, **lean_env(tmp_path, lean, built_cache, "compile", "hang")}
-    hang = subprocess.run([sys.executable, "-m", "leanbridge.cli", "--atoms", "3", "--chains", "1", "--test-lengths",
-                           "1", "--test-chains", "1", "--timeout", "2", "--out", str(tmp_path / "out"), "--store",
-                           str(tmp_path / "s.sqlite")], capture_output=True, text=True, env=env, timeout=60)
-    [line] = hang.stderr.strip().splitlines()
-    assert hang.returncode == 1 and line.startswith("Error: compiling ") and line.endswith("Core.lean ran past 2 s")
+    line = one_line_process("leanbridge.cli", ["--atoms", 3, "--chains", 1, "--test-lengths", 1, "--test-chains", 1,
+                                               "--timeout", 2, "--out", tmp_path / "out", "--store",
+                                               tmp_path / "s.sqlite"], env=env)
+    assert line.startswith("Error: compiling ") and line.endswith("Core.lean ran past 2 s")
     assert not (tmp_path / "out").exists()
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    _garbage(copy / "checkpoint.pt")
+    line = one_line_process("prover.cli", ["--data", micro, "--tracker", copy, "--out", tmp_path / "prove"])
+    assert "not a readable checkpoint" in line and not (tmp_path / "prove").exists()

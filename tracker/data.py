@@ -13,6 +13,7 @@ import hashlib
 import io
 import pickle
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -283,8 +284,27 @@ def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
         identity=identity_of(directory, manifest))
 
 
-# what torch.load raises on a file that is not a torch file (weights_only: no code runs)
-UNREADABLE = (OSError, RuntimeError, EOFError, pickle.UnpicklingError)
+class UnreadableFile(Exception):
+    """A file that is not a torch file of tensors and plain values; the message says why."""
+
+
+def load_torch_file(path: Path, allowed: tuple[type, ...] = ()) -> object:
+    """``torch.load`` that runs no code from the file (weights only: tensors, plain values and
+    the classes in ``allowed``) and keeps torch's warnings about the file's format to itself.
+    UnreadableFile when the file is not such a torch file (garbage, truncated, other objects)."""
+    try:
+        with warnings.catch_warnings(), torch.serialization.safe_globals(list(allowed)):
+            warnings.simplefilter("ignore")
+            return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError:
+        raise UnreadableFile("not a torch file of tensors and plain values") from None
+    except (RuntimeError, EOFError) as e:
+        first = " ".join(str(e).split())[:100]
+        raise UnreadableFile(f"truncated or not a torch file{': ' + first if first else ''}") from None
+    except OSError as e:
+        raise UnreadableFile(e.strerror or str(e)) from None
+
+
 CACHE_KEYS = {"cache_version", "atoms", "rules", "item_tokens", "tree_tokens", "tree_items", "train", "tests",
               "succ_items", "succ_trees"}
 
@@ -303,8 +323,8 @@ def _load_cache(path: Path) -> dict | None:
     if not path.is_file():
         return None
     try:
-        blob = torch.load(path, weights_only=True)
-    except UNREADABLE:
+        blob = load_torch_file(path)
+    except UnreadableFile:
         return None
     if not isinstance(blob, dict) or blob.get("cache_version") != CACHE_VERSION or not CACHE_KEYS <= set(blob):
         return None

@@ -21,7 +21,8 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from chains.files import staged_files
-from tracker.data import UNREADABLE, Batch, TrackerData, common_successor, load_dataset, sample_batch, save_atomic
+from tracker.data import (Batch, TrackerData, UnreadableFile, common_successor, load_dataset, load_torch_file,
+                          sample_batch, save_atomic)
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
 from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
@@ -231,10 +232,9 @@ def load_checkpoint(path: Path) -> dict:
         raise CheckpointError(f"{path}: no checkpoint to resume from")
     try:
         # checkpoints record torch.__version__, a str subclass the weights-only unpickler must be told of
-        with torch.serialization.safe_globals([torch.torch_version.TorchVersion]):
-            blob = torch.load(path, weights_only=True)
-    except UNREADABLE as e:
-        raise CheckpointError(f"{path}: not a readable checkpoint ({' '.join(str(e).split())[:120]})") from None
+        blob = load_torch_file(path, allowed=(torch.torch_version.TorchVersion,))
+    except UnreadableFile as e:
+        raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
     identity = blob.get("identity") if isinstance(blob, dict) else None
     dataset = identity.get("dataset") if isinstance(identity, dict) else None
     if not (isinstance(dataset, dict) and isinstance(dataset.get("dataset_id"), str)
