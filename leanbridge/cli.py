@@ -11,8 +11,7 @@ from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetErro
 from chains.space import Domain
 from leanbridge.asker import AskConfig
 from leanbridge.certify import CertificationFailed, certify_dataset, default_store, verify_dataset
-from leanbridge.cliutil import PhaseBars, positive_ints
-from leanbridge.errors import LeanBridgeError
+from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from leanbridge.runner import LeanLimits
 
 
@@ -86,7 +85,8 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
         raise click.UsageError(f"{mathlib_only[0]} goes with --mathlib")
     bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
     bars = PhaseBars()
-    try:
+    with user_errors(CertificationFailed, cleanup=bars.close,
+                     interrupted="interrupted; certificates committed so far are kept in the store"):
         if verify_dir is not None:
             report = verify_dataset(verify_dir, bridge, bars)
             bars.close()
@@ -111,12 +111,6 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
                                                                   "accepted_fraction", "referee_disagreements")}
         click.echo(json.dumps(shown, indent=2))
         click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
-    except (DatasetError, CertificationFailed, LeanBridgeError) as e:
-        bars.close()
-        raise click.ClickException(str(e)) from None
-    except KeyboardInterrupt:
-        bars.close()
-        raise click.ClickException("interrupted; certificates committed so far are kept in the store") from None
 
 
 def _mathlib(benchmark: Path, dirs: str | None, split: str, max_theorems: int | None, dry_run: bool,
