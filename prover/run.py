@@ -94,9 +94,14 @@ def certify_prefixes(problems: list[Problem], kernel: Kernel, jobs: int, progres
         done += len(answers)
         progress("certify prefixes", done, len(steps))
 
-    asker.ask([Certify(st) for st in steps.values()], on_answers)
+    try:
+        asker.ask([Certify(st) for st in steps.values()], on_answers)
+    except LeanBridgeError as e:
+        raise ProveError(f"certifying the prefixes: {e}") from None
     if rejected:
-        raise ProveError(f"{len(rejected)} prefix step(s) rejected by Lean; first: {rejected[0]}")
+        first = rejected[0]
+        raise ProveError(f"{len(rejected)} prefix step(s) rejected by Lean; first: "
+                         f"{getattr(first, 'error_class', 'not complete')}: {getattr(first, 'message', first)}")
     return {"prefix_steps": instances, "prefix_distinct_steps": len(steps), "prefix_lean_processes": asker.processes}
 
 
