@@ -5,9 +5,10 @@ from hypothesis import settings
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
 
-# Tests assert behaviour, never speed: no per-example deadline (a loaded machine is not a failure).
-settings.register_profile("no-deadline", deadline=None)
-settings.load_profile("no-deadline")
+# Tests never time anything: on a machine shared with other work a property must not fail by
+# its speed (hypothesis's default deadline of 200 ms per example does exactly that).
+settings.register_profile("untimed", deadline=None)
+settings.load_profile("untimed")
 
 
 @pytest.fixture(scope="session")
