@@ -36,10 +36,6 @@ class QuestionFailed(LeanRunError):
         self.index = index
 
 
-class LeanHangs(LeanRunError):
-    """Lean timed out on so many files of one batch that it hangs on everything."""
-
-
 @dataclass(frozen=True)
 class AskConfig:
     """How questions reach Lean."""
@@ -61,10 +57,6 @@ def answer_batch(lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], lim
                  items: Sequence[tuple[int, Question]], retries: int = 1) -> BatchResult:
     """Answer ``(index, question)`` pairs in as few Lean files as the answers allow."""
     runs = [0, 0.0]
-    timeouts = [0]
-    # Bisection isolates one hanging question in about log2(n) time-outs; a Lean that hangs on
-    # everything would take 2n - 1, so past this many the batch fails as a whole.
-    max_timeouts = 2 * max(1, len(items)).bit_length() + 2
 
     def run(blocks: list[Block]) -> list[Message]:
         lines = header(core.module)
@@ -76,11 +68,7 @@ def answer_batch(lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], lim
             runs[0] += 1
             try:
                 return run_lean_file(lean, source, core.olean_dir, limits)
-            except LeanTimeout as e:
-                timeouts[0] += 1
-                if timeouts[0] > max_timeouts:
-                    raise LeanHangs(f"Lean timed out {timeouts[0]} times on one batch of {len(items)} "
-                                       f"questions ({e}); it hangs on everything, not on one question") from e
+            except LeanTimeout:
                 raise  # the same file would time out again: bisect instead
             except LeanRunError:
                 if attempt == retries:
@@ -98,8 +86,6 @@ def _answer(named: list[tuple[int, Question, Block]], run: Callable[[list[Block]
             atoms: Sequence[str], header_lines: int) -> list[tuple[int, Answer]]:
     try:
         messages = run([block for _, _, block in named])
-    except LeanHangs:
-        raise
     except LeanRunError as e:
         if len(named) > 1:
             mid = len(named) // 2
