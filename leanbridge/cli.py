@@ -46,12 +46,15 @@ from leanbridge.runner import LeanLimits
                    "events and record Lean's verdict on each.")
 @click.option("--probe-chains", type=click.IntRange(1), default=128, show_default=True,
               help="Test chains per split that carry probes.")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="Send the batches of statements to the Ray cluster at ADDRESS as tasks (auto: the one running "
+                   "on this machine); its CPUs replace --jobs. Needs the package's [cluster] extra.")
 @click.option("--verify", "verify_dir", type=click.Path(path_type=Path), default=None,
               help="Re-check every step and equivalence of this dataset in Lean, trusting nothing stored.")
 def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_chains, seed, jobs, out, store,
-         timeout, memory_mb, probes, probe_chains, verify_dir) -> None:
+         timeout, memory_mb, probes, probe_chains, cluster, verify_dir) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
-    bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
+    bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb), cluster=cluster)
     bars = PhaseBars()
     try:
         if verify_dir is not None:
