@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run test bench-certify bench-tracker bench-tracker-speed bench-prover clean
+.PHONY: setup run test test-cluster bench-certify bench-tracker bench-tracker-speed bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -27,6 +27,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# certify --cluster on two-node Ray clusters started on this machine (marked slow: minutes)
+test-cluster: $(STAMP)
+	$(PY) -m pytest -q -m slow tests/test_cluster.py
 
 bench-certify: $(STAMP)
 	$(PY) benchmarks/certify_bench.py --tiers 1,2
