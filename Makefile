@@ -28,9 +28,9 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# certify --cluster on two-node Ray clusters started on this machine (marked slow: minutes)
+# certify --cluster on two-node Ray clusters started on this machine (also part of make test)
 test-cluster: $(STAMP)
-	$(PY) -m pytest -q -m slow tests/test_cluster.py
+	$(PY) -m pytest -q tests/test_cluster.py
 
 bench-certify: $(STAMP)
 	$(PY) benchmarks/certify_bench.py --tiers 1,2

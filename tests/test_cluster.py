@@ -1,7 +1,6 @@
-"""certify --cluster: batches as Ray tasks on a two-node cluster started on this machine.
-
-The tests that start a cluster are marked slow (about 2.5 minutes together on the shared 2-core
-machine): ``make test-cluster`` runs them."""
+"""certify --cluster: batches as Ray tasks on a two-node cluster started on this machine
+(about 35 s together on this 2-core machine at a light load, 2.5 minutes at load 12;
+``make test-cluster`` runs them alone)."""
 import json
 import os
 import signal
@@ -90,7 +89,6 @@ def same_dataset(a: Path, b: Path) -> None:
     assert {k: v for k, v in ma.items() if k not in varying} == {k: v for k, v in mb.items() if k not in varying}
 
 
-@pytest.mark.slow
 def test_a_two_node_cluster_certifies_the_same_dataset_as_the_local_backend(cluster, local, tmp_path):
     out = tmp_path / "d"
     manifest = certify_dataset(SMALL, out, tmp_path / "store.sqlite", AskConfig(cluster=cluster.address))
@@ -99,14 +97,12 @@ def test_a_two_node_cluster_certifies_the_same_dataset_as_the_local_backend(clus
     same_dataset(out, local)
 
 
-@pytest.mark.slow
 def test_verify_runs_on_the_cluster(cluster, local):
     from leanbridge.certify import verify_dataset
     report = verify_dataset(local, AskConfig(cluster=cluster.address))
     assert report["failed"] == 0 and report["kernel_checked"] == report["distinct_statements"]
 
 
-@pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_nothing_counts_nothing_twice_and_leaves_no_lean(cluster, local, tmp_path):
     store, out = tmp_path / "store.sqlite", tmp_path / "d"
     spec = DatasetSpec(Domain(4, 1), chains=60, test_lengths=(8, 32), test_chains=12)
@@ -144,7 +140,6 @@ def test_a_worker_killed_mid_run_loses_nothing_counts_nothing_twice_and_leaves_n
     assert not lean_processes(cluster.marker), "a Lean process outlived its Ray worker"
 
 
-@pytest.mark.slow
 def test_a_node_with_another_core_library_is_refused_by_name(tmp_path):
     other = tmp_path / "Core.lean"
     other.write_text(core_source().read_text() + "\n-- another core library\n")
