@@ -2,14 +2,14 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run test bench-certify bench-tracker bench-tracker-speed bench-prover clean
+.PHONY: setup run test test-cluster bench-certify bench-tracker bench-tracker-speed bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
 	# the CPU build of torch from this machine's disk, before anything can pull a CUDA build
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,cluster]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -27,6 +27,10 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# certify --cluster on two-node Ray clusters started on this machine (also part of make test)
+test-cluster: $(STAMP)
+	$(PY) -m pytest -q tests/test_cluster.py
 
 bench-certify: $(STAMP)
 	$(PY) benchmarks/certify_bench.py --tiers 1,2

@@ -10,19 +10,21 @@ then bisected, so that the question at fault is isolated; Lean crashing or timin
 single question is an exception (``QuestionFailed``), never an answer.
 
 ``answer_batch`` is the unit of work: a pure function of its arguments, so it can run in a
-thread here or as a task on another machine.
+thread here (``LocalExecutor``) or as a task on another machine (``leanbridge.cluster``,
+imported only when ``AskConfig.cluster`` names a Ray cluster).
 """
 from __future__ import annotations
 
 import math
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from typing import Protocol
 
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall
+from leanbridge.errors import LeanBridgeError
 from leanbridge.questions import Block, Question, confirm, header, rejection, render
 from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, Message, run_lean_file
 from leanbridge.verdicts import Answer
@@ -44,6 +46,7 @@ class AskConfig:
     limits: LeanLimits = LeanLimits()
     batch_size: int = 1000  # questions per Lean file at most
     retries: int = 1  # reruns of a file whose Lean crashed, before bisecting it
+    cluster: str | None = None  # a Ray address ("auto": a running local cluster); None: Lean here
 
 
 @dataclass(frozen=True)
@@ -135,23 +138,69 @@ def _owner(spans: list[tuple[int, int]], line: int) -> int | None:
     return None
 
 
+Items = list[tuple[int, Question]]
+
+
+class Executor(Protocol):
+    """Where batches are answered: ``slots`` Lean processes at once; ``answers`` yields each
+    batch's result as it is ready, in any order, and raises the first failure."""
+
+    slots: int
+
+    def answers(self, atoms: tuple[str, ...], config: AskConfig, batches: list[Items]) -> Iterator[BatchResult]: ...
+
+
+class LocalExecutor:
+    """Batches answered by Lean processes on this machine, one thread per process."""
+
+    def __init__(self, lean: LeanInstall, core: CoreLibrary, jobs: int) -> None:
+        self.lean, self.core, self.slots = lean, core, max(1, jobs)
+
+    def answers(self, atoms: tuple[str, ...], config: AskConfig, batches: list[Items]) -> Iterator[BatchResult]:
+        def task(items: Items) -> BatchResult:
+            return answer_batch(self.lean, self.core, atoms, config.limits, items, config.retries)
+
+        if len(batches) <= 1:
+            yield from map(task, batches)
+            return
+        with ThreadPoolExecutor(max_workers=self.slots) as pool:
+            futures = [pool.submit(task, items) for items in batches]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            finally:  # a failure, or the consumer stopped early: start nothing more
+                for future in futures:
+                    future.cancel()
+
+
+def executor_for(lean: LeanInstall, core: CoreLibrary, config: AskConfig) -> Executor:
+    """Threads here, or tasks on the Ray cluster ``config.cluster`` (Ray is imported only then)."""
+    if config.cluster is None:
+        return LocalExecutor(lean, core, config.jobs)
+    try:
+        from leanbridge.cluster import RayExecutor
+    except ModuleNotFoundError as e:
+        raise LeanBridgeError(f"a cluster needs Ray ({e}): pip install -e '.[cluster]'") from None
+    return RayExecutor(config.cluster, lean, core)
+
+
 class Asker:
-    """Answers lists of questions over ``config.jobs`` Lean processes; counts the processes."""
+    """Answers lists of questions over ``config.jobs`` Lean processes here, or over the CPUs of
+    the Ray cluster ``config.cluster``; counts the processes."""
 
     def __init__(self, lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], config: AskConfig = AskConfig()
                  ) -> None:
         self.lean, self.core, self.atoms, self.config = lean, core, tuple(atoms), config
         self.processes = 0  # Lean processes started
         self.lean_seconds = 0.0  # wall time spent in Lean, summed over processes
-        self._lock = threading.Lock()
 
-    def batches(self, n: int) -> list[range]:
+    def batches(self, n: int, slots: int | None = None) -> list[range]:
         """Index ranges of the files for ``n`` questions: none over ``batch_size``, at least one
-        per process once there are two questions for each, and a multiple of the process count,
-        so that no process idles at the end."""
+        per process once there are two questions for each, and a multiple of the process count
+        (``slots``, default ``config.jobs``), so that no process idles at the end."""
         if n == 0:
             return []
-        jobs = max(1, self.config.jobs)
+        jobs = max(1, self.config.jobs if slots is None else slots)
         n_files = max(math.ceil(n / self.config.batch_size), min(jobs, n // 2), 1)
         if n_files > 1:
             n_files = jobs * math.ceil(n_files / jobs)
@@ -163,31 +212,15 @@ class Asker:
         """Answer every question. ``on_answers`` gets each file's answers (indexed into
         ``questions``) and the Lean seconds per answer, in this thread, as they arrive."""
         answers: list[Answer | None] = [None] * len(questions)
-
-        def task(rows: range) -> BatchResult:
-            return answer_batch(self.lean, self.core, self.atoms, self.config.limits,
-                                [(i, questions[i]) for i in rows], self.config.retries)
-
-        def collect(result: BatchResult) -> None:
+        if not questions:
+            return []
+        executor = executor_for(self.lean, self.core, self.config)
+        batches = [[(i, questions[i]) for i in rows] for rows in self.batches(len(questions), executor.slots)]
+        for result in executor.answers(self.atoms, self.config, batches):
             self.processes += result.processes
             self.lean_seconds += result.seconds
             for index, answer in result.answers:
                 answers[index] = answer
             if on_answers is not None:
                 on_answers(list(result.answers), result.seconds / max(1, len(result.answers)))
-
-        batches = self.batches(len(questions))
-        if len(batches) <= 1:
-            for rows in batches:
-                collect(task(rows))
-        else:
-            with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
-                futures = [pool.submit(task, rows) for rows in batches]
-                try:
-                    for future in as_completed(futures):
-                        collect(future.result())
-                except BaseException:
-                    for future in futures:
-                        future.cancel()
-                    raise
         return answers  # type: ignore[return-value]

@@ -45,6 +45,9 @@ from leanbridge.runner import LeanLimits
                    "events and record Lean's verdict on each.")
 @click.option("--probe-chains", type=click.IntRange(1), default=128, show_default=True,
               help="Test chains per split that carry probes.")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="Send the batches of statements to the Ray cluster at ADDRESS as tasks (auto: the one running "
+                   "on this machine); its CPUs replace --jobs. Needs the package's [cluster] extra.")
 @click.option("--verify", "verify_dir", type=click.Path(path_type=Path), default=None,
               help="Re-check every step and equivalence of this dataset in Lean, trusting nothing stored.")
 @click.option("--mathlib", "mathlib_dir", type=click.Path(path_type=Path), default=None,
@@ -64,7 +67,7 @@ from leanbridge.runner import LeanLimits
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
 def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_chains, seed, jobs, out, store,
-         timeout, memory_mb, probes, probe_chains, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
+         timeout, memory_mb, probes, probe_chains, cluster, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
 
@@ -75,7 +78,8 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
     mathlib_only = given(("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo"))
     if mathlib_dir is not None:
         chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "test_chains",
-                            "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "verify_dir"))
+                            "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "cluster",
+                            "verify_dir"))
         if chain_only:
             raise click.UsageError(f"{chain_only[0].replace('verify-dir', 'verify')} is for rewrite chains, "
                                    f"not for --mathlib")
@@ -83,7 +87,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
         return
     if mathlib_only:
         raise click.UsageError(f"{mathlib_only[0]} goes with --mathlib")
-    bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
+    bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb), cluster=cluster)
     bars = PhaseBars()
     with user_errors(CertificationFailed, cleanup=bars.close,
                      interrupted="interrupted; certificates committed so far are kept in the store"):

@@ -6,6 +6,7 @@ asker decides what it means for the questions in the file.
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import resource
@@ -22,6 +23,7 @@ from leanbridge.errors import LeanBridgeError
 
 
 MAX_ERRORS = 1_000_000
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class LeanRunError(LeanBridgeError):
@@ -50,14 +52,21 @@ class Message:
 @contextmanager
 def lean_process(argv: list[str], env: dict[str, str], limits: LeanLimits,
                  cwd: Path | None = None) -> Iterator[subprocess.Popen]:
-    """A Lean process (run in ``cwd``) that cannot outlive this block."""
+    """A Lean process (run in ``cwd``) that cannot outlive this block, nor this process: it is
+    killed with its group on every exit path of the block, and (Linux) by the kernel when the
+    thread that started it dies, so that a Python process killed with SIGKILL (a Ray worker,
+    say) leaves no Lean behind."""
+    parent = os.getpid()
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded before the fork: the child only calls it
 
-    def limit_memory() -> None:
+    def prepare() -> None:
         size = limits.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (size, size))
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+            os._exit(127)  # cannot be tied to the parent, or the parent is already gone
 
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=env, cwd=cwd, start_new_session=True, preexec_fn=limit_memory)
+                            env=env, cwd=cwd, start_new_session=True, preexec_fn=prepare)
     try:
         yield proc
     finally:

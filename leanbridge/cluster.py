@@ -1,0 +1,112 @@
+"""Batches of questions answered as Ray tasks on the nodes of a cluster (``certify --cluster``).
+
+Each task finds Lean and builds (or loads) the core library on its own node, answers its batch
+with ``answer_batch`` and returns the answers with the node's Lean githash and core hash. The
+driver refuses answers whose identity differs from its own, and it alone writes the
+certificate store. A task whose worker dies is retried by Ray on another worker (its answers
+arrive once, whichever attempt gives them); its Lean dies with the worker (see
+``leanbridge.runner.lean_process``). Ray is imported only here, and this module only when a
+cluster is asked for.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import ray
+
+from leanbridge.asker import AskConfig, BatchResult, Items, QuestionFailed, answer_batch
+from leanbridge.corelib import CoreLibrary, build_core
+from leanbridge.discovery import LeanInstall, find_lean
+from leanbridge.errors import LeanBridgeError
+from leanbridge.runner import LeanLimits, LeanRunError
+
+TASK_RETRIES = 3  # reruns of a task whose worker or node died
+
+
+class ClusterError(LeanBridgeError):
+    """The cluster cannot be reached, or a node answered with another Lean or core library."""
+
+
+@dataclass(frozen=True)
+class NodeAnswer:
+    """What a task sends back: the batch's answers, or why it failed, and who answered."""
+
+    node: str  # host and worker pid
+    lean_githash: str
+    core_hash: str
+    result: BatchResult | None
+    failure: str | None = None  # Lean's failure, when there is no result
+    failed_index: int | None = None  # the question Lean failed on alone (QuestionFailed)
+
+
+@functools.cache
+def _node_lean(limits: LeanLimits) -> tuple[LeanInstall, CoreLibrary]:
+    """This node's Lean and core library, found and built once per worker process."""
+    lean = find_lean()
+    return lean, build_core(lean, limits)
+
+
+def answer_on_node(atoms: tuple[str, ...], config: AskConfig, items: Items) -> NodeAnswer:
+    """The body of a task: answer ``items`` with this node's Lean."""
+    node = f"{socket.gethostname()} (pid {os.getpid()})"
+    try:
+        lean, core = _node_lean(config.limits)
+    except LeanBridgeError as e:
+        return NodeAnswer(node, "", "", None, f"no usable Lean on this node: {e}")
+    try:
+        result = answer_batch(lean, core, atoms, config.limits, items, config.retries)
+    except QuestionFailed as e:
+        return NodeAnswer(node, lean.githash, core.hash, None, str(e), e.index)
+    except LeanRunError as e:
+        return NodeAnswer(node, lean.githash, core.hash, None, str(e))
+    return NodeAnswer(node, lean.githash, core.hash, result)
+
+
+def connect(address: str) -> None:
+    """Join the Ray cluster at ``address`` (``auto``: the one running on this machine), once."""
+    if ray.is_initialized():
+        return
+    try:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise ClusterError(f"cannot reach a Ray cluster at {address!r}: {e}") from e
+
+
+class RayExecutor:
+    """Batches answered as Ray tasks, one CPU each; ``slots`` is the cluster's CPU count."""
+
+    def __init__(self, address: str, lean: LeanInstall, core: CoreLibrary) -> None:
+        connect(address)
+        self.lean, self.core = lean, core
+        self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(answer_on_node)
+
+    def checked(self, reply: NodeAnswer) -> BatchResult:
+        """The batch's answers, once the node is known to have asked this run's Lean and core."""
+        if reply.lean_githash and (reply.lean_githash, reply.core_hash) != (self.lean.githash, self.core.hash):
+            raise ClusterError(
+                f"node {reply.node} answered with Lean {reply.lean_githash[:12]} and core {reply.core_hash[:12]}; "
+                f"this run uses Lean {self.lean.githash[:12]} and core {self.core.hash[:12]}")
+        if reply.failed_index is not None:
+            raise QuestionFailed(f"on node {reply.node}: {reply.failure}", reply.failed_index)
+        if reply.result is None:
+            raise LeanRunError(f"on node {reply.node}: {reply.failure}")
+        return reply.result
+
+    def answers(self, atoms: tuple[str, ...], config: AskConfig, batches: list[Items]) -> Iterator[BatchResult]:
+        pending = [self._task.remote(atoms, config, items) for items in batches]
+        try:
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                try:
+                    reply = ray.get(done[0])
+                except ray.exceptions.RayError as e:
+                    raise ClusterError(f"a task failed on the cluster after {TASK_RETRIES} retries: {e}") from e
+                yield self.checked(reply)
+        finally:  # a failure, or the consumer stopped early: stop the rest
+            for ref in pending:
+                ray.cancel(ref, force=True)
