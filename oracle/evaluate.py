@@ -126,7 +126,8 @@ def guard(true_accept: torch.Tensor, score: torch.Tensor, keep: float) -> dict:
     if len(accepted) == 0 or len(rejected) == 0:
         return {"threshold": None, "kept_accepted": None, "rejected_rejected": None,
                 "accepted": len(accepted), "rejected": len(rejected)}
-    threshold = float(torch.quantile(accepted.double(), 1 - keep))
+    # the lower order statistic, so that at least ``keep`` of them lie at or above it
+    threshold = float(torch.quantile(accepted.double(), 1 - keep, interpolation="lower"))
     return {"threshold": threshold, "kept_accepted": float((accepted >= threshold).float().mean()),
             "rejected_rejected": float((rejected < threshold).float().mean()),
             "accepted": len(accepted), "rejected": len(rejected)}
