@@ -20,7 +20,8 @@ from pathlib import Path
 
 from chains.dataset import DatasetSpec
 from chains.space import Domain
-from leanbridge.certify import BridgeConfig, certify_dataset
+from leanbridge.asker import AskConfig
+from leanbridge.certify import certify_dataset
 
 SEED_STEPS_PER_SECOND = 1.3e6 / (15 * 60)
 
@@ -28,7 +29,7 @@ SEED_STEPS_PER_SECOND = 1.3e6 / (15 * 60)
 def bench(tier: int, jobs: int, workdir: Path) -> dict:
     spec = DatasetSpec(Domain(atoms=4, tier=tier))
     started = time.perf_counter()
-    manifest = certify_dataset(spec, workdir / f"tier{tier}", workdir / f"store-{tier}.sqlite", BridgeConfig(jobs=jobs))
+    manifest = certify_dataset(spec, workdir / f"tier{tier}", workdir / f"store-{tier}.sqlite", AskConfig(jobs=jobs))
     wall = time.perf_counter() - started
     instances = manifest["steps"] + manifest["equivalences"]
     return {

@@ -11,11 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chains.probes import PROBE_KINDS, ProbeRecord
 from chains.rules import Event, EventSyntaxError
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, polish
@@ -23,6 +25,7 @@ from chains.trees import Tree, TreeSyntaxError, parse_polish, polish
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 DEFAULT_TEST_LENGTHS = (8, 64, 256, 1024, 4096)
+PROBE_TEST_LENGTHS = (8, 16, 64, 256, 1024, 4096)  # the oracle is also read at 16 steps
 
 
 @dataclass(frozen=True)
@@ -36,9 +39,11 @@ class DatasetSpec:
     test_lengths: tuple[int, ...] = DEFAULT_TEST_LENGTHS  # one held-out split per length
     test_chains: int = 512  # chains per test split
     seed: int = 0
+    probes: bool = False  # probe events with Lean's verdicts at every step (see chains.probes)
+    probe_chains: int = 128  # test chains per split that carry probes (every training chain does)
 
     def __post_init__(self) -> None:
-        for name in ("chains", "length", "test_chains"):
+        for name in ("chains", "length", "test_chains", "probe_chains"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if self.partners < 0:
@@ -73,6 +78,8 @@ class Partner(History):
 class ChainRecord(History):
     id: str = ""
     partners: tuple[Partner, ...] = ()
+    # with probes: one tuple per step t, the probes tried on the tree before event t
+    probes: tuple[tuple[ProbeRecord, ...], ...] | None = None
 
 
 def encode_history(start: Tree, events, end: Tree, certs) -> dict:
@@ -104,6 +111,34 @@ def _parse_history(obj: dict, atoms, where: str) -> dict:
     return {"start": start, "events": tuple(parsed), "end": end, "certs": tuple(certs)}
 
 
+_VERDICT = re.compile(r"accepted|complete|rejected:[a-z_]+")
+
+
+def _parse_probes(probes: object, steps: int, where: str) -> tuple[tuple[ProbeRecord, ...], ...]:
+    if not isinstance(probes, list) or len(probes) != steps:
+        raise DatasetError(f"{where}: probes must be a list with one entry per step")
+    parsed = []
+    for t, entry in enumerate(probes):
+        if not isinstance(entry, list):
+            raise DatasetError(f"{where} step {t}: probes must be a list")
+        here = []
+        for j, probe in enumerate(entry):
+            at = f"{where} step {t} probe {j}"
+            if not (isinstance(probe, list) and len(probe) == 3 and all(isinstance(x, str) for x in probe)):
+                raise DatasetError(f"{at}: a probe is [kind, event, verdict]")
+            kind, event, verdict = probe
+            if kind not in PROBE_KINDS:
+                raise DatasetError(f"{at}: unknown probe kind {kind!r:.40}")
+            if not _VERDICT.fullmatch(verdict):
+                raise DatasetError(f"{at}: verdict {verdict!r:.40} is not accepted, complete or rejected:<class>")
+            try:
+                here.append(ProbeRecord(kind, Event.parse(event), verdict))
+            except EventSyntaxError as e:
+                raise DatasetError(f"{at}: {e}") from None
+        parsed.append(tuple(here))
+    return tuple(parsed)
+
+
 def parse_chain_line(line: str, domain: Domain, where: str) -> ChainRecord:
     """Parse one JSON line strictly; ``where`` ("file line N") prefixes every error."""
     try:
@@ -124,7 +159,8 @@ def parse_chain_line(line: str, domain: Domain, where: str) -> ChainRecord:
         if not (isinstance(equivalence, str) and len(equivalence) == 16):
             raise DatasetError(f"{where} partner {p}: equivalence certificate id missing")
         parsed.append(Partner(**fields, equivalence=equivalence))
-    return ChainRecord(**base, id=obj["id"], partners=tuple(parsed))
+    probes = None if "probes" not in obj else _parse_probes(obj["probes"], len(base["events"]), where)
+    return ChainRecord(**base, id=obj["id"], partners=tuple(parsed), probes=probes)
 
 
 def read_split(path: Path, domain: Domain) -> Iterator[tuple[str, ChainRecord]]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from itertools import product
 from dataclasses import dataclass
 
 import networkx as nx
 
 from chains.rules import Event, successors, tier_rules
 from chains.trees import Tree, all_trees, atom_names, count_classes, count_trees, random_tree
-
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,13 @@ class Domain:
             return None
         # default 4k - 1 tokens: for four atoms every tree reachable by distribution fits
         return self.max_size if self.max_size is not None else 4 * self.atoms - 1
+
+    @property
+    def positions(self) -> tuple[str, ...]:
+        """Every path at which some tree of the domain can have an operator node, shortest
+        first: the positions a probe or a blind searcher may name."""
+        leaves = self.atoms if self.tier == 1 else (self.size_bound + 1) // 2
+        return tuple("".join(bits) for depth in range(leaves - 1) for bits in product("01", repeat=depth))
 
 
 class StateSpace:

@@ -12,23 +12,25 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 
 from chains.dataset import (DatasetError, DatasetSpec, DatasetWriter, domain_of, encode_history,
                             file_sha256, read_manifest, read_split)
+from chains.probes import PROBE_KINDS, SEED_ACCEPTED, probe_rng, sample_probes
 from chains.rules import Event, apply
 from chains.sampling import Walk, sample_split, split_rng
 from chains.space import StateSpace, domain_size
 from chains.trees import Tree
-from leanbridge.checker import Checker, Verdict
+from leanbridge.asker import AskConfig, Asker, QuestionFailed
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
 from leanbridge.paths import cache_dir
+from leanbridge.probing import ProbeBook, RefereeDisagreement
+from leanbridge.questions import Certify
 from leanbridge.render import Statement, equivalence_statement, step_statement
-from leanbridge.runner import LeanLimits
 from leanbridge.store import CertificateStore
+from leanbridge.verdicts import Answer, Rejected
 
 CERT_ID_LENGTH = 16
 PACKAGE_VERSION = "0.1.0"
@@ -42,15 +44,6 @@ def _quiet(phase: str, done: int, total: int) -> None:
 
 def default_store() -> Path:
     return cache_dir() / "certificates.sqlite"
-
-
-@dataclass(frozen=True)
-class BridgeConfig:
-    """How statements reach Lean."""
-
-    jobs: int = 2  # Lean processes at once
-    limits: LeanLimits = LeanLimits()
-    batch_size: int = 1000  # theorems per Lean file at most
 
 
 class CertificationFailed(Exception):
@@ -89,43 +82,62 @@ class _Statements:
         return key
 
 
-def _check_all(statements: _Statements, store: CertificateStore, bridge: BridgeConfig,
-               progress: Progress) -> tuple[int, dict[str, Verdict], int]:
+def _check_all(statements: _Statements, store: CertificateStore, bridge: AskConfig,
+               progress: Progress) -> tuple[int, dict[str, Rejected], int]:
     """Certify every statement missing from ``store``. Returns (kernel checked, rejections, processes)."""
     keys = list(statements.by_key)
     have = store.certified(keys)
     todo = [(k, statements.by_key[k]) for k in keys if k not in have]
-    rejected: dict[str, Verdict] = {}
+    rejected: dict[str, Rejected] = {}
     done = 0
     progress("lean", 0, len(todo))
 
-    def on_verdicts(verdicts: list[tuple[int, Verdict]]) -> None:
+    def on_answers(answers: list[tuple[int, Answer]], seconds: float) -> None:
         nonlocal done
         rows = []
-        for index, verdict in verdicts:
+        for index, answer in answers:
             key, statement = todo[index]
-            rows.append((key, statement.kind, statement.text, verdict))
-            if not verdict.certified:
-                rejected[key] = verdict
+            rows.append((key, statement.kind, statement.text, answer, seconds))
+            if not answer.complete:
+                rejected[key] = answer if isinstance(answer, Rejected) else Rejected("not_complete", str(answer))
         store.record(rows)
-        done += len(verdicts)
+        done += len(answers)
         progress("lean", done, len(todo))
 
-    checker = Checker(statements.lean, statements.core, bridge.jobs, bridge.limits, bridge.batch_size)
-    checker.check(todo, on_verdicts)
-    return len(todo), rejected, checker.processes
+    asker = Asker(statements.lean, statements.core, statements.atoms, bridge)
+    try:
+        asker.ask([Certify(statement) for _, statement in todo], on_answers)
+    except QuestionFailed as e:
+        key = todo[e.index][0]
+        raise CertificationFailed(f"{statements.first_use[key]}: {e}") from e
+    return len(todo), rejected, asker.processes
 
 
-def _first_failure(statements: _Statements, rejected: dict[str, Verdict]) -> str:
+def _first_failure(statements: _Statements, rejected: dict[str, Rejected]) -> str:
     key = next(k for k in statements.first_use if k in rejected)  # first in file order
-    return f"{statements.first_use[key]}: Lean rejected the statement ({rejected[key].detail})"
+    answer = rejected[key]
+    return f"{statements.first_use[key]}: Lean rejected the statement ({answer.error_class}: {answer.message})"
 
 
 def _cert_id(key: str) -> str:
     return key[:CERT_ID_LENGTH]
 
 
-def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: BridgeConfig = BridgeConfig(),
+def probe_manifest(counts: dict[str, Counter[str]], probe_chains: int, distinct: int, checked: int,
+                   processes: int) -> dict:
+    """The manifest's account of the probes: counts by kind and verdict, and the accepted
+    fraction per kind beside the seed's on natural proofs."""
+    accepted = {kind: round(sum(n for v, n in c.items() if not v.startswith("rejected")) / max(1, sum(c.values())), 4)
+                for kind, c in counts.items()}
+    return {"kinds": list(PROBE_KINDS), "probe_chains": probe_chains,
+            "probes": sum(sum(c.values()) for c in counts.values()), "distinct_probes": distinct,
+            "kernel_checked": checked, "lean_processes": processes, "referee_disagreements": 0,
+            "verdicts": sorted({v for c in counts.values() for v in c}),
+            "by_kind": {kind: dict(sorted(c.items())) for kind, c in counts.items()},
+            "accepted_fraction": accepted, "seed_accepted_fraction": SEED_ACCEPTED}
+
+
+def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskConfig = AskConfig(),
                     progress: Progress = _quiet) -> dict:
     """Sample, certify and write the dataset of ``spec`` to ``out``; return its manifest.
 
@@ -159,9 +171,11 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
             return [_cert_id(statements.step(states[k], trees[states[k]], event, lambda: f"{where} step {k}"))
                     for k, event in enumerate(walk.events)]
 
-        lines: dict[str, list[str]] = {}
+        book = ProbeBook(lean, core, spec.domain.atom_names) if spec.probes else None
+        lines: dict[str, list] = {}  # per split: encoded lines, or records waiting for probe verdicts
         for name, split in samples.items():
-            encoded = []
+            encoded: list = []
+            rng = probe_rng(spec.seed, name)
             for n, sample in enumerate(split):
                 chain_id = f"{name}-{n:05d}"
                 where = f"{name}.jsonl chain {chain_id}"
@@ -180,7 +194,15 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
                 record["partners"] = partners
                 for walk in (chain, *sample.partners):
                     steps_by_rule.update(e.rule for e in walk.events)
-                encoded.append(json.dumps(record, separators=(",", ":")))
+                if book is not None and (name == "train" or n < spec.probe_chains):
+                    other = split[(n + 1 + rng.randrange(max(1, len(split) - 1))) % len(split)].chain.events
+                    pending = [[(kind, event, book.add(chain.states[t], space.trees[chain.states[t]], event,
+                                                      lambda: f"{where} step {t} probe {kind}"))
+                                for kind, event in sample_probes(rng, chain.events, t, spec.domain, other)]
+                               for t in range(len(chain.events))]
+                    encoded.append((record, space.trees[chain.end], pending))
+                else:
+                    encoded.append(json.dumps(record, separators=(",", ":")))
             lines[name] = encoded
 
         phases["render"] = time.perf_counter() - mark
@@ -188,16 +210,35 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
         with CertificateStore(store_path, core.hash, lean.githash) as store:
             checked, rejected, processes = _check_all(statements, store, bridge, progress)
             certified = len(store.certified(statements.by_key))
-        if rejected:
-            raise CertificationFailed(
-                f"{len(rejected)} of {len(statements.by_key)} statements failed; first: "
-                f"{_first_failure(statements, rejected)}")
+            if rejected:
+                raise CertificationFailed(
+                    f"{len(rejected)} of {len(statements.by_key)} statements failed; first: "
+                    f"{_first_failure(statements, rejected)}")
+            phases["lean"] = time.perf_counter() - mark
+            mark = time.perf_counter()
+            if book is not None:
+                probes_checked, probe_processes = book.ask(store, bridge, progress)
+                phases["lean probes"] = time.perf_counter() - mark
+                mark = time.perf_counter()
 
-        phases["lean"] = time.perf_counter() - mark
-        mark = time.perf_counter()
+        probe_counts: dict[str, Counter[str]] = {kind: Counter() for kind in PROBE_KINDS}
+
+        def finished(entries: list) -> Iterator[str]:
+            for entry in entries:
+                if isinstance(entry, str):
+                    yield entry
+                    continue
+                record, goal, pending = entry
+                record["probes"] = [[[kind, str(event), book.verdict(index, goal)] for kind, event, index in step]
+                                    for step in pending]
+                for step in record["probes"]:
+                    for kind, _, verdict in step:
+                        probe_counts[kind][verdict] += 1
+                yield json.dumps(record, separators=(",", ":"))
+
         files = {}
         for name, encoded in lines.items():
-            path = writer.write_lines(f"{name}.jsonl", iter(encoded))
+            path = writer.write_lines(f"{name}.jsonl", finished(encoded))
             files[path.name] = {"chains": len(encoded), "sha256": file_sha256(path)}
         kinds = Counter(st.kind for st in statements.by_key.values())
         manifest = {
@@ -230,6 +271,9 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
             "store": str(store_path),
             "files": files,
         }
+        if book is not None:
+            manifest["probes"] = probe_manifest(probe_counts, spec.probe_chains, len(book), probes_checked,
+                                                probe_processes)
         phases["write"] = time.perf_counter() - mark
         manifest["phase_seconds"] = {k: round(v, 3) for k, v in phases.items()}
         manifest["seconds"] = round(time.perf_counter() - started, 3)
@@ -240,7 +284,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: Brid
         raise
 
 
-def verify_dataset(directory: Path, bridge: BridgeConfig = BridgeConfig(), progress: Progress = _quiet) -> dict:
+def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: Progress = _quiet) -> dict:
     """Re-check a dataset from scratch; raise DatasetError naming the first failure."""
     started = time.perf_counter()
     directory = Path(directory)
@@ -277,6 +321,19 @@ def verify_dataset(directory: Path, bridge: BridgeConfig = BridgeConfig(), progr
             raise DatasetError(f"{where}: the stored end tree does not follow from its events")
         steps += len(history.events)
 
+    book = ProbeBook(lean, core, domain.atom_names)
+    probe_uses: list[tuple[int, Tree, str, str]] = []  # (probe, goal, the dataset's verdict, where)
+    probe_counts: dict[str, Counter[str]] = {kind: Counter() for kind in PROBE_KINDS}
+
+    def collect_probes(record, where: str) -> None:
+        tree = record.start
+        for t, (event, probes) in enumerate(zip(record.events, record.probes)):
+            for j, probe in enumerate(probes):
+                here = f"{where} step {t} probe {j} ({probe.kind} {probe.event})"
+                probe_uses.append((book.add(tree, tree, probe.event, lambda: here), record.end, probe.verdict, here))
+                probe_counts[probe.kind][probe.verdict] += 1
+            tree = apply(tree, event, bound)
+
     for name in sorted(expected_files):
         path = directory / name
         if not path.is_file():
@@ -294,6 +351,8 @@ def verify_dataset(directory: Path, bridge: BridgeConfig = BridgeConfig(), progr
                 if _cert_id(key) != mate.equivalence:
                     raise DatasetError(f"{mate_where}: equivalence id {mate.equivalence} is not this pair's")
                 equivalences += 1
+            if record.probes is not None:
+                collect_probes(record, where)
             count += 1
         progress(f"replay {name}", count, count)
         if count != expected_files[name].get("chains"):
@@ -305,12 +364,31 @@ def verify_dataset(directory: Path, bridge: BridgeConfig = BridgeConfig(), progr
 
     with CertificateStore(":memory:", core.hash, lean.githash) as fresh:
         checked, rejected, processes = _check_all(statements, fresh, bridge, progress)
-    if rejected:
-        raise DatasetError(_first_failure(statements, rejected))
+        if rejected:
+            raise DatasetError(_first_failure(statements, rejected))
+        probes_checked = 0
+        if probe_uses:
+            try:
+                probes_checked, probe_processes = book.ask(fresh, bridge, progress)
+            except RefereeDisagreement as e:
+                raise DatasetError(str(e)) from None
+            processes += probe_processes
+    for index, goal, said, where in probe_uses:
+        verdict = book.verdict(index, goal)
+        if verdict != said:
+            raise DatasetError(f"{where}: the dataset says {said}, Lean says {verdict}")
+    expected_probes = manifest.get("probes", {}).get("by_kind", {}) if "probes" in manifest else {}
+    found_probes = {kind: dict(sorted(c.items())) for kind, c in probe_counts.items()} if probe_uses else {}
+    if expected_probes != found_probes:
+        kind = next(k for k in sorted(set(expected_probes) | set(found_probes))
+                    if expected_probes.get(k) != found_probes.get(k))
+        raise DatasetError(f"{where_manifest}: {kind} probes by verdict are {expected_probes.get(kind)}, "
+                           f"the files hold {found_probes.get(kind)}")
     for name, meta in sorted(expected_files.items()):
         if file_sha256(directory / name) != meta.get("sha256"):
             raise DatasetError(f"{directory / name}: contents differ from the manifest's hash (edited after certification)")
     return {"dataset": str(directory), "steps": steps, "equivalences": equivalences,
             "distinct_statements": len(statements.by_key), "kernel_checked": checked, "failed": 0,
+            "probes": len(probe_uses), "distinct_probes": probes_checked,
             "lean_processes": processes, "seconds": round(time.perf_counter() - started, 3),
             "lean": lean.describe(), "core_hash": core.hash}

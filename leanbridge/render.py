@@ -35,11 +35,13 @@ assert set(LEMMAS) == set(RULES), "every rule needs its core lemma"
 _OP_FUNCTION = {ADD: "N.add", MUL: "N.mul"}
 HOLE = "t"  # the bound variable of a congruence context; never an atom name
 
-# Every token a generated theorem line may contain (the property tests hold rendering to it).
-_KEYWORDS = ("theorem", "∀", "fun", "=>", ":=", ":", ",", "(", ")", "_", "N", "Eq", "Eq.symm", "congrArg", "rfl",
+# Every token a generated line may contain (the property tests hold rendering to it); names of
+# declarations are ``q<index>`` and ``q<index>_<step>``.
+_KEYWORDS = ("theorem", "noncomputable", "def", "#check", "#print", "axioms", "@", "∀", "fun", "=>", ":=", ":",
+             ",", "(", ")", "_", "N", "Eq", "Eq.symm", "Eq.trans", "congrArg", "congr_fst", "congr_snd", "rfl",
              "N.add", "N.mul", HOLE, *ATOM_NAMES, *(name for name, _ in LEMMAS.values()))
 GRAMMAR_TOKEN = re.compile(
-    r"[sq]_[0-9a-f]{16}|" + "|".join(re.escape(k) for k in sorted(set(_KEYWORDS), key=len, reverse=True)))
+    r"q[0-9]+(?:_[0-9]+)?|" + "|".join(re.escape(k) for k in sorted(set(_KEYWORDS), key=len, reverse=True)))
 
 
 def _term(tree: Tree, hole: str | None = None, path: str = "") -> str:
@@ -133,22 +135,3 @@ def equivalence_statement(left: Tree, right: Tree, atoms: Sequence[str]) -> Stat
     """The two histories end at the same tree: ``left = right`` by ``rfl``."""
     forall, fun = _binder(atoms, [left, right], named=False)
     return Statement("equivalence", f"{forall}Eq ({_term(left)}) ({_term(right)}) := {fun}rfl")
-
-
-def theorem_name(statement: Statement, key: str) -> str:
-    return f"{'s' if statement.kind == 'step' else 'q'}_{key[:16]}"
-
-
-def file_header(core_module: str) -> list[str]:
-    # Synchronous elaboration: a theorem that fails is then not added at all (with async
-    # elaboration it is added with a sorry-like value and #print axioms still says "none").
-    return ["prelude", f"import {core_module}", "set_option Elab.async false"]
-
-
-def lean_file(core_module: str, named: Sequence[tuple[str, Statement]]) -> str:
-    """A whole file: the header, then each theorem (one line) followed by its axiom audit."""
-    lines = file_header(core_module)
-    for name, statement in named:
-        lines.append(f"theorem {name} : {statement.text}")
-        lines.append(f"#print axioms {name}")
-    return "\n".join(lines) + "\n"

@@ -21,6 +21,9 @@ from leanbridge.discovery import LeanInstall
 from leanbridge.errors import LeanBridgeError
 
 
+MAX_ERRORS = 1_000_000
+
+
 class LeanRunError(LeanBridgeError):
     """Lean crashed, ran out of memory or printed something that is not its JSON."""
 
@@ -78,7 +81,10 @@ def run_lean_file(lean: LeanInstall, source: str, lean_path: Path, limits: LeanL
     with tempfile.TemporaryDirectory(prefix="leanbridge-") as tmp:
         path = Path(tmp) / "Check.lean"
         path.write_text(source)
-        with lean_process([str(lean.path), "--json", str(path)], env, limits) as proc:
+        # Lean stops a file after 100 errors unless told otherwise (an option read only from the
+        # command line); most probes are rejected, and every rejection is an answer.
+        argv = [str(lean.path), f"-DmaxErrors={MAX_ERRORS}", "--json", str(path)]
+        with lean_process(argv, env, limits) as proc:
             try:
                 stdout, stderr = proc.communicate(timeout=limits.timeout_s)
             except subprocess.TimeoutExpired as e:

@@ -12,15 +12,18 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from leanbridge.checker import CERTIFIED, Verdict
+from chains.trees import Tree, parse_polish, polish
+from leanbridge.verdicts import Accepted, Answer, Complete, Rejected
+
+CERTIFIED, ACCEPTED, REJECTED = "certified", "accepted", "rejected"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS certificates (
     key TEXT PRIMARY KEY,          -- sha256(core hash, Lean githash, kind, statement)
-    kind TEXT NOT NULL,            -- step | equivalence
-    statement TEXT NOT NULL,       -- the theorem text after its name
-    verdict TEXT NOT NULL,         -- certified | rejected
-    detail TEXT NOT NULL,          -- Lean's reason for a rejection
+    kind TEXT NOT NULL,            -- step | equivalence | probe
+    statement TEXT NOT NULL,       -- the declaration's text after its name
+    verdict TEXT NOT NULL,         -- certified | accepted (a probe) | rejected
+    detail TEXT NOT NULL,          -- accepted: the tree Lean inferred (Polish); rejected: class TAB Lean's words
     lean_githash TEXT NOT NULL,
     core_hash TEXT NOT NULL,
     seconds REAL NOT NULL,         -- share of the deciding Lean run
@@ -63,14 +66,47 @@ class CertificateStore:
             found.update(row[0] for row in rows)
         return found
 
-    def record(self, rows: Iterable[tuple[str, str, str, Verdict]]) -> None:
-        """Write ``(key, kind, statement text, verdict)`` rows in one transaction."""
+    def answers(self, keys: Iterable[str], atoms: tuple[str, ...]) -> dict[str, Answer]:
+        """Lean's stored answers on ``keys`` for this Lean build and core library. A rejection
+        is an answer too (it is what Lean said about a probe); a certified statement is
+        ``Complete``, an accepted probe ``Accepted`` with the tree Lean inferred."""
+        keys = list(keys)
+        found: dict[str, Answer] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            rows = self._conn.execute(
+                f"SELECT key, verdict, detail FROM certificates WHERE lean_githash = ? AND core_hash = ? "
+                f"AND key IN ({','.join('?' * len(chunk))})", [self.lean_githash, self.core_hash, *chunk])
+            for key, verdict, detail in rows:
+                found[key] = _decode(verdict, detail, atoms)
+        return found
+
+    def record(self, rows: Iterable[tuple[str, str, str, Answer, float]]) -> None:
+        """Write ``(key, kind, statement text, answer, Lean seconds)`` rows in one transaction."""
         now = time.time()
         with self._conn:
             self._conn.executemany(
                 "INSERT OR REPLACE INTO certificates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(key, kind, text, v.status, v.detail, self.lean_githash, self.core_hash, v.seconds, now)
-                 for key, kind, text, v in rows])
+                [(key, kind, text, *_encode(answer), self.lean_githash, self.core_hash, seconds, now)
+                 for key, kind, text, answer, seconds in rows])
 
     def count(self) -> dict[str, int]:
         return dict(self._conn.execute("SELECT verdict, COUNT(*) FROM certificates GROUP BY verdict").fetchall())
+
+
+def _encode(answer: Answer) -> tuple[str, str]:
+    if isinstance(answer, Rejected):
+        return REJECTED, f"{answer.error_class}\t{answer.message}"
+    if isinstance(answer, Accepted):
+        return ACCEPTED, polish(answer.tree) if answer.tree is not None else ""
+    return CERTIFIED, ""
+
+
+def _decode(verdict: str, detail: str, atoms: tuple[str, ...]) -> Answer:
+    if verdict == REJECTED:
+        error_class, _, message = detail.partition("\t")
+        return Rejected(error_class, message)
+    if verdict == ACCEPTED:
+        tree: Tree | None = parse_polish(detail, atoms) if detail else None
+        return Accepted(tree)
+    return Complete()

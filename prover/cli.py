@@ -19,9 +19,13 @@ from prover.search import SEARCHERS
               help="Certified dataset directory (its domain and identity).")
 @click.option("--tracker", type=click.Path(path_type=Path), default=Path("runs/recurrence-combo-s0"),
               show_default=True, help="train-tracker run directory used as imagination.")
+@click.option("--oracle", type=click.Path(path_type=Path), default=Path("runs/oracle-recurrence-combo-s0"),
+              show_default=True, help="train-oracle run directory used by the oracle searcher.")
 @click.option("--searcher", type=click.Choice(SEARCHERS), default="imagination", show_default=True,
               help="imagination: move on the tracker's states, ask Lean to certify the claimed path; "
-                   "kernel-*: ask Lean for every successor.")
+                   "kernel-uniform/-lookahead: ask Lean for every successor the rules propose; kernel-blind: "
+                   "ask Lean about every (rule, position) of the domain; oracle: only those the oracle "
+                   "predicts accepted.")
 @click.option("--problems", type=click.IntRange(1), default=1000, show_default=True, help="Problems per distance.")
 @click.option("--distances", callback=positive_ints, default=None,
               help="Comma-separated rewrite distances [default: 1 up to the largest the class graph allows].")
@@ -32,11 +36,11 @@ from prover.search import SEARCHERS
               help="Directory for report.json, problems.jsonl, results.jsonl and prove.png.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
               help="Lean processes at once.")
-def main(budget_calls, data, tracker, searcher, problems, distances, seed, prefix, out, jobs) -> None:
+def main(budget_calls, data, tracker, oracle, searcher, problems, distances, seed, prefix, out, jobs) -> None:
     """Search rewrite paths between trees of one class, counting every question to Lean."""
     bar = PhaseBars()
     try:
-        config = ProveConfig(data=data, tracker=tracker, searcher=searcher, budget_calls=budget_calls,
+        config = ProveConfig(data=data, tracker=tracker, oracle=oracle, searcher=searcher, budget_calls=budget_calls,
                              problems=problems, distances=distances, seed=seed, prefix=prefix, out=out, jobs=jobs)
         report = prove(config, progress=bar)
     except ProveError as e:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
 from chains.rules import Event, apply
 from chains.trees import Tree
+from leanbridge.asker import Asker
 from leanbridge.certify import PACKAGE_VERSION
-from leanbridge.checker import Checker
 from leanbridge.errors import LeanBridgeError
+from leanbridge.questions import Certify
 from leanbridge.render import Statement, step_statement
 from prover.imagination import Imagination, TrackerUnavailable, load_tracker
 from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
@@ -31,7 +32,8 @@ class ProveError(Exception):
 class ProveConfig:
     data: Path = Path("data/tier1-a4")  # certified dataset: its domain and identity
     tracker: Path = Path("runs/recurrence-combo-s0")  # train-tracker run directory (imagination only)
-    searcher: str = "imagination"  # imagination | kernel-uniform | kernel-lookahead
+    oracle: Path = Path("runs/oracle-recurrence-combo-s0")  # train-oracle run directory (oracle searcher only)
+    searcher: str = "imagination"  # one of prover.search.SEARCHERS
     budget_calls: int = 1000  # kernel questions per problem, at most
     problems: int = 1000  # problems per distance
     distances: tuple[int, ...] | None = None  # None: 1 up to the largest the class graph allows
@@ -72,21 +74,20 @@ def certify_prefixes(problems: list[Problem], kernel: Kernel, jobs: int, progres
             raise ProveError(f"problem {p.id}: its prefix does not end at its start")
     if not steps:
         return {"prefix_steps": 0, "prefix_distinct_steps": 0, "prefix_lean_processes": 0}
-    keyed = [(st.key(kernel.core.hash, kernel.lean.githash), st) for st in steps.values()]
-    checker = Checker(kernel.lean, kernel.core, jobs, kernel.config.limits)
+    asker = Asker(kernel.lean, kernel.core, kernel.atoms, replace(kernel.config.ask, jobs=jobs))
     rejected = []
     done = 0
 
-    def on_verdicts(verdicts) -> None:
+    def on_answers(answers, seconds: float) -> None:
         nonlocal done
-        rejected.extend(v for _, v in verdicts if not v.certified)
-        done += len(verdicts)
-        progress("certify prefixes", done, len(keyed))
+        rejected.extend(a for _, a in answers if not a.complete)
+        done += len(answers)
+        progress("certify prefixes", done, len(steps))
 
-    checker.check(keyed, on_verdicts)
+    asker.ask([Certify(st) for st in steps.values()], on_answers)
     if rejected:
-        raise ProveError(f"{len(rejected)} prefix step(s) rejected by Lean; first: {rejected[0].detail}")
-    return {"prefix_steps": instances, "prefix_distinct_steps": len(keyed), "prefix_lean_processes": checker.processes}
+        raise ProveError(f"{len(rejected)} prefix step(s) rejected by Lean; first: {rejected[0]}")
+    return {"prefix_steps": instances, "prefix_distinct_steps": len(steps), "prefix_lean_processes": asker.processes}
 
 
 def audit_solutions(problems: list[Problem], results: list[ProblemResult], kernel: Kernel) -> dict:
@@ -102,10 +103,13 @@ def audit_solutions(problems: list[Problem], results: list[ProblemResult], kerne
         for event in r.events:
             steps.append((tree, event))
             tree = apply(tree, event) if tree is not None else None
-        claims[(p.start, p.target, r.events)] = PathClaim(p.start, p.target, tuple(steps))
+        # a solution whose events stop applying on the way cannot even be stated as a path
+        claims[(p.start, p.target, r.events)] = (PathClaim(p.start, p.target, tuple(steps))
+                                                 if all(t is not None for t, _ in steps) else None)
     before = kernel.processes
-    answers = kernel.ask([("audit", c) for c in claims.values()]) if claims else []
-    certified = sum(a.certified for a in answers)
+    stated = [c for c in claims.values() if c is not None]
+    answers = kernel.ask([("audit", c) for c in stated]) if stated else []
+    certified = sum(a.complete for a in answers)
     return {"distinct_solutions": len(claims), "distinct_certified_solutions": certified,
             "solutions_failing_audit": len(claims) - certified, "audit_lean_processes": kernel.processes - before}
 
@@ -133,6 +137,10 @@ def _summary(results: list[ProblemResult]) -> dict:
         "successors_proposed_equal_truth": proposed_equal,
         "successors_fraction_equal": proposed_equal / proposed if proposed else None,
         "start_read_correct": sum(starts) / len(starts) if starts else None,
+        "rejected_asked": sum(r.rejected_asked for r in results),
+        "accepted_available": sum(r.accepted_available for r in results),
+        "oracle_recall_accepted": (sum(r.accepted_predicted for r in results) /
+                                   max(1, sum(r.accepted_available for r in results))),
     }
 
 
@@ -168,6 +176,13 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
             imagination = load_tracker(config.tracker, config.data)
         except TrackerUnavailable as e:
             raise ProveError(str(e)) from None
+    verdict_oracle = None
+    if config.searcher == "oracle":
+        from prover.verdict_oracle import OracleUnavailable, load_oracle
+        try:
+            verdict_oracle = load_oracle(config.oracle, config.data)
+        except OracleUnavailable as e:
+            raise ProveError(str(e)) from None
     try:
         largest = max_distance(domain)
         distances = config.distances or tuple(range(1, largest + 1))
@@ -184,10 +199,10 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         kernel = open_kernel(domain.atom_names, KernelConfig(jobs=config.jobs), budget=config.budget_calls)
         prefix_counts = certify_prefixes(problems, kernel, config.jobs, progress)
         search = SearchConfig(config.searcher, config.budget_calls, config.seed, domain.rules, domain.size_bound,
-                              config.max_expansions)
+                              config.max_expansions, domain.positions)
         searched = time.perf_counter()
         results = run_searches(problems, search, kernel, imagination,
-                               lambda done, total: progress("search", done, total))
+                               lambda done, total: progress("search", done, total), verdict_oracle)
         search_seconds = time.perf_counter() - searched
         auditor = Kernel(kernel.lean, kernel.core, kernel.atoms, KernelConfig(jobs=config.jobs, reuse_answers=False))
         audit = audit_solutions(problems, results, auditor)
@@ -216,6 +231,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
                    "reuse_answers": kernel.config.reuse_answers},
         "imagination": imagination.describe() if imagination is not None else None,
+        "oracle": verdict_oracle.describe() if verdict_oracle is not None else None,
         "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
                     "max_size": domain.size_bound, "seed": manifest.get("seed"),
                     "dataset_id": dataset_id(manifest),

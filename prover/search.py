@@ -7,6 +7,12 @@ latent states share tracker batches.
   states it holds are Lean's answers.
 - ``kernel-lookahead``: the same, expanding best-first by the edit distance of the Polish
   token strings of the kernel's answers to the target's (ties: first found).
+- ``kernel-blind``: breadth-first, but the searcher does not read rules off the tree: at
+  each node it tries every (rule, position) of the domain, in a uniformly shuffled order,
+  each try a question to the kernel; Lean's answers are the only states it holds.
+- ``oracle``: the same, but a verdict oracle (``prover.verdict_oracle``) reads the start and
+  the events taken so far and scores every (rule, position); only the events it predicts
+  accepted are tried, best first. The recall of the truly accepted events is audited.
 - ``imagination``: the same breadth-first search as ``kernel-uniform`` (the same proposals in
   the same order for the same seed), but the states it holds are the imagination's latent
   states, moved by ``step``; it proposes events from the decoded tree and tests the goal by
@@ -30,10 +36,11 @@ from dataclasses import dataclass
 from chains.rules import RULES, Event, apply, redex
 from chains.trees import Tree, internal_positions, tokens
 from prover.imagination import Imagination
-from prover.kernel import Kernel, PathClaim, Question, Successor
+from prover.verdict_oracle import VerdictOracle
+from prover.kernel import Kernel, PathClaim, Probe, Question
 from prover.problems import Problem
 
-SEARCHERS = ("imagination", "kernel-uniform", "kernel-lookahead")
+SEARCHERS = ("imagination", "kernel-uniform", "kernel-lookahead", "kernel-blind", "oracle")
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,7 @@ class SearchConfig:
     rules: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.tier == 1)  # events proposed
     max_size: int | None = None  # tier 2: no proposal may produce a larger tree (truth replay)
     max_expansions: int = 100_000  # expansions per problem, a guard for unbounded domains
+    positions: tuple[str, ...] = ("", "0", "1", "00", "01", "10", "11")  # blind and oracle: where events are tried
 
     def __post_init__(self) -> None:
         if self.searcher not in SEARCHERS:
@@ -70,6 +78,9 @@ class ProblemResult:
     proposed: int = 0  # candidate successors produced
     proposed_equal: int = 0  # ... equal to the true tree
     start_read_equal: bool | None = None  # imagination: the start was decoded right
+    accepted_available: int = 0  # blind and oracle: events truly accepted at the expanded trees
+    accepted_predicted: int = 0  # oracle: ... of those, predicted accepted
+    rejected_asked: int = 0  # blind and oracle: questions Lean answered with a rejection
 
     def to_json(self) -> dict:
         out = {k: v for k, v in self.__dict__.items() if k != "events"}
@@ -100,6 +111,14 @@ class Step:
 @dataclass
 class Decode:
     states: list
+
+
+@dataclass
+class Score:
+    """The oracle's probability that Lean accepts each candidate after each history."""
+
+    histories: list[tuple[Tree, Sequence[Event]]]
+    candidates: list[list[Event]]
 
 
 Search = Generator[object, object, None]
@@ -149,13 +168,13 @@ def kernel_search(problem: Problem, config: SearchConfig, result: ProblemResult,
         events = events[:remaining()]
         if not events:
             return  # the budget is spent
-        answers = yield Ask([Successor(node, e) for e in events])
+        answers = yield Ask([Probe(node, e) for e in events])
         result.questions += len(events)
         result.proposed += len(events)
         truths = [apply(node, event, config.max_size) for event in events]  # audit only
-        result.proposed_equal += sum(a.certified and a.tree == t for a, t in zip(answers, truths))
+        result.proposed_equal += sum(a.accepted and a.tree == t for a, t in zip(answers, truths))
         for event, answer, truth in zip(events, answers, truths):
-            if not answer.certified:
+            if not answer.accepted:
                 continue
             child = answer.tree
             if child in parents:
@@ -172,6 +191,54 @@ def kernel_search(problem: Problem, config: SearchConfig, result: ProblemResult,
                 heapq.heappush(heap, (edit_distance(tokens(child), target_tokens), order, child))
             else:
                 queue.append(child)
+
+
+def verdict_search(problem: Problem, config: SearchConfig, result: ProblemResult,
+                   remaining: Callable[[], int]) -> Search:
+    """``kernel-blind`` and ``oracle``: breadth-first over Lean's answers, trying events of the
+    whole domain (all of them, or those the oracle predicts accepted, best first)."""
+    rng = random.Random(f"{config.seed}:{problem.id}")
+    domain_events = [Event(rule, path) for path in config.positions for rule in config.rules]
+    parents: dict[Tree, tuple[Tree, Event] | None] = {problem.start: None}
+    result.held, result.held_equal = 1, 1
+    queue: deque[Tree] = deque([problem.start])
+    while queue and result.expansions < config.max_expansions:
+        node = queue.popleft()
+        result.expansions += 1
+        events = list(domain_events)
+        rng.shuffle(events)  # the order of ties
+        accepted = {e for e in events if apply(node, e) is not None}  # audit only
+        result.accepted_available += len(accepted)
+        if config.searcher == "oracle":
+            history = tuple(e for _, e in _path(parents, node))
+            [scores] = yield Score([(problem.start, history)], [events])
+            ranked = sorted(zip(scores, range(len(events)), events), key=lambda x: (-x[0], x[1]))
+            events = [e for p, _, e in ranked if p >= 0.5]
+            result.accepted_predicted += len(accepted & set(events))
+        if not events:
+            continue
+        events = events[:remaining()]
+        if not events:
+            return  # the budget is spent
+        answers = yield Ask([Probe(node, e) for e in events])
+        result.questions += len(events)
+        result.rejected_asked += sum(not a.accepted for a in answers)
+        result.proposed += sum(a.accepted for a in answers)
+        result.proposed_equal += sum(a.accepted and a.tree == apply(node, e) for e, a in zip(events, answers))
+        for event, answer in zip(events, answers):
+            if not answer.accepted:
+                continue
+            child = answer.tree
+            if child in parents:
+                continue
+            parents[child] = (node, event)
+            result.held += 1
+            result.held_equal += 1  # Lean's answer is the state
+            if child == problem.target:
+                result.solved = True
+                result.events = tuple(e for _, e in _path(parents, child))
+                return
+            queue.append(child)
 
 
 def imagination_search(problem: Problem, config: SearchConfig, result: ProblemResult,
@@ -210,7 +277,7 @@ def imagination_search(problem: Problem, config: SearchConfig, result: ProblemRe
                 [answer] = yield Ask([claim])
                 result.questions += 1
                 result.claims += 1
-                if answer.certified:
+                if answer.complete:
                     result.solved = True
                     result.events = claim.events
                     return
@@ -228,10 +295,13 @@ def imagination_search(problem: Problem, config: SearchConfig, result: ProblemRe
 
 def run_searches(problems: Sequence[Problem], config: SearchConfig, kernel: Kernel,
                  imagination: Imagination | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> list[ProblemResult]:
+                 progress: Callable[[int, int], None] | None = None,
+                 oracle: VerdictOracle | None = None) -> list[ProblemResult]:
     """Run one search per problem, all in lockstep; ``kernel`` counts and caps the calls."""
     if config.searcher == "imagination" and imagination is None:
         raise ValueError("the imagination searcher needs an imagination")
+    if config.searcher == "oracle" and oracle is None:
+        raise ValueError("the oracle searcher needs a verdict oracle")
     if kernel.budget is not None and kernel.budget != config.budget_calls:
         raise ValueError("the kernel's budget is not the search's budget")
     results = {p.id: ProblemResult(p.id, p.distance) for p in problems}
@@ -251,7 +321,8 @@ def run_searches(problems: Sequence[Problem], config: SearchConfig, kernel: Kern
             if progress is not None:
                 progress(len(problems) - len(pending), len(problems))
 
-    search = imagination_search if config.searcher == "imagination" else kernel_search
+    search = {"imagination": imagination_search, "kernel-blind": verdict_search,
+              "oracle": verdict_search}.get(config.searcher, kernel_search)
     for p in problems:
         searches[p.id] = search(p, config, results[p.id], remaining_of(p.id))
         advance(p.id, None)
@@ -286,6 +357,12 @@ def run_searches(problems: Sequence[Problem], config: SearchConfig, kernel: Kern
                 n = len(pending[pid].events)
                 answers[pid] = (moved[k:k + n], decoded[k:k + n])
                 k += n
+        if Score in by_kind:
+            pids = by_kind[Score]
+            replies = iter(oracle.score([h for pid in pids for h in pending[pid].histories],
+                                        [c for pid in pids for c in pending[pid].candidates]))
+            for pid in pids:
+                answers[pid] = [next(replies) for _ in pending[pid].histories]
         for pid, answer in answers.items():
             advance(pid, answer)
     for p in problems:

@@ -6,10 +6,11 @@ import pytest
 
 from chains.rules import successors, tier_rules
 from chains.trees import all_trees, parse_polish
-from leanbridge.checker import Checker
+from leanbridge.asker import AskConfig, Asker, QuestionFailed
 from leanbridge.corelib import audit_source
 from leanbridge.discovery import LEAN_ENV, LEAN_GITHASH, LEAN_VERSION, find_lean
 from leanbridge.errors import CoreLibraryError, LeanNotFoundError
+from leanbridge.questions import Certify
 from leanbridge.render import Statement, equivalence_statement, step_statement
 from leanbridge.runner import LeanLimits
 from leanbridge.store import CertificateStore
@@ -18,10 +19,7 @@ ATOMS = "abcd"
 
 
 def check(lean, core, statements, **kwargs):
-    verdicts = {}
-    keyed = [(st.key(core.hash, lean.githash), st) for st in statements]
-    Checker(lean, core, jobs=2, **kwargs).check(keyed, lambda vs: verdicts.update(vs))
-    return [verdicts[i] for i in range(len(statements))]
+    return Asker(lean, core, ATOMS, AskConfig(jobs=2, **kwargs)).ask([Certify(st) for st in statements])
 
 
 def _walk_successors():
@@ -83,7 +81,7 @@ def test_core_audit_accepts_the_compiler_axioms_and_comments():
 def test_correct_steps_and_equivalences_are_certified(lean, core):
     statements = good_steps(30) + [equivalence_statement(parse_polish("* a b", "ab"), parse_polish("* a b", "ab"), "ab")]
     verdicts = check(lean, core, statements)
-    assert all(v.certified for v in verdicts), [v.detail for v in verdicts if not v.certified]
+    assert all(v.complete for v in verdicts), [v for v in verdicts if not v.complete]
 
 
 def test_every_rule_of_both_tiers_is_certified(lean, core):
@@ -95,15 +93,15 @@ def test_every_rule_of_both_tiers_is_certified(lean, core):
             rules.add(event.rule)
             statements.append(step_statement(tree, event, ATOMS))
     assert rules == set(tier_rules(2))
-    assert all(v.certified for v in check(lean, core, statements))
+    assert all(v.complete for v in check(lean, core, statements))
 
 
 def test_misstated_steps_and_false_equivalences_are_rejected(lean, core):
     a_plus_b = parse_polish("+ a b", "ab")
     statements = [bad_steps(1)[0], equivalence_statement(a_plus_b, parse_polish("+ b a", "ab"), "ab")]
     verdicts = check(lean, core, statements)
-    assert [v.certified for v in verdicts] == [False, False]
-    assert all(v.detail.startswith("error") for v in verdicts)
+    assert [v.accepted for v in verdicts] == [False, False]
+    assert [v.error_class for v in verdicts] == ["type_mismatch", "type_mismatch"]
 
 
 def test_many_errors_in_one_file_never_certify_a_bad_step(lean, core):
@@ -112,19 +110,17 @@ def test_many_errors_in_one_file_never_certify_a_bad_step(lean, core):
     mixed = [x for pair in zip(bad, good) for x in pair]
     verdicts = check(lean, core, mixed, batch_size=1000)
     for statement, verdict in zip(mixed, verdicts):
-        assert verdict.certified == (statement in good), statement.text
+        assert verdict.complete == (statement in good), statement.text
 
 
-def test_a_lean_time_out_is_a_rejection_not_a_certificate(lean, core):
-    verdicts = check(lean, core, good_steps(3), limits=LeanLimits(timeout_s=0.001))
-    assert [v.certified for v in verdicts] == [False] * 3
-    assert all(v.detail.startswith("timeout") for v in verdicts)
+def test_a_lean_time_out_is_an_exception_not_an_answer(lean, core):
+    with pytest.raises(QuestionFailed, match="ran past"):
+        check(lean, core, good_steps(3), limits=LeanLimits(timeout_s=0.001))
 
 
-def test_a_lean_that_cannot_start_certifies_nothing(lean, core):
-    verdicts = check(lean, core, good_steps(2), limits=LeanLimits(memory_mb=300))
-    assert [v.certified for v in verdicts] == [False, False]
-    assert all(v.detail.startswith("crash") for v in verdicts)
+def test_a_lean_that_cannot_start_is_an_exception_not_an_answer(lean, core):
+    with pytest.raises(QuestionFailed, match="died"):
+        check(lean, core, good_steps(2), limits=LeanLimits(memory_mb=300))
 
 
 def test_store_answers_only_for_its_own_lean_and_core(tmp_path, lean, core):
@@ -132,8 +128,8 @@ def test_store_answers_only_for_its_own_lean_and_core(tmp_path, lean, core):
     [verdict] = check(lean, core, [statement])
     key = statement.key(core.hash, lean.githash)
     with CertificateStore(tmp_path / "s.sqlite", core.hash, lean.githash) as store:
-        store.record([(key, statement.kind, statement.text, verdict)])
-        store.record([(key, statement.kind, statement.text, verdict)])  # idempotent: one row
+        store.record([(key, statement.kind, statement.text, verdict, 0.1)])
+        store.record([(key, statement.kind, statement.text, verdict, 0.1)])  # idempotent: one row
         assert store.certified([key, "0" * 64]) == {key}
         assert store.count() == {"certified": 1}
     with CertificateStore(tmp_path / "s.sqlite", core.hash, "another-build") as other:

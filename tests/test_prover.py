@@ -13,10 +13,11 @@ from chains.trees import parse_polish
 from leanbridge.certify import certify_dataset
 from prover.cli import main
 from prover.imagination import CorruptImagination, OracleImagination
-from prover.kernel import BudgetExceeded, Kernel, KernelConfig, PathClaim, Successor
+from prover.kernel import BudgetExceeded, Kernel, KernelConfig, PathClaim, Probe
 from prover.problems import make_problems, shortest_distance
 from prover.run import audit_solutions
 from prover.search import SEARCHERS, SearchConfig, proposals, run_searches
+from prover.verdict_oracle import RulesOracle
 
 ATOMS = ("a", "b", "c", "d")
 DOMAIN = Domain()
@@ -56,12 +57,12 @@ def test_successor_answers_come_from_lean_and_are_counted(lean, core):
     kernel = kernel_for(lean, core)
     start = tree("* + a b + c d")
     events = proposals(start, DOMAIN.rules)
-    answers = kernel.ask([("p", Successor(start, e)) for e in events])
-    assert all(a.certified for a in answers)
+    answers = kernel.ask([("p", Probe(start, e)) for e in events])
+    assert all(a.accepted for a in answers)
     assert [a.tree for a in answers] == [apply(start, e) for e in events]
     assert kernel.calls["p"] == len(events) and kernel.processes == 1
     # asked again: counted again, answered from Lean's earlier answer
-    kernel.ask([("q", Successor(start, events[0]))])
+    kernel.ask([("q", Probe(start, events[0]))])
     assert kernel.calls["q"] == 1 and kernel.questions == len(events) + 1 and kernel.processes == 1
 
 
@@ -76,7 +77,7 @@ def test_path_claims_are_certified_only_when_the_steps_chain_to_the_target(lean,
     wrong_target = PathClaim(t0, t1, ((t0, e0), (t1, e1)))
     empty = PathClaim(t0, t1, ())
     answers = kernel.ask([("p", good), ("p", wrong_tree), ("p", wrong_target), ("p", empty)])
-    assert [a.certified for a in answers] == [True, False, False, False]
+    assert [a.complete for a in answers] == [True, False, False, False]
     assert kernel.calls["p"] == 4
 
 
@@ -85,11 +86,11 @@ def test_the_kernel_refuses_to_pass_a_budget(lean, core):
     start = tree("+ a + b + c d")
     events = proposals(start, DOMAIN.rules)
     with pytest.raises(BudgetExceeded):
-        kernel.ask([("p", Successor(start, e)) for e in events[:2]])
+        kernel.ask([("p", Probe(start, e)) for e in events[:2]])
     assert kernel.calls["p"] == 0 and kernel.processes == 0
-    kernel.ask([("p", Successor(start, events[0]))])
+    kernel.ask([("p", Probe(start, events[0]))])
     with pytest.raises(BudgetExceeded):
-        kernel.ask([("p", Successor(start, events[1]))])
+        kernel.ask([("p", Probe(start, events[1]))])
 
 
 @pytest.mark.parametrize("searcher", ["kernel-uniform", "kernel-lookahead"])
@@ -105,10 +106,30 @@ def test_kernel_searchers_count_every_successor_question(lean, core, problems, s
     assert audit["solutions_failing_audit"] == 0 and audit["distinct_certified_solutions"] == audit["distinct_solutions"]
 
 
+def test_blind_and_oracle_searchers_ask_lean_about_domain_events(lean, core, problems):
+    """kernel-blind asks about every (rule, position); a perfect oracle spares every rejected
+    question, solves the same problems and recalls every accepted event."""
+    runs = {}
+    for searcher in ("kernel-blind", "oracle"):
+        kernel = kernel_for(lean, core, budget=5000)
+        runs[searcher] = run_searches(problems, SearchConfig(searcher, 5000, rules=DOMAIN.rules), kernel,
+                                      oracle=RulesOracle())
+        for r in runs[searcher]:
+            assert r.solved and r.calls == r.questions == r.proposed + r.rejected_asked == kernel.calls[r.id]
+            assert r.held_equal == r.held and r.proposed_equal == r.proposed
+    blind, oracle = runs["kernel-blind"], runs["oracle"]
+    assert sum(r.rejected_asked for r in blind) > 0
+    assert all(r.rejected_asked == 0 and r.accepted_predicted == r.accepted_available for r in oracle)
+    assert sum(r.calls for r in oracle) < sum(r.calls for r in blind)
+    audit = audit_solutions(problems, oracle, kernel_for(lean, core, reuse=False))
+    assert audit["solutions_failing_audit"] == 0
+
+
 @pytest.mark.parametrize("searcher", SEARCHERS)
 def test_a_budget_of_one_call_is_never_exceeded(lean, core, problems, searcher):
     kernel = kernel_for(lean, core, budget=1)
-    results = run_searches(problems, SearchConfig(searcher, 1, rules=DOMAIN.rules), kernel, OracleImagination())
+    results = run_searches(problems, SearchConfig(searcher, 1, rules=DOMAIN.rules), kernel, OracleImagination(),
+                           oracle=RulesOracle())
     assert max(r.calls for r in results) <= 1
     assert all(kernel.calls[r.id] <= 1 for r in results)
     if searcher == "imagination":  # an exact imagination needs exactly its one call

@@ -3,12 +3,16 @@ import re
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
-from chains.rules import Event, successors, tier_rules
-from leanbridge.errors import RenderError
-from leanbridge.render import GRAMMAR_TOKEN, equivalence_statement, file_header, lean_file, step_statement, theorem_name
+from chains.rules import RULES, Event, successors, tier_rules
 from chains.trees import polish
+from leanbridge.errors import RenderError
+from leanbridge.questions import Certify, PathClaim, Probe, render
+from leanbridge.render import GRAMMAR_TOKEN, equivalence_statement, step_statement
 from tests.strategies import any_trees
+
+any_events = st.builds(Event, st.sampled_from(sorted(RULES)), st.text("01", max_size=6))
 
 
 def only_grammar(text: str) -> bool:
@@ -33,18 +37,29 @@ def test_rendering_emits_only_the_grammar(tree, other):
     statements = [step_statement(tree, event, "abcd") for event, _ in successors(tree, tier_rules(2))]
     statements.append(equivalence_statement(tree, other, "abcd"))
     for statement in statements:
-        name = theorem_name(statement, "0123456789abcdef" * 4)
-        body = lean_file("Core", [(name, statement)]).splitlines()[len(file_header("Core")):]
+        block = render(Certify(statement), "q17", "abcd")
         occurring = sorted(set(polish(tree).split() + (polish(other).split() if statement.kind == "equivalence" else [])) - {"+", "*"})
-        assert body[0].startswith(f"theorem {name} : ∀ ({' '.join(occurring)} : N), Eq ")
-        assert body[1] == f"#print axioms {name}"
-        assert only_grammar(body[0]), body[0]
+        assert block.lines[0].startswith(f"theorem q17 : ∀ ({' '.join(occurring)} : N), Eq ")
+        assert block.lines[1] == "#print axioms q17"
+        assert only_grammar(block.lines[0]), block.lines[0]
         assert "\n" not in statement.text
 
 
+@given(any_trees(), any_trees(), st.lists(any_events, max_size=4))
+def test_probes_and_claims_emit_only_the_grammar(tree, other, events):
+    """Any event, applicable or not, inside the tree or not, renders to grammar alone: the
+    probe leaves the verdict to Lean."""
+    for event in events:
+        block = render(Probe(tree, event), "q3", "abcd")
+        assert [line.split(" ")[0] for line in block.lines] == ["noncomputable", "#check", "#print"]
+        assert all(only_grammar(line) for line in block.lines), block.lines
+    claim = PathClaim(tree, other, tuple((tree, event) for event in events))
+    assert all(only_grammar(line) for line in render(claim, "q12", "abcd").lines)
+
+
 def test_the_grammar_check_itself_rejects_foreign_text():
-    assert only_grammar("theorem s_0123456789abcdef : ∀ (a : N), Eq a a := fun _ => rfl")
-    for bad in ("#exit", "axiom", "a\nb", "sorry", "aa", "N.foo", "Eq.mp", "by rfl"):
+    assert only_grammar("theorem q0 : ∀ (a : N), Eq a a := fun _ => rfl")
+    for bad in ("#exit", "axiom", "a\nb", "sorry", "aa", "N.foo", "Eq.mp", "by rfl", "q0x", "#eval"):
         assert not only_grammar(bad), bad
 
 

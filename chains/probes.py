@@ -1,0 +1,82 @@
+"""Probe events tried at each step of a chain, and Python's referee for Lean's verdicts on them.
+
+At step ``t`` of a chain (the tree reached after ``t`` events, before event ``t``) five probes
+are tried, one of each kind of section 50:
+
+- ``gold``: the chain's next event;
+- ``misplaced``: the event of another step of the same chain (the hard class: it is often
+  applicable, but not always, and not where the gold is);
+- ``swap``: another rule of the domain at the gold's position;
+- ``permuted``: the gold rule at another position of the domain (possibly outside the tree);
+- ``random``: an event of another chain of the same split.
+
+Whether a probe applies is Lean's to say (``leanbridge.questions.Probe``); ``referee`` is the
+independent check that every verdict of Lean agrees with the rules of ``chains.rules``.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chains.rules import RULES, Event, apply
+from chains.space import Domain
+from chains.trees import ADD, MUL, Tree, subtree
+
+PROBE_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
+# Accepted fraction per kind on the natural proofs of section 50, for comparison in manifests.
+SEED_ACCEPTED = {"misplaced": 0.219, "swap": 0.103, "permuted": 0.448, "random": 0.057}
+# The operation at the root of each rule's left side.
+ROOT_OPERATION = {"add_comm": ADD, "mul_comm": MUL, "add_assoc": ADD, "mul_assoc": MUL, "add_assoc_rev": ADD,
+                  "mul_assoc_rev": MUL, "distrib_left": MUL, "distrib_right": MUL, "factor_left": ADD,
+                  "factor_right": ADD}
+assert set(ROOT_OPERATION) == set(RULES), "every rule needs its root operation"
+
+
+@dataclass(frozen=True)
+class ProbeRecord:
+    """One probe of a dataset: its kind, the event tried and Lean's verdict
+    (``accepted``, ``complete`` or ``rejected:<class>``)."""
+
+    kind: str
+    event: Event
+    verdict: str
+
+    @property
+    def accepted(self) -> bool:
+        return not self.verdict.startswith("rejected")
+
+
+def probe_rng(seed: int, split: str) -> random.Random:
+    """The probes of a split have their own generator, so adding probes changes no chain."""
+    return random.Random(f"{seed}:{split}:probes")
+
+
+def sample_probes(rng: random.Random, events: Sequence[Event], step: int, domain: Domain,
+                  other_chain: Sequence[Event]) -> list[tuple[str, Event]]:
+    """The five probes of ``step`` of a chain with ``events``; ``other_chain`` is the event list
+    of another chain of the split (the random probe is drawn from it)."""
+    gold = events[step]
+    others = [e for s, e in enumerate(events) if s != step and e != gold] or \
+             [e for s, e in enumerate(events) if s != step] or [gold]
+    swap_rules = [r for r in domain.rules if r != gold.rule]
+    moved = [p for p in domain.positions if p != gold.path]
+    return [("gold", gold),
+            ("misplaced", rng.choice(others)),
+            ("swap", Event(rng.choice(swap_rules), gold.path)),
+            ("permuted", Event(gold.rule, rng.choice(moved))),
+            ("random", rng.choice(other_chain))]
+
+
+def referee(tree: Tree, event: Event) -> tuple[Tree | None, str | None]:
+    """What the rules say of ``event`` on ``tree``: (the tree after it, None) when it applies,
+    else (None, why not) with the class Lean's message should carry: ``leaf`` (no operator
+    node at the position), ``operator`` (the node has the other operation), ``pattern``
+    (the operation matches, the rule's left side does not)."""
+    result = apply(tree, event)  # a probe is a rewrite: the domain's size bound is a sampling matter
+    if result is not None:
+        return result, None
+    node = subtree(tree, event.path)
+    if node is None or isinstance(node, str):
+        return None, "leaf"
+    return None, "operator" if node[0] != ROOT_OPERATION[event.rule] else "pattern"

@@ -1,0 +1,193 @@
+"""Put questions to Lean in batches, over several processes, with positive confirmation.
+
+An answer other than a rejection is given only from a file Lean finished without any error
+or warning, and only when ``#print axioms`` said that the question's declaration depends on
+no axiom. (Lean prints that answer even for a declaration whose elaboration failed, and stops
+reporting errors after about a hundred in a file, so neither the answer alone nor silence is
+enough.) A file with errors rejects the questions the errors point at, each with Lean's
+message, and sends the rest to a new file. A file whose Lean crashes or times out is retried,
+then bisected, so that the question at fault is isolated; Lean crashing or timing out on a
+single question is an exception (``QuestionFailed``), never an answer.
+
+``answer_batch`` is the unit of work: a pure function of its arguments, so it can run in a
+thread here or as a task on another machine.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+
+from leanbridge.corelib import CoreLibrary
+from leanbridge.discovery import LeanInstall
+from leanbridge.questions import Block, Question, confirm, header, rejection, render
+from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, Message, run_lean_file
+from leanbridge.verdicts import Answer
+
+
+class QuestionFailed(LeanRunError):
+    """Lean crashed or timed out on one question alone; ``index`` is its place in the caller's list."""
+
+    def __init__(self, message: str, index: int) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+@dataclass(frozen=True)
+class AskConfig:
+    """How questions reach Lean."""
+
+    jobs: int = 2  # Lean processes at once
+    limits: LeanLimits = LeanLimits()
+    batch_size: int = 1000  # questions per Lean file at most
+    retries: int = 1  # reruns of a file whose Lean crashed, before bisecting it
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    answers: tuple[tuple[int, Answer], ...]  # (index in the caller's list, answer)
+    processes: int  # Lean processes this batch started
+    seconds: float  # wall time spent in Lean
+
+
+def answer_batch(lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], limits: LeanLimits,
+                 items: Sequence[tuple[int, Question]], retries: int = 1) -> BatchResult:
+    """Answer ``(index, question)`` pairs in as few Lean files as the answers allow."""
+    runs = [0, 0.0]
+
+    def run(blocks: list[Block]) -> list[Message]:
+        lines = header(core.module)
+        for block in blocks:
+            lines.extend(block.lines)
+        source = "\n".join(lines) + "\n"
+        for attempt in range(retries + 1):
+            start = time.perf_counter()
+            runs[0] += 1
+            try:
+                return run_lean_file(lean, source, core.olean_dir, limits)
+            except LeanTimeout:
+                raise  # the same file would time out again: bisect instead
+            except LeanRunError:
+                if attempt == retries:
+                    raise
+            finally:
+                runs[1] += time.perf_counter() - start
+        raise AssertionError("unreachable")
+
+    named = [(index, q, render(q, f"q{index}", atoms)) for index, q in items]
+    answers = _answer(named, run, atoms, len(header(core.module)))
+    return BatchResult(tuple(answers), runs[0], runs[1])
+
+
+def _answer(named: list[tuple[int, Question, Block]], run: Callable[[list[Block]], list[Message]],
+            atoms: Sequence[str], header_lines: int) -> list[tuple[int, Answer]]:
+    try:
+        messages = run([block for _, _, block in named])
+    except LeanRunError as e:
+        if len(named) > 1:
+            mid = len(named) // 2
+            return _answer(named[:mid], run, atoms, header_lines) + _answer(named[mid:], run, atoms, header_lines)
+        index, question, _ = named[0]
+        raise QuestionFailed(f"Lean failed on {type(question).__name__.lower()} {index}: {e}", index) from e
+    spans, line = [], header_lines + 1
+    for _, _, block in named:
+        spans.append((line, line + len(block.lines) - 1))
+        line += len(block.lines)
+    problems: dict[int, str] = {}  # position in ``named`` -> Lean's first complaint about it
+    info: dict[int, str] = {}  # line -> information text
+    outside = []
+    for m in messages:
+        if m.severity == "information":
+            info[m.line] = m.text
+            continue
+        owner = _owner(spans, m.line)
+        if owner is None:
+            outside.append(m)
+        else:
+            problems.setdefault(owner, m.text if m.severity == "error" else f"warning: {m.text}")
+    if outside:
+        if len(named) > 1:
+            mid = len(named) // 2
+            return _answer(named[:mid], run, atoms, header_lines) + _answer(named[mid:], run, atoms, header_lines)
+        raise LeanRunError(f"Lean reported outside any question: {outside[0].severity}: "
+                           f"{outside[0].text.splitlines()[0] if outside[0].text else ''}")
+    if problems:
+        rejected = [(named[p][0], rejection(named[p][1], why)) for p, why in problems.items()]
+        rest = [item for p, item in enumerate(named) if p not in problems]
+        return rejected + (_answer(rest, run, atoms, header_lines) if rest else [])
+    return [(index, confirm(q, block, info, spans[p][0], atoms)) for p, (index, q, block) in enumerate(named)]
+
+
+def _owner(spans: list[tuple[int, int]], line: int) -> int | None:
+    lo, hi = 0, len(spans) - 1  # spans are sorted and contiguous
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        first, last = spans[mid]
+        if line < first:
+            hi = mid - 1
+        elif line > last:
+            lo = mid + 1
+        else:
+            return mid
+    return None
+
+
+class Asker:
+    """Answers lists of questions over ``config.jobs`` Lean processes; counts the processes."""
+
+    def __init__(self, lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], config: AskConfig = AskConfig()
+                 ) -> None:
+        self.lean, self.core, self.atoms, self.config = lean, core, tuple(atoms), config
+        self.processes = 0  # Lean processes started
+        self.lean_seconds = 0.0  # wall time spent in Lean, summed over processes
+        self._lock = threading.Lock()
+
+    def batches(self, n: int) -> list[range]:
+        """Index ranges of the files for ``n`` questions: none over ``batch_size``, at least one
+        per process once there are two questions for each, and a multiple of the process count,
+        so that no process idles at the end."""
+        if n == 0:
+            return []
+        jobs = max(1, self.config.jobs)
+        n_files = max(math.ceil(n / self.config.batch_size), min(jobs, n // 2), 1)
+        if n_files > 1:
+            n_files = jobs * math.ceil(n_files / jobs)
+        size = math.ceil(n / n_files)
+        return [range(i, min(n, i + size)) for i in range(0, n, size)]
+
+    def ask(self, questions: Sequence[Question],
+            on_answers: Callable[[list[tuple[int, Answer]], float], None] | None = None) -> list[Answer]:
+        """Answer every question. ``on_answers`` gets each file's answers (indexed into
+        ``questions``) and the Lean seconds per answer, in this thread, as they arrive."""
+        answers: list[Answer | None] = [None] * len(questions)
+
+        def task(rows: range) -> BatchResult:
+            return answer_batch(self.lean, self.core, self.atoms, self.config.limits,
+                                [(i, questions[i]) for i in rows], self.config.retries)
+
+        def collect(result: BatchResult) -> None:
+            self.processes += result.processes
+            self.lean_seconds += result.seconds
+            for index, answer in result.answers:
+                answers[index] = answer
+            if on_answers is not None:
+                on_answers(list(result.answers), result.seconds / max(1, len(result.answers)))
+
+        batches = self.batches(len(questions))
+        if len(batches) <= 1:
+            for rows in batches:
+                collect(task(rows))
+        else:
+            with ThreadPoolExecutor(max_workers=max(1, self.config.jobs)) as pool:
+                futures = [pool.submit(task, rows) for rows in batches]
+                try:
+                    for future in as_completed(futures):
+                        collect(future.result())
+                except BaseException:
+                    for future in futures:
+                        future.cancel()
+                    raise
+        return answers  # type: ignore[return-value]

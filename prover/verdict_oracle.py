@@ -1,0 +1,42 @@
+"""What the ``oracle`` searcher needs of a verdict oracle: for each history (a start tree and
+the events taken since), the probability that Lean accepts each candidate event next."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from chains.rules import Event, apply
+from chains.trees import Tree
+
+
+class VerdictOracle(Protocol):
+    def score(self, histories: Sequence[tuple[Tree, Sequence[Event]]],
+              candidates: Sequence[Sequence[Event]]) -> list[list[float]]:
+        """``result[i][j]``: P(Lean accepts ``candidates[i][j]`` after ``histories[i]``)."""
+        ...
+
+    def describe(self) -> dict:
+        """The oracle's identity for reports (run directory, arm, seed, dataset)."""
+        ...
+
+
+class OracleUnavailable(Exception):
+    """The oracle run cannot be loaded; the message is one line for the user."""
+
+
+class RulesOracle:
+    """A perfect verdict oracle: replays the history with ``chains.rules`` and says 1.0 exactly
+    for the events that apply. The upper bound of the oracle searcher (and its tests)."""
+
+    def score(self, histories: Sequence[tuple[Tree, Sequence[Event]]],
+              candidates: Sequence[Sequence[Event]]) -> list[list[float]]:
+        out = []
+        for (start, events), events_now in zip(histories, candidates, strict=True):
+            tree: Tree | None = start
+            for event in events:
+                tree = None if tree is None else apply(tree, event)
+            out.append([float(tree is not None and apply(tree, e) is not None) for e in events_now])
+        return out
+
+    def describe(self) -> dict:
+        return {"kind": "rules"}

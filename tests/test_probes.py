@@ -1,0 +1,173 @@
+"""Probe events and Lean's verdicts on them, against the real Lean binary; the rules referee."""
+import itertools
+import json
+import random
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chains.dataset import DatasetError, parse_chain_line
+from chains.probes import PROBE_KINDS, referee, sample_probes
+from chains.rules import Event, apply, successors, tier_rules
+from chains.space import Domain
+from chains.trees import all_trees, parse_polish, polish
+from leanbridge.asker import AskConfig
+from leanbridge.cli import main
+from leanbridge.probing import ProbeBook, RefereeDisagreement
+from leanbridge.store import CertificateStore
+from leanbridge.verdicts import Accepted, Rejected
+from tests.strategies import tier1_trees
+
+DOMAIN = Domain()
+TINY = ["--chains", "30", "--test-lengths", "8,16", "--test-chains", "6", "--probe-chains", "3", "--jobs", "2",
+        "--probes"]
+
+
+def walk(tree, rng, length):
+    events = []
+    for _ in range(length):
+        event, tree = rng.choice(successors(tree, DOMAIN.rules))
+        events.append(event)
+    return events
+
+
+@given(tier1_trees(), tier1_trees(), st.integers(0, 2**32 - 1), st.integers(2, 12))
+def test_each_probe_kind_is_built_as_specified(start, other_start, seed, length):
+    rng = random.Random(seed)
+    events, other = walk(start, rng, length), walk(other_start, rng, 5)
+    for t in range(length):
+        probes = dict(sample_probes(rng, events, t, DOMAIN, other))
+        assert list(probes) == list(PROBE_KINDS)
+        gold = events[t]
+        assert probes["gold"] == gold
+        assert probes["misplaced"] in [e for s, e in enumerate(events) if s != t]
+        if any(e != gold for s, e in enumerate(events) if s != t):
+            assert probes["misplaced"] != gold
+        assert probes["swap"].path == gold.path and probes["swap"].rule in DOMAIN.rules
+        assert probes["swap"].rule != gold.rule
+        assert probes["permuted"].rule == gold.rule and probes["permuted"].path != gold.path
+        assert probes["permuted"].path in DOMAIN.positions
+        assert probes["random"] in other
+
+
+def every_event(max_depth=3):
+    paths = ["".join(bits) for d in range(max_depth + 1) for bits in itertools.product("01", repeat=d)]
+    return [Event(rule, path) for rule in tier_rules(2) for path in paths]
+
+
+def test_lean_and_the_referee_agree_on_every_kind_of_answer(lean, core):
+    """Every rule at every path to depth 3 (leaves and positions beyond the tree included) on
+    trees of both tiers: Lean's verdicts agree with the rules, every class occurs."""
+    trees = list(all_trees("abcd"))[::97] + [parse_polish(t, "abcd") for t in
+                                             ("* a + b c", "+ * a b * a c", "* + a b c", "+ * a c * b c")]
+    book = ProbeBook(lean, core, ("a", "b", "c", "d"))
+    for tree in trees:
+        for event in every_event():
+            book.add(tree, tree, event, lambda: f"{tree} {event}")
+    with CertificateStore(":memory:", core.hash, lean.githash) as store:
+        checked, _ = book.ask(store, AskConfig(jobs=2), lambda *a: None)  # raises on any disagreement
+        assert checked == len(book)
+        again = ProbeBook(lean, core, ("a", "b", "c", "d"))
+        for probe in book.probes:
+            again.add(probe.tree, probe.tree, probe.event, lambda: "again")
+        assert again.ask(store, AskConfig(jobs=2), lambda *a: None)[0] == 0  # answered from the store
+        assert again.answers == book.answers
+    classes = {a.error_class for a in book.answers if isinstance(a, Rejected)}
+    assert classes == {"leaf", "operator", "pattern"}
+    accepted = [(p, a) for p, a in zip(book.probes, book.answers) if a.accepted]
+    assert {p.event.rule for p, _ in accepted} == set(tier_rules(2))
+    assert all(a.tree == apply(p.tree, p.event) for p, a in accepted)
+    outside = [a for p, a in zip(book.probes, book.answers) if len(p.event.path) == 3]
+    assert outside and all(isinstance(a, Rejected) and a.error_class == "leaf" for a in outside)
+
+
+def test_a_disagreement_with_the_referee_names_the_probe(lean, core):
+    tree = parse_polish("+ a * b c", "abcd")
+    book = ProbeBook(lean, core, ("a", "b", "c", "d"))
+    book.add(tree, tree, Event("mul_comm", "1"), lambda: "train.jsonl chain train-00007 step 3 probe swap")
+    book.answers[0] = Accepted(parse_polish("+ a * c b", "abcd"))
+    book.check_against_referee()
+    book.answers[0] = Accepted(parse_polish("+ * c b a", "abcd"))  # a wrong tree
+    with pytest.raises(RefereeDisagreement, match="chain train-00007 step 3 probe swap"):
+        book.check_against_referee()
+    book.answers[0] = Rejected("pattern", "…")  # a rejection where the rule applies
+    with pytest.raises(RefereeDisagreement, match="the rules say accepted"):
+        book.check_against_referee()
+
+
+@settings(max_examples=200)
+@given(tier1_trees(), st.sampled_from(every_event(4)))
+def test_the_referee_reads_the_rules(tree, event):
+    after, why = referee(tree, event)
+    assert (after is None) == (why is not None)
+    assert after == apply(tree, event)
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data") / "probed"
+    store = tmp_path_factory.mktemp("store") / "s.sqlite"
+    result = CliRunner().invoke(main, [*TINY, "--out", str(out), "--store", str(store)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def records(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_probes_are_in_every_training_chain_and_the_first_test_chains(probed):
+    manifest = json.loads((probed / "manifest.json").read_text())
+    assert manifest["test_lengths"] == [8, 16]
+    train = records(probed / "train.jsonl")
+    assert all(len(r["probes"]) == len(r["events"]) for r in train)
+    test = records(probed / "test-16.jsonl")
+    assert [("probes" in r) for r in test] == [True] * 3 + [False] * 3
+    counts = manifest["probes"]["by_kind"]
+    assert set(counts) == set(PROBE_KINDS)
+    assert manifest["probes"]["probes"] == sum(sum(c.values()) for c in counts.values()) == 5 * (30 * 8 + 3 * 8 + 3 * 16)
+    assert manifest["probes"]["referee_disagreements"] == 0
+    assert counts["gold"].get("complete", 0) >= 30 + 3 + 3  # the last gold event closes every chain
+    assert set(counts["gold"]) == {"accepted", "complete"}
+    for r in train:  # complete means: accepted onto the chain's end tree
+        end = r["end"]
+        tree = parse_polish(r["start"], "abcd")
+        for event, probes in zip(r["events"], r["probes"]):
+            for kind, text, verdict in probes:
+                after = apply(tree, Event.parse(text))
+                assert verdict.startswith("rejected") == (after is None)
+                if after is not None:
+                    assert (verdict == "complete") == (polish(after) == end)
+            tree = apply(tree, Event.parse(event))
+
+
+def test_verify_confirms_probes_and_fails_on_a_flipped_verdict(probed, tmp_path):
+    result = CliRunner().invoke(main, ["--verify", str(probed)])
+    assert result.exit_code == 0 and "probe verdicts confirmed by Lean" in result.output
+    copy = tmp_path / "flipped"
+    shutil.copytree(probed, copy)
+    train = records(copy / "train.jsonl")
+    kind, event, verdict = train[2]["probes"][4][1]
+    train[2]["probes"][4][1][2] = "accepted" if verdict.startswith("rejected") else "rejected:leaf"
+    (copy / "train.jsonl").write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in train))
+    result = CliRunner().invoke(main, ["--verify", str(copy)])
+    assert result.exit_code != 0
+    assert "train-00002) step 4 probe 1" in result.output and f"Lean says {verdict}" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda p: p[0].append(["gold", "add_comm@", "maybe"]), "verdict 'maybe'"),
+    (lambda p: p[1].__setitem__(0, ["guess", "add_comm@", "accepted"]), "unknown probe kind"),
+    (lambda p: p[2].__setitem__(0, ["gold", "add_comm@2", "accepted"]), "position other than 0s and 1s"),
+    (lambda p: p.pop(), "one entry per step"),
+])
+def test_malformed_probes_are_refused_with_their_place(probed, edit, message):
+    record = records(probed / "train.jsonl")[0]
+    edit(record["probes"])
+    with pytest.raises(DatasetError, match=message) as caught:
+        parse_chain_line(json.dumps(record), DOMAIN, "train.jsonl line 1")
+    assert "train.jsonl line 1 (chain train-00000)" in str(caught.value)
