@@ -48,23 +48,22 @@ class OracleModelConfig:
 
 
 class ProbeEncoder(nn.Module):
-    """A probe event (rule token, then one token per path bit, 0-padded) -> e_pi (D,): token
-    embeddings bound to their position (padding marks where the path ends), concatenated, MLP."""
+    """A probe event (rule token, then one token per path bit, 0-padded to Ep) -> e_pi (D,):
+    token embeddings bound to their position (padding marks where the path ends), concatenated,
+    then an MLP."""
 
-    def __init__(self, probe_tokens: torch.Tensor, vocab_size: int, width: int) -> None:
+    def __init__(self, probe_len: int, vocab_size: int, width: int) -> None:
         super().__init__()
-        self.register_buffer("probe_tokens", probe_tokens.clone(), persistent=True)  # (Q, Ep)
-        self.vocab_size = vocab_size
-        length = probe_tokens.shape[1]
-        self.table = nn.Embedding(length * vocab_size, width)
-        self.mlp = nn.Sequential(nn.Linear(length * width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+        self.probe_len, self.vocab_size = probe_len, vocab_size
+        self.table = nn.Embedding(probe_len * vocab_size, width)
+        self.mlp = nn.Sequential(nn.Linear(probe_len * width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
 
-    def forward(self, probes: torch.Tensor) -> torch.Tensor:
-        """probe ids (...,) -> (..., D); each distinct probe is encoded once."""
-        uniq, inverse = torch.unique(probes, return_inverse=True)
-        toks = self.probe_tokens[uniq]  # (U, Ep)
-        offset = torch.arange(toks.shape[1], device=toks.device) * self.vocab_size
-        return self.mlp(self.table(toks + offset).flatten(1))[inverse]
+    def forward(self, toks: torch.Tensor) -> torch.Tensor:
+        """token rows (..., Ep) -> (..., D); each distinct probe is encoded once."""
+        uniq, inverse = torch.unique(toks.reshape(-1, toks.shape[-1]), dim=0, return_inverse=True)  # (U, Ep)
+        offset = torch.arange(uniq.shape[1], device=uniq.device) * self.vocab_size
+        e = self.mlp(self.table(uniq + offset).flatten(1))  # (U, D)
+        return e[inverse].view(*toks.shape[:-1], -1)
 
 
 class VerdictHead(nn.Module):
@@ -99,11 +98,11 @@ class Oracle(nn.Module):
         if config.tracker is not None:
             # the tree readout is not used: the verdicts are the only primary loss (n_out = tree_len = 1)
             self.tracker = build_model(config.tracker, item_tokens, vocab_size, n_out=1, tree_len=1)
+        self.register_buffer("probe_tokens", probe_tokens.clone(), persistent=True)  # (Q, Ep) the dataset's probes
         if config.arch == "probe-slot":
-            self.register_buffer("probe_tokens", probe_tokens.clone(), persistent=True)  # (Q, Ep)
             self.linear = nn.Linear(c, n_verdicts)
         else:
-            self.encoder = ProbeEncoder(probe_tokens, vocab_size, config.probe_width)
+            self.encoder = ProbeEncoder(probe_tokens.shape[1], vocab_size, config.probe_width)
             self.head = VerdictHead(c, config.probe_width, n_verdicts)
         if config.arch == "blind":
             self.constant = nn.Parameter(torch.zeros(c))
@@ -143,18 +142,23 @@ class Oracle(nn.Module):
         return z[inverse], None
 
     def score(self, r: torch.Tensor, probes: torch.Tensor) -> torch.Tensor:
-        """r (..., C), probes (..., P) probe ids -> logits (..., P, V)."""
+        """r (..., C), probes (..., P) ids in the dataset's probe table -> logits (..., P, V)."""
+        return self.score_tokens(r, self.probe_tokens[probes])
+
+    def score_tokens(self, r: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
+        """r (..., C), probes given by their token rows (..., P, Ep), any event of the domain whose
+        path fits Ep - 1 bits -> logits (..., P, V)."""
         if self.config.arch != "probe-slot":
-            return self.head(r, self.encoder(probes))
+            return self.head(r, self.encoder(toks))
         # the control: the slot reads the probe as one more item, a linear head reads LN of it;
-        # padding probes (id 0, no tokens to attend to) are not read and score 0
+        # padding probes (no tokens to attend to) are not read and score 0
         model = self.recurrence
-        w = r.unsqueeze(-2).expand(*probes.shape, r.shape[-1]).reshape(-1, r.shape[-1])  # (M, C)
-        flat = probes.reshape(-1)
-        real = flat != 0
+        w = r.unsqueeze(-2).expand(*toks.shape[:-1], r.shape[-1]).reshape(-1, r.shape[-1])  # (M, C)
+        flat = toks.reshape(-1, toks.shape[-1])  # (M, Ep)
+        real = flat[:, 0] != 0
         logits = torch.zeros(len(flat), self.linear.out_features, dtype=r.dtype)
-        logits[real] = self.linear(model.view(model.read(w[real], self.probe_tokens[flat[real]])))
-        return logits.view(*probes.shape, -1)
+        logits[real] = self.linear(model.view(model.read(w[real], flat[real])))
+        return logits.view(*toks.shape[:-1], -1)
 
     def forward(self, items: torch.Tensor, probes: torch.Tensor, truth_items: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -134,6 +134,9 @@ class OracleTrainer:
                 "optimizer": self.optimizer.state_dict(), "config": asdict(self.config), "step": self.step,
                 "train_seconds": self.train_seconds, "identity": self.data.tracker.identity,
                 "verdicts": list(self.data.verdicts), "kinds": list(self.data.kinds),
+                # what a reader of the checkpoint needs to encode any tree and event (oracle.scorer)
+                "vocab": {"atoms": list(self.data.tracker.vocab.atoms), "rules": list(self.data.tracker.vocab.rules)},
+                "tree_len": self.data.tracker.tree_len,
                 "package_version": package_version(), "torch_version": torch.__version__}
 
     def load(self, blob: dict) -> None:

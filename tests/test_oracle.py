@@ -11,11 +11,14 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chains.rules import Event
+from chains.trees import parse_polish
 from leanbridge.cli import main as certify
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset, sample_probe_batch
 from oracle.evaluate import OracleEvalConfig, guard, hard_class
 from oracle.model import ARCHS, STATEFUL, Oracle, OracleModelConfig, VerdictHead
+from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, train
 from tracker.train import CheckpointError
 
@@ -249,3 +252,32 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
 def test_every_training_setting_is_an_option_of_the_command():
     options = {p.name for p in train_oracle.params} - {"out", "resume", "threads", "quiet", "help"}
     assert options == {f.name for f in fields(OracleConfig)}
+
+
+@pytest.mark.parametrize("arch,objective", [("recurrence", "combo"), ("probe-slot", "combo"), ("truth", "plain"),
+                                            ("blind", "plain")])
+def test_a_trained_run_scores_any_history_as_evaluation_does(tiny, tiny_data, tmp_path, arch, objective):
+    """The scorer the prover reads (start, goal and events as trees and events, no dataset)
+    gives the probabilities the evaluation gives on the dataset's chains."""
+    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, steps=3, batch_chains=4, width=32,
+                          probe_width=16)
+    trainer = OracleTrainer(config, tiny_data)
+    for step in range(3):
+        trainer.train_step(step)
+    trainer.step = 3
+    (tmp_path / "run").mkdir()
+    torch.save(trainer.checkpoint(), tmp_path / "run" / "checkpoint.pt")
+    scorer = TrainedOracle(tmp_path / "run")
+    split = tiny_data.tests[8]
+    records = [json.loads(line) for line in (tiny / "test-8.jsonl").read_text().splitlines()][:3]
+    model = trainer.model.eval()
+    with torch.no_grad():
+        r, _ = model.reader(split["items"][:3].long(), split["truth_items"][:3].long())
+        expected = model.score(r, split["probes"][:3].long()).softmax(-1)[..., tiny_data.accepting].sum(-1)
+    atoms = tiny_data.tracker.vocab.atoms
+    for t in (0, 5):
+        histories = [(parse_polish(rec["start"], atoms), parse_polish(rec["end"], atoms),
+                      [Event.parse(e) for e in rec["events"][:t]]) for rec in records]
+        candidates = [[Event.parse(p[1]) for p in rec["probes"][t]] for rec in records]
+        got = torch.tensor(scorer.score(histories, candidates))
+        assert torch.allclose(got, expected[:, t], atol=1e-5)
