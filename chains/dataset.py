@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chains.probes import PROBE_KINDS, ProbeRecord
+from chains.files import OutputError, cannot_write, reason, staging_dir
 from chains.rules import Event, EventSyntaxError
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, polish
@@ -86,16 +87,29 @@ def encode_history(start: Tree, events, end: Tree, certs) -> dict:
     return {"start": polish(start), "events": [str(e) for e in events], "end": polish(end), "certs": list(certs)}
 
 
-def _parse_history(obj: dict, atoms, where: str) -> dict:
-    if not isinstance(obj, dict):
-        raise DatasetError(f"{where}: not a JSON object")
+def _largest_tree(domain: Domain) -> int:
+    """Tokens of the largest tree of ``domain``: a tier-1 tree keeps its start's size."""
+    return domain.size_bound or 2 * domain.atoms - 1
+
+
+def _parse_tree(obj: dict, key: str, domain: Domain, where: str) -> Tree:
+    if key not in obj:
+        raise DatasetError(f"{where}: missing field {key!r}")
+    text = obj[key]
+    # checked before parsing: the parser and every tree walk recurse once per level
+    if isinstance(text, str) and text.count(" ") >= _largest_tree(domain):
+        raise DatasetError(f"{where}: bad tree: more than the domain's {_largest_tree(domain)} tokens")
     try:
-        start = parse_polish(obj["start"], atoms)
-        end = parse_polish(obj["end"], atoms)
-    except KeyError as e:
-        raise DatasetError(f"{where}: missing field {e}") from None
+        return parse_polish(text, domain.atom_names)
     except TreeSyntaxError as e:
         raise DatasetError(f"{where}: bad tree: {e}") from None
+
+
+def _parse_history(obj: dict, domain: Domain, where: str) -> dict:
+    if not isinstance(obj, dict):
+        raise DatasetError(f"{where}: not a JSON object")
+    start = _parse_tree(obj, "start", domain, where)
+    end = _parse_tree(obj, "end", domain, where)
     events, certs = obj.get("events"), obj.get("certs")
     if not isinstance(events, list) or not isinstance(certs, list) or len(events) != len(certs):
         raise DatasetError(f"{where}: events and certs must be lists of equal length")
@@ -137,24 +151,24 @@ def _parse_probes(probes: object, steps: int, where: str) -> tuple[tuple[ProbeRe
                 raise DatasetError(f"{at}: {e}") from None
         parsed.append(tuple(here))
     return tuple(parsed)
+def shown_id(text: str) -> str:
+    """A chain id as messages show it: at most 40 characters, quoted when not printable."""
+    return text[:40] if text.isprintable() else repr(text[:40])
 
 
 def parse_chain_line(line: str, domain: Domain, where: str) -> ChainRecord:
     """Parse one JSON line strictly; ``where`` ("file line N") prefixes every error."""
-    try:
-        obj = json.loads(line)
-    except ValueError as e:
-        raise DatasetError(f"{where}: not JSON ({e})") from None
+    obj = _json(line, where)
     if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
         raise DatasetError(f"{where}: a chain must be an object with a string id")
-    where = f"{where} (chain {obj['id'][:40]})"
-    base = _parse_history(obj, domain.atom_names, where)
+    where = f"{where} (chain {shown_id(obj['id'])})"
+    base = _parse_history(obj, domain, where)
     partners = obj.get("partners")
     if not isinstance(partners, list):
         raise DatasetError(f"{where}: partners must be a list")
     parsed = []
     for p, mate in enumerate(partners):
-        fields = _parse_history(mate, domain.atom_names, f"{where} partner {p}")
+        fields = _parse_history(mate, domain, f"{where} partner {p}")
         equivalence = mate.get("equivalence")
         if not (isinstance(equivalence, str) and len(equivalence) == 16):
             raise DatasetError(f"{where} partner {p}: equivalence certificate id missing")
@@ -163,25 +177,77 @@ def parse_chain_line(line: str, domain: Domain, where: str) -> ChainRecord:
     return ChainRecord(**base, id=obj["id"], partners=tuple(parsed), probes=probes)
 
 
+def _json(text: str, where: str):
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:  # RecursionError: brackets nested past Python's stack
+        raise DatasetError(f"{where}: not JSON ({str(e).splitlines()[0][:200]})") from None
+
+
 def read_split(path: Path, domain: Domain) -> Iterator[tuple[str, ChainRecord]]:
     """(where, record) for every line of a split file."""
-    with open(path, encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            record = parse_chain_line(line, domain, f"{path} line {n}")
-            yield f"{path} line {n} (chain {record.id})", record
+    try:
+        with open(path, "rb") as handle:
+            for n, raw in enumerate(handle, 1):
+                where = f"{path} line {n}"
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise DatasetError(f"{where}: not UTF-8 text (byte {e.start + 1} of the line)") from None
+                record = parse_chain_line(line, domain, where)
+                yield f"{where} (chain {shown_id(record.id)})", record
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read it ({reason(e)})") from None
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+COUNTS = ("chains", "length", "partners", "steps", "equivalences", "distinct_steps", "distinct_equivalences",
+          "kernel_checked", "certified", "failed")
+
+
+def check_manifest(manifest, path: Path) -> dict:
+    """The manifest if its structure is what every reader relies on: the listed files are plain
+    names in the directory, each with a chain count and a sha256; counts are non-negative
+    integers; the Lean identity is an object. Otherwise DatasetError naming the field."""
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
+        raise DatasetError(f"{path}: not a dataset manifest of format {FORMAT_VERSION}")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        raise DatasetError(f"{path}: lists no files")
+    for name, meta in files.items():
+        if not name.endswith(".jsonl") or Path(name).name != name or name.startswith("."):
+            raise DatasetError(f"{path}: listed file {name[:60]!r} is not a .jsonl file of the dataset directory")
+        if not isinstance(meta, dict) or not _is_count(meta.get("chains")):
+            raise DatasetError(f"{path}: {name} has no chain count")
+        sha = meta.get("sha256")
+        if not (isinstance(sha, str) and len(sha) == 64 and not sha.strip("0123456789abcdef")):
+            raise DatasetError(f"{path}: {name} has no sha256")
+    for key in COUNTS:
+        if key in manifest and not _is_count(manifest[key]):
+            raise DatasetError(f"{path}: {key} is {str(manifest[key])[:40]!r}, not a count")
+    if not isinstance(manifest.get("lean", {}), dict):
+        raise DatasetError(f"{path}: lean is not an object")
+    return manifest
 
 
 def read_manifest(directory: Path) -> dict:
     path = Path(directory) / MANIFEST
     try:
-        manifest = json.loads(path.read_text())
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DatasetError(f"{path}: no manifest; is {directory} a dataset directory?") from None
-    except ValueError as e:
-        raise DatasetError(f"{path}: not JSON ({e})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
-        raise DatasetError(f"{path}: not a dataset manifest of format {FORMAT_VERSION}")
-    return manifest
+    except NotADirectoryError:
+        raise DatasetError(f"{directory}: not a directory; a dataset is a directory holding {MANIFEST}") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read it ({reason(e)})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
+    return check_manifest(_json(text, str(path)), path)
 
 
 def domain_of(manifest: dict, where: str) -> Domain:
@@ -208,54 +274,61 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _is_dataset(directory: Path) -> bool:
+    try:
+        read_manifest(directory)
+    except DatasetError:
+        return False
+    return True
+
+
 class DatasetWriter:
     """Writes a dataset into a hidden staging directory beside ``out`` and moves it into
     place only on ``commit``, so a failed or killed run leaves no half-written dataset.
-    Staging directories left by killed runs (their process gone) are swept on the next run."""
+    Staging directories left by killed runs (their process gone) are swept on the next run.
+    ``out`` may be missing, empty or a dataset (which is replaced); anything else is refused,
+    so that a mistyped ``--out`` never replaces a directory of other files."""
 
     def __init__(self, out: Path) -> None:
         self.out = Path(out)
-        parent = self.out.resolve().parent
         try:
-            parent.mkdir(parents=True, exist_ok=True)
+            if self.out.exists() and not self.out.is_dir():
+                raise OutputError(f"cannot write to {self.out}: it is a file, not a dataset directory")
+            if self.out.is_dir() and any(self.out.iterdir()) and not _is_dataset(self.out):
+                raise OutputError(f"cannot write to {self.out}: a directory of other files, not a dataset; "
+                                  "choose an empty or new directory")
         except OSError as e:
-            raise DatasetError(f"cannot write to {self.out}: {e.strerror or e}") from None
-        if not os.access(parent, os.W_OK):
-            raise DatasetError(f"cannot write to {self.out}: {parent} is not writable")
-        for stale in parent.glob(f".{self.out.name}.tmp-*"):
-            if not _pid_alive(stale.name.rsplit("-", 1)[-1]):
-                shutil.rmtree(stale, ignore_errors=True)
-        self.staging = parent / f".{self.out.name}.tmp-{os.getpid()}"
+            raise cannot_write(self.out, e) from None
+        self.staging = staging_dir(self.out)
 
     def write_lines(self, name: str, lines: Iterator[str]) -> Path:
-        self.staging.mkdir(exist_ok=True)
         path = self.staging / name
-        with open(path, "w", encoding="utf-8") as handle:
-            for line in lines:
-                handle.write(line)
-                handle.write("\n")
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                for line in lines:
+                    handle.write(line)
+                    handle.write("\n")
+        except OSError as e:
+            raise cannot_write(self.out / name, e) from None
         return path
 
     def commit(self, manifest: dict) -> None:
-        self.staging.mkdir(exist_ok=True)
-        (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        try:
+            (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        except OSError as e:
+            raise cannot_write(self.out / MANIFEST, e) from None
         old = None
-        if self.out.exists():
-            old = self.out.with_name(f".{self.out.name}.old-{os.getpid()}")
-            os.replace(self.out, old)
-        os.replace(self.staging, self.out)
+        try:
+            if self.out.exists():
+                old = self.out.with_name(f".{self.out.name}.old-{os.getpid()}")
+                os.replace(self.out, old)
+            os.replace(self.staging, self.out)
+        except OSError as e:
+            if old is not None and not self.out.exists():
+                os.replace(old, self.out)  # put the previous dataset back
+            raise cannot_write(self.out, e) from None
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
 
     def abort(self) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)
-
-
-def _pid_alive(text: str) -> bool:
-    try:
-        os.kill(int(text), 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -57,15 +57,27 @@ def sample_probes(rng: random.Random, events: Sequence[Event], step: int, domain
     """The five probes of ``step`` of a chain with ``events``; ``other_chain`` is the event list
     of another chain of the split (the random probe is drawn from it)."""
     gold = events[step]
-    others = [e for s, e in enumerate(events) if s != step and e != gold] or \
-             [e for s, e in enumerate(events) if s != step] or [gold]
     swap_rules = [r for r in domain.rules if r != gold.rule]
     moved = [p for p in domain.positions if p != gold.path]
     return [("gold", gold),
-            ("misplaced", rng.choice(others)),
+            ("misplaced", _misplaced(rng, events, step)),
             ("swap", Event(rng.choice(swap_rules), gold.path)),
             ("permuted", Event(gold.rule, rng.choice(moved))),
             ("random", rng.choice(other_chain))]
+
+
+def _misplaced(rng: random.Random, events: Sequence[Event], step: int, tries: int = 8) -> Event:
+    """The event of a uniformly random other step, preferring one that differs from the gold
+    (a few draws, so that long chains cost no more than short ones)."""
+    if len(events) == 1:
+        return events[0]
+    gold = events[step]
+    for _ in range(tries):
+        other = events[(step + 1 + rng.randrange(len(events) - 1)) % len(events)]
+        if other != gold:
+            return other
+    different = [e for e in events if e != gold]
+    return rng.choice(different) if different else gold
 
 
 def referee(tree: Tree, event: Event) -> tuple[Tree | None, str | None]:

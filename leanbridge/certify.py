@@ -24,7 +24,8 @@ from chains.space import StateSpace, domain_size
 from chains.trees import Tree
 from leanbridge.asker import AskConfig, Asker, QuestionFailed
 from leanbridge.corelib import CoreLibrary, build_core
-from leanbridge.discovery import LeanInstall, find_lean
+from leanbridge.discovery import PROBE_TIMEOUT_S, LeanInstall, find_lean
+from leanbridge.errors import shown
 from leanbridge.paths import cache_dir
 from leanbridge.probing import ProbeBook, RefereeDisagreement
 from leanbridge.questions import Certify
@@ -144,7 +145,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
     Raises CertificationFailed (and writes nothing) when Lean rejects any statement.
     """
     started = time.perf_counter()
-    lean = find_lean()
+    lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
     core = build_core(lean, bridge.limits)
     writer = DatasetWriter(out)  # fails early on an unwritable output
     try:
@@ -293,12 +294,13 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
     domain = domain_of(manifest, where_manifest)
     if domain.size_bound != manifest.get("max_size"):
         raise DatasetError(f"{where_manifest}: max_size {manifest.get('max_size')} does not match tier {domain.tier}")
-    lean = find_lean()
+    lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
     core = build_core(lean, bridge.limits)
     if manifest.get("lean", {}).get("githash") != lean.githash or manifest.get("core_hash") != core.hash:
         raise DatasetError(
-            f"{where_manifest}: certified with Lean {manifest.get('lean', {}).get('githash', '?')[:12]} and core "
-            f"{str(manifest.get('core_hash', '?'))[:12]}; this is Lean {lean.githash[:12]} and core {core.hash[:12]}")
+            f"{where_manifest}: certified with Lean {shown(str(manifest.get('lean', {}).get('githash', '?')), 12)} "
+            f"and core {shown(str(manifest.get('core_hash', '?')), 12)}; this is Lean {lean.githash[:12]} and core "
+            f"{core.hash[:12]}")
     statements = _Statements(core, lean, domain.atom_names)
     bound = domain.size_bound
     steps = equivalences = 0

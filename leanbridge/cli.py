@@ -11,8 +11,7 @@ from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetErro
 from chains.space import Domain
 from leanbridge.asker import AskConfig
 from leanbridge.certify import CertificationFailed, certify_dataset, default_store, verify_dataset
-from leanbridge.cliutil import PhaseBars, positive_ints
-from leanbridge.errors import LeanBridgeError
+from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from leanbridge.runner import LeanLimits
 
 
@@ -48,12 +47,46 @@ from leanbridge.runner import LeanLimits
               help="Test chains per split that carry probes.")
 @click.option("--verify", "verify_dir", type=click.Path(path_type=Path), default=None,
               help="Re-check every step and equivalence of this dataset in Lean, trusting nothing stored.")
+@click.option("--mathlib", "mathlib_dir", type=click.Path(path_type=Path), default=None,
+              help="Mathlib probe verdicts instead of chains: read this LeanDojo Benchmark 4 directory, build "
+                   "five probes per step and replay them in LeanDojo (needs the mathlib extra and a traced Mathlib).")
+@click.option("--dirs", default=None,
+              help="With --mathlib: comma-separated Mathlib directories to take proofs from "
+                   "[default: the seed's Nat, Int, Real, List and SpecialFunctions].")
+@click.option("--split", type=click.Choice(["random", "novel_premises"]), default="random", show_default=True,
+              help="With --mathlib: which of the benchmark's splits to read (its theorems are then split by length).")
+@click.option("--max-theorems", type=click.IntRange(1), default=None,
+              help="With --mathlib: at most this many proofs per split, a seeded sample.")
+@click.option("--dry-run", is_flag=True, help="With --mathlib: build and count the probes, replay nothing, write nothing.")
+@click.option("--dojo-timeout", type=click.IntRange(1), default=120, show_default=True,
+              help="With --mathlib: seconds LeanDojo may take to open a theorem or run one tactic.")
+@click.option("--repo", default=None,
+              help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
+                   "instead of resolving its GitHub URL.")
 def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_chains, seed, jobs, out, store,
-         timeout, memory_mb, probes, probe_chains, verify_dir) -> None:
+         timeout, memory_mb, probes, probe_chains, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
+    ctx = click.get_current_context()
+
+    def given(names: tuple[str, ...]) -> list[str]:
+        return [f"--{n.replace('_', '-')}" for n in names
+                if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
+
+    mathlib_only = given(("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo"))
+    if mathlib_dir is not None:
+        chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "test_chains",
+                            "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "verify_dir"))
+        if chain_only:
+            raise click.UsageError(f"{chain_only[0].replace('verify-dir', 'verify')} is for rewrite chains, "
+                                   f"not for --mathlib")
+        _mathlib(mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo, seed, out)
+        return
+    if mathlib_only:
+        raise click.UsageError(f"{mathlib_only[0]} goes with --mathlib")
     bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb))
     bars = PhaseBars()
-    try:
+    with user_errors(CertificationFailed, cleanup=bars.close,
+                     interrupted="interrupted; certificates committed so far are kept in the store"):
         if verify_dir is not None:
             report = verify_dataset(verify_dir, bridge, bars)
             bars.close()
@@ -78,12 +111,44 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
                                                                   "accepted_fraction", "referee_disagreements")}
         click.echo(json.dumps(shown, indent=2))
         click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
-    except (DatasetError, CertificationFailed, LeanBridgeError) as e:
+
+
+def _mathlib(benchmark: Path, dirs: str | None, split: str, max_theorems: int | None, dry_run: bool,
+             dojo_timeout: int, repo: str | None, seed: int, out: Path | None) -> None:
+    # The one import of oracle from leanbridge, here only: the Mathlib source lives with the oracle.
+    from oracle.mathlib.benchmark import BenchmarkError
+    from oracle.mathlib.dataset import certify_mathlib
+    from oracle.mathlib.replay import ReplayConfig, ReplayUnavailable
+    from oracle.mathlib.selection import SEED_DIRS, SelectionSpec
+
+    chosen = tuple(d.strip() for d in dirs.split(",") if d.strip()) if dirs is not None else SEED_DIRS
+    try:
+        spec = SelectionSpec(dirs=chosen, max_theorems=max_theorems, seed=seed)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    out = out or Path("data") / "mathlib-probes"
+    bars = PhaseBars()
+    try:
+        report = certify_mathlib(benchmark, split, spec, out, ReplayConfig(timeout_s=dojo_timeout, repo=repo),
+                                 dry_run=dry_run, progress=bars)
+    except (BenchmarkError, ReplayUnavailable, DatasetError) as e:
         bars.close()
         raise click.ClickException(str(e)) from None
     except KeyboardInterrupt:
         bars.close()
-        raise click.ClickException("interrupted; certificates committed so far are kept in the store") from None
+        raise click.ClickException("interrupted; no dataset was written" + (
+            "" if dry_run else ", and the replays finished so far are kept in the journal beside --out")) from None
+    bars.close()
+    click.echo(json.dumps(report, indent=2))
+    if dry_run:
+        probes = report["probes"]
+        click.echo(f"dry run: {probes['train']['proofs']} training and {probes['test']['proofs']} test proofs "
+                   f"({report['selection']['novel_premise']} with a novel premise), "
+                   f"{probes['train']['probes'] + probes['test']['probes']} probes; nothing replayed or written")
+    else:
+        click.echo(f"wrote {out}: {report['records']['train']} training and {report['records']['test']} test proofs "
+                   f"confirmed by Lean ({report['novel_premise_confirmed']} novel), "
+                   f"{sum(report['probes']['by_kind'].values())} probe verdicts")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,10 @@
-"""The project's prelude-mode core library (``lake/Core.lean``): its hash, its compiled
-.olean (built once per core hash and Lean build, in the cache) and its audit."""
+"""The project's prelude-mode core library: its hash, its compiled .olean (built once per core
+hash and Lean build, in the cache) and its audit.
+
+The library ships inside the package (``leanbridge/lean/Core.lean``, package data, so an
+installed wheel carries it); in a checkout that file is a link to ``lake/Core.lean``, the
+source of the Lake project for users with their own Lean toolchain.
+"""
 from __future__ import annotations
 
 import hashlib
@@ -12,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leanbridge.discovery import LeanInstall
-from leanbridge.errors import CoreLibraryError
+from leanbridge.errors import CoreLibraryError, shown
 from leanbridge.paths import cache_dir, file_lock
-from leanbridge.runner import LeanLimits, LeanRunError, run_lean_file
+from leanbridge.runner import LeanLimits, LeanRunError, lean_process, run_lean_file
 
 CORE_ENV = "EXACT_STATE_CORE"
 CORE_MODULE = "Core"
@@ -34,11 +39,23 @@ class CoreLibrary:
 
 
 def core_source() -> Path:
+    """``$EXACT_STATE_CORE``, else the copy shipped in the package."""
     explicit = os.environ.get(CORE_ENV)
-    path = Path(explicit) if explicit else Path(__file__).resolve().parents[1] / "lake" / f"{CORE_MODULE}.lean"
+    path = Path(explicit) if explicit else Path(__file__).resolve().parent / "lean" / f"{CORE_MODULE}.lean"
     if not path.is_file():
         raise CoreLibraryError(f"core library {path} not found (set {CORE_ENV} to its Core.lean)")
     return path
+
+
+def _read_core(path: Path) -> tuple[bytes, str]:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise CoreLibraryError(f"core library {path}: cannot read it ({e.strerror or e})") from None
+    try:
+        return data, data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CoreLibraryError(f"core library {path}: not UTF-8 text (byte {e.start + 1})") from None
 
 
 def _strip_comments(text: str) -> str:
@@ -60,9 +77,9 @@ def audit_source(text: str) -> None:
 def build_core(lean: LeanInstall, limits: LeanLimits = LeanLimits()) -> CoreLibrary:
     """Compile and audit the core library for ``lean`` (cached per core hash and githash)."""
     source = core_source()
-    text = source.read_text()
+    data, text = _read_core(source)
     audit_source(text)
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
     target = cache_dir() / "core" / f"{lean.githash[:12]}-{digest[:16]}"
     core = CoreLibrary(source, digest, target)
     if (target / f"{CORE_MODULE}.olean").exists():
@@ -73,18 +90,29 @@ def build_core(lean: LeanInstall, limits: LeanLimits = LeanLimits()) -> CoreLibr
             return core
         staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
         try:
-            shutil.copy(source, staging / f"{CORE_MODULE}.lean")
-            result = subprocess.run(
-                [str(lean.path), f"{CORE_MODULE}.lean", "-o", f"{CORE_MODULE}.olean"],
-                cwd=staging, capture_output=True, text=True, timeout=limits.timeout_s)
-            if result.returncode != 0:
-                first = (result.stdout + result.stderr).strip().splitlines()[:1]
-                raise CoreLibraryError(f"{source} does not compile: {first[0] if first else 'no output'}")
+            (staging / f"{CORE_MODULE}.lean").write_bytes(data)
+            _compile(lean, staging, source, limits)
             _audit_lemmas(lean, staging, limits)
             os.replace(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return core
+
+
+def _compile(lean: LeanInstall, directory: Path, source: Path, limits: LeanLimits) -> None:
+    """``lean Core.lean -o Core.olean`` in ``directory``, as an owned process under ``limits``."""
+    argv = [str(lean.path), f"{CORE_MODULE}.lean", "-o", f"{CORE_MODULE}.olean"]
+    with lean_process(argv, dict(os.environ), limits, cwd=directory) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=limits.timeout_s)
+        except subprocess.TimeoutExpired:
+            raise CoreLibraryError(f"compiling {source} ran past {limits.timeout_s:g} s") from None
+    said = shown((stdout + stderr).decode(errors="replace").strip().split("\n", 1)[0]) or "no output"
+    if proc.returncode != 0:
+        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        raise CoreLibraryError(f"{source} does not compile ({how}): {said}")
+    if not (directory / f"{CORE_MODULE}.olean").is_file():
+        raise CoreLibraryError(f"compiling {source}: Lean wrote no {CORE_MODULE}.olean ({said})")
 
 
 def _audit_lemmas(lean: LeanInstall, olean_dir: Path, limits: LeanLimits) -> None:
@@ -96,7 +124,8 @@ def _audit_lemmas(lean: LeanInstall, olean_dir: Path, limits: LeanLimits) -> Non
     confirmed = {m.text for m in messages if m.severity == "information"}
     for name in AUDITED:
         if f"'{name}' does not depend on any axioms" not in confirmed:
-            raise CoreLibraryError(f"core lemma {name} is missing or depends on an axiom")
+            raise CoreLibraryError(f"auditing the core library: Lean did not confirm that {name} depends on no "
+                                   "axiom (it is missing, depends on one, or Lean answered nothing)")
     errors = [m for m in messages if m.severity != "information"]
     if errors:
         raise CoreLibraryError(f"auditing the core library: {errors[0].text.splitlines()[0]}")

@@ -11,7 +11,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from leanbridge.errors import LeanNotFoundError
+from leanbridge.errors import LeanNotFoundError, shown
 from leanbridge.paths import cache_dir, file_lock
 
 LEAN_VERSION = "4.35.0"
@@ -35,27 +35,47 @@ class LeanInstall:
         return {"version": self.version, "githash": self.githash, "path": str(self.path), "source": self.source}
 
 
-def _probe(path: Path) -> tuple[str, str]:
-    """(version, githash) of the binary at ``path``."""
+PROBE_TIMEOUT_S = 30.0  # seconds a binary may take to say its version or githash
+
+
+def _ask(path: Path, flag: str, timeout_s: float) -> str:
+    """What ``path flag`` prints on stdout (undecodable bytes replaced), from a process that
+    cannot outlive the call; LeanNotFoundError when it fails to start, dies, fails or hangs."""
+    from leanbridge.runner import LeanLimits, lean_process  # the runner imports this module
+
     try:
-        version_text = subprocess.run([str(path), "--version"], capture_output=True, text=True,
-                                      timeout=30, check=True).stdout
-        githash = subprocess.run([str(path), "--githash"], capture_output=True, text=True,
-                                 timeout=30, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError) as e:
-        raise LeanNotFoundError(f"{path} does not run as Lean: {e}") from e
+        with lean_process([str(path), flag], dict(os.environ), LeanLimits(timeout_s=timeout_s)) as proc:
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise LeanNotFoundError(f"{path} {flag} did not answer within {timeout_s:g} s") from None
+    except OSError as e:
+        raise LeanNotFoundError(f"{path} does not run as Lean: {e.strerror or e}") from None
+    if proc.returncode != 0:
+        said = shown(stderr.decode(errors="replace"))
+        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        raise LeanNotFoundError(f"{path} {flag} failed ({how}){': ' + said if said else ''}")
+    return stdout.decode(errors="replace")
+
+
+def _probe(path: Path, timeout_s: float) -> tuple[str, str]:
+    """(version, githash) of the binary at ``path``."""
+    version_text = _ask(path, "--version", timeout_s)
     # "Lean (version 4.35.0, x86_64-unknown-linux-gnu, commit eb6c..., Release)"
     marker = "version "
     if marker not in version_text:
-        raise LeanNotFoundError(f"{path} --version printed no version: {version_text.strip()!r}")
+        raise LeanNotFoundError(f"{path} --version printed no version: {shown(version_text.strip())}")
     version = version_text.split(marker, 1)[1].split(",", 1)[0].strip()
-    return version, githash
+    return version, _ask(path, "--githash", timeout_s).strip()
 
 
-def _install(path: Path, source: str) -> LeanInstall:
-    version, githash = _probe(path)
+def _install(path: Path, source: str, timeout_s: float) -> LeanInstall:
+    version, githash = _probe(path, timeout_s)
     if version != LEAN_VERSION:
-        raise LeanNotFoundError(f"{path} is Lean {version}; this project needs Lean {LEAN_VERSION}")
+        raise LeanNotFoundError(f"{path} is Lean {shown(version)}; this project needs Lean {LEAN_VERSION}")
+    # the githash names cache directories and enters certificate keys: a commit hash, nothing else
+    if not (len(githash) == 40 and not githash.strip("0123456789abcdef")):
+        raise LeanNotFoundError(f"{path} --githash printed {shown(githash)}, not a commit hash")
     return LeanInstall(path, version, githash, source)
 
 
@@ -97,21 +117,22 @@ def _bundled_launcher() -> Path:
     return target
 
 
-def find_lean() -> LeanInstall:
-    """The Lean this run uses; raises LeanNotFoundError with the reason when there is none."""
+def find_lean(timeout_s: float = PROBE_TIMEOUT_S) -> LeanInstall:
+    """The Lean this run uses; raises LeanNotFoundError with the reason when there is none.
+    ``timeout_s`` bounds each question put to a candidate binary (its version, its githash)."""
     explicit = os.environ.get(LEAN_ENV)
     if explicit:
         path = Path(explicit)
         if not path.is_file():
             raise LeanNotFoundError(f"{LEAN_ENV}={explicit} is not a file")
-        return _install(path, "env")
+        return _install(path, "env", timeout_s)
     on_path = shutil.which("lean")
     if on_path:
         try:
-            return _install(Path(on_path), "path")
+            return _install(Path(on_path), "path", timeout_s)
         except LeanNotFoundError:
             pass  # an elan shim or another version: fall through to the pinned runtime
-    install = _install(_bundled_launcher(), "bundled")
+    install = _install(_bundled_launcher(), "bundled", timeout_s)
     if install.githash != LEAN_GITHASH:
         raise LeanNotFoundError(
             f"bundled Lean {install.path} has githash {install.githash}; this project pins {LEAN_GITHASH} "

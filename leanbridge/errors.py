@@ -1,5 +1,12 @@
-"""Infrastructure failures. Lean's verdicts on statements are values (see ``checker``);
+"""Infrastructure failures. Lean's answers are values (see ``verdicts``);
 these are the things that stop a run."""
+
+
+def shown(text: str, limit: int = 200) -> str:
+    """What a program printed, fit for a one-line message: whitespace runs collapsed, at most
+    ``limit`` characters, quoted when anything else in it is not printable."""
+    text = " ".join(text.split())[:limit]
+    return text if text.isprintable() else repr(text)
 
 
 class LeanBridgeError(Exception):
@@ -16,3 +23,7 @@ class CoreLibraryError(LeanBridgeError):
 
 class RenderError(LeanBridgeError):
     """A tree or event outside the grammar reached the renderer."""
+
+
+class StoreError(LeanBridgeError):
+    """The certificate store cannot be opened, read or written."""

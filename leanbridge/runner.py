@@ -2,7 +2,7 @@
 
 The process lives in its own session and is killed with its whole group on every exit path
 (normal return, time-out, exception, Ctrl-C). A crash or time-out is an exception here; the
-checker decides what it means for the statements in the file.
+asker decides what it means for the questions in the file.
 """
 from __future__ import annotations
 
@@ -48,15 +48,16 @@ class Message:
 
 
 @contextmanager
-def lean_process(argv: list[str], env: dict[str, str], limits: LeanLimits) -> Iterator[subprocess.Popen]:
-    """A Lean process that cannot outlive this block."""
+def lean_process(argv: list[str], env: dict[str, str], limits: LeanLimits,
+                 cwd: Path | None = None) -> Iterator[subprocess.Popen]:
+    """A Lean process (run in ``cwd``) that cannot outlive this block."""
 
     def limit_memory() -> None:
         size = limits.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (size, size))
 
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=env, start_new_session=True, preexec_fn=limit_memory)
+                            env=env, cwd=cwd, start_new_session=True, preexec_fn=limit_memory)
     try:
         yield proc
     finally:

@@ -7,12 +7,15 @@ any moment keeps every verdict it committed and none it did not.
 """
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from chains.trees import Tree, parse_polish, polish
+from leanbridge.errors import StoreError
 from leanbridge.verdicts import Accepted, Answer, Complete, Rejected
 
 CERTIFIED, ACCEPTED, REJECTED = "certified", "accepted", "rejected"
@@ -32,17 +35,55 @@ CREATE TABLE IF NOT EXISTS certificates (
 """
 
 
+COLUMNS = ("key", "kind", "statement", "verdict", "detail", "lean_githash", "core_hash", "seconds", "checked_at")
+
+Result = TypeVar("Result")
+
+
+def _store_errors(method: Callable[..., Result]) -> Callable[..., Result]:
+    """SQLite's failures (not a database, disk full, locked) as StoreError naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(self: CertificateStore, *args, **kwargs) -> Result:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise StoreError(f"certificate store {self.path}: {e}") from None
+        except OSError as e:
+            raise StoreError(f"certificate store {self.path}: {e.strerror or e}") from None
+
+    return wrapper
+
+
 class CertificateStore:
+    @_store_errors
     def __init__(self, path: Path | str, core_hash: str, lean_githash: str) -> None:
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.core_hash, self.lean_githash = core_hash, lean_githash
         self._conn = sqlite3.connect(str(path), timeout=60)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        with self._conn:
-            self._conn.execute(SCHEMA)
+        try:
+            self._check_ours()  # before anything is written to the file
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            with self._conn:
+                self._conn.execute(SCHEMA)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _check_ours(self) -> None:
+        """A new file, or an SQLite file holding this project's table and nothing else: a
+        mistyped ``--store`` must not write into another program's database."""
+        tables = {name for (name,) in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables - {"certificates"}:
+            raise StoreError(f"certificate store {self.path}: a database of other tables "
+                             f"({', '.join(sorted(tables))[:80]}), not a certificate store")
+        columns = tuple(row[1] for row in self._conn.execute("PRAGMA table_info(certificates)"))
+        if tables and columns != COLUMNS:
+            raise StoreError(f"certificate store {self.path}: its certificates table is not this project's "
+                             f"(columns {', '.join(columns)[:80]})")
 
     def close(self) -> None:
         self._conn.close()
@@ -53,6 +94,7 @@ class CertificateStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @_store_errors
     def certified(self, keys: Iterable[str]) -> set[str]:
         """The keys among ``keys`` with a certified row for this Lean build and core library."""
         keys = list(keys)
@@ -66,6 +108,7 @@ class CertificateStore:
             found.update(row[0] for row in rows)
         return found
 
+    @_store_errors
     def answers(self, keys: Iterable[str], atoms: tuple[str, ...]) -> dict[str, Answer]:
         """Lean's stored answers on ``keys`` for this Lean build and core library. A rejection
         is an answer too (it is what Lean said about a probe); a certified statement is
@@ -81,6 +124,7 @@ class CertificateStore:
                 found[key] = _decode(verdict, detail, atoms)
         return found
 
+    @_store_errors
     def record(self, rows: Iterable[tuple[str, str, str, Answer, float]]) -> None:
         """Write ``(key, kind, statement text, answer, Lean seconds)`` rows in one transaction."""
         now = time.time()
@@ -90,6 +134,7 @@ class CertificateStore:
                 [(key, kind, text, *_encode(answer), self.lean_githash, self.core_hash, seconds, now)
                  for key, kind, text, answer, seconds in rows])
 
+    @_store_errors
     def count(self) -> dict[str, int]:
         return dict(self._conn.execute("SELECT verdict, COUNT(*) FROM certificates GROUP BY verdict").fetchall())
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from leanbridge.cliutil import PhaseBars, positive_ints
+from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from prover.run import ProveConfig, ProveError, prove
 from prover.search import SEARCHERS
 
@@ -36,19 +36,19 @@ from prover.search import SEARCHERS
               help="Directory for report.json, problems.jsonl, results.jsonl and prove.png.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
               help="Lean processes at once.")
-def main(budget_calls, data, tracker, oracle, searcher, problems, distances, seed, prefix, out, jobs) -> None:
+@click.option("--timeout", type=click.FloatRange(1), default=ProveConfig.timeout_s, show_default=True,
+              help="Seconds one Lean process may run.")
+@click.option("--memory-mb", type=click.IntRange(256), default=ProveConfig.memory_mb, show_default=True,
+              help="Address-space limit of one Lean process, in MiB.")
+def main(budget_calls, data, tracker, oracle, searcher, problems, distances, seed, prefix, out, jobs, timeout,
+         memory_mb) -> None:
     """Search rewrite paths between trees of one class, counting every question to Lean."""
     bar = PhaseBars()
-    try:
+    with user_errors(ProveError, cleanup=bar.close, interrupted="interrupted; no report written"):
         config = ProveConfig(data=data, tracker=tracker, oracle=oracle, searcher=searcher, budget_calls=budget_calls,
-                             problems=problems, distances=distances, seed=seed, prefix=prefix, out=out, jobs=jobs)
+                             problems=problems, distances=distances, seed=seed, prefix=prefix, out=out, jobs=jobs,
+                             timeout_s=timeout, memory_mb=memory_mb)
         report = prove(config, progress=bar)
-    except ProveError as e:
-        bar.close()
-        raise click.ClickException(str(e)) from None
-    except KeyboardInterrupt:
-        bar.close()
-        raise click.ClickException("interrupted; no report written") from None
     bar.close()
     shown = {k: report[k] for k in ("searcher", "prefix", "budget_calls", "problems", "solved", "success",
                                     "kernel_calls", "kernel_calls_per_solved", "lean_processes",

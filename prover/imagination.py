@@ -138,13 +138,20 @@ class TrackerImagination:
                                      f"trackers only, this one is {config.arch}")
         state = blob["model"]
         self.vocab = Vocab(domain.atom_names, domain.rules)
+        needed = ("embed.item_tokens", "head.weight", "embed.table.weight")
+        if not all(isinstance(state.get(k), torch.Tensor) and state[k].dim() == 2 for k in needed):
+            raise TrackerUnavailable(f"tracker {run_dir}: its checkpoint holds no slot-recurrence weights")
         item_tokens = state["embed.item_tokens"]
         n_out = self.vocab.n_out
         tree_len = state["head.weight"].shape[0] // n_out
         if state["embed.table.weight"].shape[0] != item_tokens.shape[1] * self.vocab.size:
             raise TrackerUnavailable(f"tracker {run_dir}: its vocabulary does not match the dataset's domain")
         self.model = build_model(config.model, item_tokens, self.vocab.size, n_out, tree_len)
-        self.model.load_state_dict(state)
+        try:
+            self.model.load_state_dict(state)
+        except RuntimeError as e:  # weights of another shape or missing ones
+            raise TrackerUnavailable(f"tracker {run_dir}: its weights do not fit its settings "
+                                     f"({' '.join(str(e).split())[:160]})") from None
         self.model.eval().to(device)
         self.torch, self.device = torch, device
         self.item_len, self.tree_len = item_tokens.shape[1], tree_len

@@ -116,10 +116,10 @@ class Kernel:
 def open_kernel(atoms: Sequence[str], config: KernelConfig = KernelConfig(), budget: int | None = None) -> Kernel:
     """A kernel on the project's Lean and core library (found and built on first use)."""
     from leanbridge.corelib import build_core
-    from leanbridge.discovery import find_lean
+    from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
 
     try:
-        lean = find_lean()
+        lean = find_lean(min(PROBE_TIMEOUT_S, config.limits.timeout_s))
         core = build_core(lean, config.limits)
     except LeanBridgeError as e:
         raise KernelError(str(e)) from e

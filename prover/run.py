@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
+from chains.files import staged_files
 from chains.rules import Event, apply
 from chains.trees import Tree
 from leanbridge.asker import Asker
@@ -16,6 +17,7 @@ from leanbridge.certify import PACKAGE_VERSION
 from leanbridge.errors import LeanBridgeError
 from leanbridge.questions import Certify
 from leanbridge.render import Statement, step_statement
+from leanbridge.runner import LeanLimits
 from prover.imagination import Imagination, TrackerUnavailable, load_tracker
 from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
 from prover.problems import Problem, ProblemError, make_problems, max_distance, write_problems
@@ -42,6 +44,12 @@ class ProveConfig:
     out: Path = Path("runs/prove")  # report.json, problems.jsonl, results.jsonl, plot
     jobs: int = 2  # Lean processes at once
     max_expansions: int = 100_000  # per problem, a guard
+    timeout_s: float = 300.0  # seconds one Lean process may run
+    memory_mb: int = 8192  # address-space limit of one Lean process
+
+    @property
+    def kernel(self) -> KernelConfig:
+        return KernelConfig(jobs=self.jobs, limits=LeanLimits(timeout_s=self.timeout_s, memory_mb=self.memory_mb))
 
     def __post_init__(self) -> None:
         if self.searcher not in SEARCHERS:
@@ -52,6 +60,8 @@ class ProveConfig:
             raise ProveError(f"--problems must be at least 1, got {self.problems}")
         if self.prefix < 0:
             raise ProveError(f"--prefix must be at least 0, got {self.prefix}")
+        if self.timeout_s <= 0 or self.memory_mb < 1:
+            raise ProveError("--timeout and --memory-mb must be positive")
 
 
 def _quiet(phase: str, done: int, total: int) -> None:
@@ -189,62 +199,63 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         problems = make_problems(domain, distances, config.problems, config.seed, config.prefix)
     except ProblemError as e:
         raise ProveError(str(e)) from None
-    try:
-        out = Path(config.out)
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ProveError(f"cannot write to {config.out}: {e.strerror or e}") from None
+    out = Path(config.out)
+    if out.exists() and not out.is_dir():
+        raise ProveError(f"cannot write to {out}: it is a file, not a directory")
+    # Every output goes to a staging directory (made now, so an unwritable --out fails before
+    # the search) and moves into ``out`` only once all are written: a failed run leaves ``out``
+    # as it was, not even created.
+    with staged_files(out) as staging:
+        try:
+            kernel = open_kernel(domain.atom_names, config.kernel, budget=config.budget_calls)
+            prefix_counts = certify_prefixes(problems, kernel, config.jobs, progress)
+            search = SearchConfig(config.searcher, config.budget_calls, config.seed, domain.rules, domain.size_bound,
+                                  config.max_expansions, domain.positions)
+            searched = time.perf_counter()
+            results = run_searches(problems, search, kernel, imagination,
+                                   lambda done, total: progress("search", done, total), verdict_oracle)
+            search_seconds = time.perf_counter() - searched
+            auditor = Kernel(kernel.lean, kernel.core, kernel.atoms,
+                             KernelConfig(jobs=config.jobs, limits=config.kernel.limits, reuse_answers=False))
+            audit = audit_solutions(problems, results, auditor)
+        except (KernelError, LeanBridgeError) as e:
+            raise ProveError(str(e)) from None
 
-    try:
-        kernel = open_kernel(domain.atom_names, KernelConfig(jobs=config.jobs), budget=config.budget_calls)
-        prefix_counts = certify_prefixes(problems, kernel, config.jobs, progress)
-        search = SearchConfig(config.searcher, config.budget_calls, config.seed, domain.rules, domain.size_bound,
-                              config.max_expansions, domain.positions)
-        searched = time.perf_counter()
-        results = run_searches(problems, search, kernel, imagination,
-                               lambda done, total: progress("search", done, total), verdict_oracle)
-        search_seconds = time.perf_counter() - searched
-        auditor = Kernel(kernel.lean, kernel.core, kernel.atoms, KernelConfig(jobs=config.jobs, reuse_answers=False))
-        audit = audit_solutions(problems, results, auditor)
-    except (KernelError, LeanBridgeError) as e:
-        raise ProveError(str(e)) from None
-
-    by_distance = {str(d): _summary([r for r in results if r.distance == d]) for d in distances}
-    report = {
-        "searcher": config.searcher,
-        "prefix": config.prefix,
-        "budget_calls": config.budget_calls,
-        "distances": list(distances),
-        "largest_distance": largest,
-        "problems_per_distance": config.problems,
-        "distinct_problems": len({(p.start, p.target) for p in problems}),
-        **_summary(results),
-        "lean_processes": kernel.processes,
-        "lean_questions_elaborated": kernel.elaborated,
-        "lean_seconds": round(kernel.lean_seconds, 3),
-        **audit,
-        **prefix_counts,
-        "by_distance": by_distance,
-        "seconds": round(time.perf_counter() - started, 3),
-        "search_seconds": round(search_seconds, 3),
-        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
-        "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
-                   "reuse_answers": kernel.config.reuse_answers},
-        "imagination": imagination.describe() if imagination is not None else None,
-        "oracle": verdict_oracle.describe() if verdict_oracle is not None else None,
-        "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
-                    "max_size": domain.size_bound, "seed": manifest.get("seed"),
-                    "dataset_id": dataset_id(manifest),
-                    "lean": manifest.get("lean"), "core_hash": manifest.get("core_hash")},
-        "lean": kernel.lean.describe(),
-        "core_hash": kernel.core.hash,
-        "package_version": PACKAGE_VERSION,
-    }
-    write_problems(out / "problems.jsonl", problems)
-    with open(out / "results.jsonl", "w", encoding="utf-8") as handle:
-        for r in results:
-            handle.write(json.dumps(r.to_json(), separators=(",", ":")) + "\n")
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    plot(report, out / "prove.png")
+        by_distance = {str(d): _summary([r for r in results if r.distance == d]) for d in distances}
+        report = {
+            "searcher": config.searcher,
+            "prefix": config.prefix,
+            "budget_calls": config.budget_calls,
+            "distances": list(distances),
+            "largest_distance": largest,
+            "problems_per_distance": config.problems,
+            "distinct_problems": len({(p.start, p.target) for p in problems}),
+            **_summary(results),
+            "lean_processes": kernel.processes,
+            "lean_questions_elaborated": kernel.elaborated,
+            "lean_seconds": round(kernel.lean_seconds, 3),
+            **audit,
+            **prefix_counts,
+            "by_distance": by_distance,
+            "seconds": round(time.perf_counter() - started, 3),
+            "search_seconds": round(search_seconds, 3),
+            "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
+            "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
+                       "reuse_answers": kernel.config.reuse_answers},
+            "imagination": imagination.describe() if imagination is not None else None,
+            "oracle": verdict_oracle.describe() if verdict_oracle is not None else None,
+            "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
+                        "max_size": domain.size_bound, "seed": manifest.get("seed"),
+                        "dataset_id": dataset_id(manifest),
+                        "lean": manifest.get("lean"), "core_hash": manifest.get("core_hash")},
+            "lean": kernel.lean.describe(),
+            "core_hash": kernel.core.hash,
+            "package_version": PACKAGE_VERSION,
+        }
+        write_problems(staging / "problems.jsonl", problems)
+        with open(staging / "results.jsonl", "w", encoding="utf-8") as handle:
+            for r in results:
+                handle.write(json.dumps(r.to_json(), separators=(",", ":")) + "\n")
+        (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        plot(report, staging / "prove.png")
     return report
-

@@ -117,7 +117,7 @@ class Decode:
 class Score:
     """The oracle's probability that Lean accepts each candidate after each history."""
 
-    histories: list[tuple[Tree, Sequence[Event]]]
+    histories: list[tuple[Tree, Tree, Sequence[Event]]]  # (start, goal, events since the start)
     candidates: list[list[Event]]
 
 
@@ -150,6 +150,26 @@ def _path(parents: dict, node: Tree) -> list[tuple[Tree, Event]]:
     return steps[::-1]
 
 
+def _adopt(problem: Problem, result: ProblemResult, parents: dict, node: Tree, events: Sequence[Event],
+           answers: Sequence, truths: Sequence[Tree | None]) -> list[Tree]:
+    """Keep each new tree Lean accepted as a state reached from ``node``; the new states in
+    order, or none once the target is among them (the problem is then solved)."""
+    children = []
+    for event, answer, truth in zip(events, answers, truths):
+        if not answer.accepted or answer.tree in parents:
+            continue
+        child = answer.tree
+        parents[child] = (node, event)
+        result.held += 1
+        result.held_equal += child == truth
+        if child == problem.target:
+            result.solved = True
+            result.events = tuple(e for _, e in _path(parents, child))
+            return []
+        children.append(child)
+    return children
+
+
 def kernel_search(problem: Problem, config: SearchConfig, result: ProblemResult,
                   remaining: Callable[[], int]) -> Search:
     rng = random.Random(f"{config.seed}:{problem.id}")
@@ -173,19 +193,10 @@ def kernel_search(problem: Problem, config: SearchConfig, result: ProblemResult,
         result.proposed += len(events)
         truths = [apply(node, event, config.max_size) for event in events]  # audit only
         result.proposed_equal += sum(a.accepted and a.tree == t for a, t in zip(answers, truths))
-        for event, answer, truth in zip(events, answers, truths):
-            if not answer.accepted:
-                continue
-            child = answer.tree
-            if child in parents:
-                continue
-            parents[child] = (node, event)
-            result.held += 1
-            result.held_equal += child == truth
-            if child == problem.target:
-                result.solved = True
-                result.events = tuple(e for _, e in _path(parents, child))
-                return
+        children = _adopt(problem, result, parents, node, events, answers, truths)
+        if result.solved:
+            return
+        for child in children:
             order += 1
             if lookahead:
                 heapq.heappush(heap, (edit_distance(tokens(child), target_tokens), order, child))
@@ -211,7 +222,7 @@ def verdict_search(problem: Problem, config: SearchConfig, result: ProblemResult
         result.accepted_available += len(accepted)
         if config.searcher == "oracle":
             history = tuple(e for _, e in _path(parents, node))
-            [scores] = yield Score([(problem.start, history)], [events])
+            [scores] = yield Score([(problem.start, problem.target, history)], [events])
             ranked = sorted(zip(scores, range(len(events)), events), key=lambda x: (-x[0], x[1]))
             events = [e for p, _, e in ranked if p >= 0.5]
             result.accepted_predicted += len(accepted & set(events))
@@ -224,21 +235,11 @@ def verdict_search(problem: Problem, config: SearchConfig, result: ProblemResult
         result.questions += len(events)
         result.rejected_asked += sum(not a.accepted for a in answers)
         result.proposed += sum(a.accepted for a in answers)
-        result.proposed_equal += sum(a.accepted and a.tree == apply(node, e) for e, a in zip(events, answers))
-        for event, answer in zip(events, answers):
-            if not answer.accepted:
-                continue
-            child = answer.tree
-            if child in parents:
-                continue
-            parents[child] = (node, event)
-            result.held += 1
-            result.held_equal += 1  # Lean's answer is the state
-            if child == problem.target:
-                result.solved = True
-                result.events = tuple(e for _, e in _path(parents, child))
-                return
-            queue.append(child)
+        truths = [apply(node, event) for event in events]  # audit only
+        result.proposed_equal += sum(a.accepted and a.tree == t for a, t in zip(answers, truths))
+        queue.extend(_adopt(problem, result, parents, node, events, answers, truths))
+        if result.solved:
+            return
 
 
 def imagination_search(problem: Problem, config: SearchConfig, result: ProblemResult,

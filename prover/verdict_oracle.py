@@ -1,5 +1,6 @@
-"""What the ``oracle`` searcher needs of a verdict oracle: for each history (a start tree and
-the events taken since), the probability that Lean accepts each candidate event next."""
+"""What the ``oracle`` searcher needs of a verdict oracle: for each history (a start tree, the
+goal, and the events taken since the start), the probability that Lean accepts each candidate
+event next."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -10,9 +11,10 @@ from chains.trees import Tree
 
 
 class VerdictOracle(Protocol):
-    def score(self, histories: Sequence[tuple[Tree, Sequence[Event]]],
+    def score(self, histories: Sequence[tuple[Tree, Tree, Sequence[Event]]],
               candidates: Sequence[Sequence[Event]]) -> list[list[float]]:
-        """``result[i][j]``: P(Lean accepts ``candidates[i][j]`` after ``histories[i]``)."""
+        """``result[i][j]``: P(Lean accepts ``candidates[i][j]`` after ``histories[i]`` =
+        (start, goal, events))."""
         ...
 
     def describe(self) -> dict:
@@ -28,10 +30,10 @@ class RulesOracle:
     """A perfect verdict oracle: replays the history with ``chains.rules`` and says 1.0 exactly
     for the events that apply. The upper bound of the oracle searcher (and its tests)."""
 
-    def score(self, histories: Sequence[tuple[Tree, Sequence[Event]]],
+    def score(self, histories: Sequence[tuple[Tree, Tree, Sequence[Event]]],
               candidates: Sequence[Sequence[Event]]) -> list[list[float]]:
         out = []
-        for (start, events), events_now in zip(histories, candidates, strict=True):
+        for (start, _, events), events_now in zip(histories, candidates, strict=True):
             tree: Tree | None = start
             for event in events:
                 tree = None if tree is None else apply(tree, event)

@@ -1,8 +1,13 @@
 """Fixtures that need the real Lean: found once per session, never mocked."""
 import pytest
+from hypothesis import settings
 
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
+
+# Tests assert behaviour, never speed: no per-example deadline (a loaded machine is not a failure).
+settings.register_profile("no-deadline", deadline=None)
+settings.load_profile("no-deadline")
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 import torch
 
-from chains.dataset import DatasetError
+from chains.files import output_directory
+from leanbridge.cliutil import user_errors
 from tracker.evaluate import EvalConfig
 from tracker.models import ARCHS
 from tracker.objectives import OBJECTIVES
@@ -84,14 +85,13 @@ def main(eval_chains: int, out: Path | None, resume: bool, threads: int | None, 
     if threads is not None:
         torch.set_num_threads(threads)
     out = out or Path("runs") / f"{config.arch}-{config.objective}-s{config.seed}"
-    try:
+    # ValueError: e.g. an objective the dataset cannot serve; Ctrl-C here is before training
+    # started (while loading) or during evaluation (training turns it into TrainingInterrupted)
+    with user_errors(CheckpointError, TrainingInterrupted, ValueError,
+                     interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
+            output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet,
                        eval_config=EvalConfig(max_chains=eval_chains))
-    except (DatasetError, CheckpointError, TrainingInterrupted, ValueError) as e:
-        # ValueError: e.g. an objective the dataset cannot serve
-        raise click.ClickException(str(e)) from None
-    except KeyboardInterrupt:  # before training started (while loading) or during evaluation
-        raise click.ClickException(f"interrupted; any checkpoint in {out} is intact (--resume continues)") from None
     shown = {k: report[k] for k in ("objective", "arch", "seed", "steps", "exact", "pair_distance", "pair_growth",
                                     "unrelated_distance", "seconds", "steps_per_second")}
     click.echo(json.dumps(shown, indent=2))

@@ -10,14 +10,17 @@ history is at after it (found once, at load time, by replaying the events with
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
+import io
+import pickle
+import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from chains.dataset import DatasetError, dataset_id, domain_of, file_sha256, read_manifest, read_split
+from chains.files import OutputError, write_bytes_atomic
 from chains.rules import Event, apply, successors
 from chains.trees import OPS, Tree, polish, tokens
 
@@ -162,6 +165,9 @@ def _build(directory: Path, manifest: dict) -> dict:
     domain = domain_of(manifest, where_manifest)
     vocab = Vocab(domain.atom_names, domain.rules)
     builder = _Builder(vocab, domain.size_bound)
+    for name in manifest["files"]:
+        if name != "train.jsonl" and not re.fullmatch(r"test-[1-9][0-9]*\.jsonl", name):
+            raise DatasetError(f"{where_manifest}: {name} is neither train.jsonl nor test-<length>.jsonl")
     splits: dict[str, list] = {}
     steps = 0
     for name in sorted(manifest["files"]):
@@ -265,10 +271,8 @@ def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
     directory = Path(directory)
     manifest = check_certified(directory)
     cached = cache_path(directory)
-    blob = None
-    if use_cache and cached.is_file():
-        blob = torch.load(cached, weights_only=True)
-    if blob is None or blob.get("cache_version") != CACHE_VERSION:
+    blob = _load_cache(cached) if use_cache else None
+    if blob is None:
         blob = _build(directory, manifest)
         if use_cache:
             _save_cache(blob, cached)
@@ -280,25 +284,61 @@ def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
         identity=identity_of(directory, manifest))
 
 
-def save_atomic(obj: dict, path: Path) -> None:
-    """Write to a temporary file beside ``path`` and rename: a kill leaves the old or the new file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+class UnreadableFile(Exception):
+    """A file that is not a torch file of tensors and plain values; the message says why."""
+
+
+def load_torch_file(path: Path, allowed: tuple[type, ...] = ()) -> object:
+    """``torch.load`` that runs no code from the file (weights only: tensors, plain values and
+    the classes in ``allowed``) and keeps torch's warnings about the file's format to itself.
+    UnreadableFile when the file is not such a torch file (garbage, truncated, other objects)."""
     try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(obj, handle)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        with warnings.catch_warnings(), torch.serialization.safe_globals(list(allowed)):
+            warnings.simplefilter("ignore")
+            return torch.load(path, weights_only=True)
+    except pickle.UnpicklingError:
+        raise UnreadableFile("not a torch file of tensors and plain values") from None
+    except (RuntimeError, EOFError) as e:
+        first = " ".join(str(e).split())[:100]
+        raise UnreadableFile(f"truncated or not a torch file{': ' + first if first else ''}") from None
+    except OSError as e:
+        raise UnreadableFile(e.strerror or str(e)) from None
+
+
+CACHE_KEYS = {"cache_version", "atoms", "rules", "item_tokens", "tree_tokens", "tree_items", "train", "tests",
+              "succ_items", "succ_trees"}
+
+
+def save_atomic(obj: dict, path: Path) -> None:
+    """``torch.save`` to a temporary file beside ``path``, then rename: a kill or a full disk
+    leaves the old file or the new one. OutputError when it cannot be written."""
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    write_bytes_atomic(path, buffer.getvalue())
+
+
+def _load_cache(path: Path) -> dict | None:
+    """The cached tensors, or None when there is no usable cache (none yet, truncated, not a
+    torch file, another cache version): the dataset is then replayed again."""
+    if not path.is_file():
+        return None
+    try:
+        blob = load_torch_file(path)
+    except UnreadableFile:
+        return None
+    if not isinstance(blob, dict) or blob.get("cache_version") != CACHE_VERSION or not CACHE_KEYS <= set(blob):
+        return None
+    return blob
 
 
 def _save_cache(blob: dict, path: Path) -> None:
+    # The cache only saves time: a dataset directory that is read-only or on a full disk is
+    # read without one rather than refused.
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return  # a read-only dataset directory: run without a cache rather than refuse the data
-    if os.access(path.parent, os.W_OK):
         save_atomic(blob, path)
+    except (OSError, OutputError):
+        return
 
 
 @dataclass

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
@@ -22,7 +20,9 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from tracker.data import Batch, TrackerData, common_successor, load_dataset, sample_batch, save_atomic
+from chains.files import staged_files
+from tracker.data import (Batch, TrackerData, UnreadableFile, common_successor, load_dataset, load_torch_file,
+                          sample_batch, save_atomic)
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
 from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
@@ -209,25 +209,46 @@ class Trainer:
                 "package_version": package_version(), "torch_version": torch.__version__}
 
     def load(self, blob: dict) -> None:
-        self.model.load_state_dict(blob["model"])
-        if self.nextlat_head is not None:
-            self.nextlat_head.load_state_dict(blob["nextlat_head"])
-        self.optimizer.load_state_dict(blob["optimizer"])
-        self.step, self.train_seconds = blob["step"], blob["train_seconds"]
+        """Restore the state of ``blob`` (from ``load_checkpoint``); CheckpointError when its
+        weights or optimiser state do not fit this run's model."""
+        try:
+            self.model.load_state_dict(blob["model"])
+            if self.nextlat_head is not None:
+                self.nextlat_head.load_state_dict(blob["nextlat_head"])
+            self.optimizer.load_state_dict(blob["optimizer"])
+            step, seconds = blob["step"], blob["train_seconds"]
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise CheckpointError(f"the checkpoint does not fit this run ({' '.join(str(e).split())[:200]})") from None
+        if not isinstance(step, int) or not isinstance(seconds, (int, float)):
+            raise CheckpointError("the checkpoint's step or time is not a number")
+        self.step, self.train_seconds = step, seconds
 
 
 def load_checkpoint(path: Path) -> dict:
+    """The checkpoint at ``path``: weights, settings and dataset identity. Loaded without running
+    any code it may hold (torch's weights-only unpickler); CheckpointError when it is missing or
+    is not a checkpoint."""
     if not path.is_file():
         raise CheckpointError(f"{path}: no checkpoint to resume from")
     try:
-        return torch.load(path, weights_only=False)
-    except (OSError, RuntimeError, EOFError) as e:
-        raise CheckpointError(f"{path}: unreadable checkpoint ({e})") from None
+        # checkpoints record torch.__version__, a str subclass the weights-only unpickler must be told of
+        blob = load_torch_file(path, allowed=(torch.torch_version.TorchVersion,))
+    except UnreadableFile as e:
+        raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
+    identity = blob.get("identity") if isinstance(blob, dict) else None
+    dataset = identity.get("dataset") if isinstance(identity, dict) else None
+    if not (isinstance(dataset, dict) and isinstance(dataset.get("dataset_id"), str)
+            and isinstance(blob.get("config"), dict) and isinstance(blob.get("model"), dict)):
+        raise CheckpointError(f"{path}: not a train-tracker checkpoint (no settings, weights or dataset identity)")
+    return blob
 
 
 def config_from_checkpoint(blob: dict) -> TrainConfig:
     known = {f.name for f in fields(TrainConfig)}
-    return TrainConfig(**{k: v for k, v in blob["config"].items() if k in known})
+    try:
+        return TrainConfig(**{k: v for k, v in blob["config"].items() if k in known})
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"the checkpoint's settings are not valid ({e})") from None
 
 
 def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: bool = True,
@@ -295,16 +316,12 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
 
 
 def write_report(report: dict, out: Path) -> None:
-    """report.json (atomically) and the two plots beside it."""
+    """report.json and the two plots beside it."""
     from tracker.plots import write_plots  # matplotlib only when a report is written
 
-    out = Path(out)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".report.json.tmp-")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(report, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, out / "report.json")
-    write_plots([report], out)
+    with staged_files(out) as staging:  # all three appear together or none does
+        (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        write_plots([report], staging)
 
 
 def compute_note(arch: str) -> str:
