@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 import torch
 
-from chains.dataset import DatasetError
+from chains.files import output_directory
+from leanbridge.cliutil import user_errors
 from oracle.evaluate import OracleEvalConfig
 from oracle.model import ARCHS
 from oracle.train import OBJECTIVES, OracleConfig, train
@@ -76,12 +77,12 @@ def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, **set
     if threads is not None:
         torch.set_num_threads(threads)
     out = out or Path("runs") / f"oracle-{config.arch}-{config.objective}-s{config.seed}"
-    try:
+    # ValueError: e.g. an objective the dataset cannot serve; Ctrl-C here is before training
+    # started (while loading) or during evaluation (training turns it into TrainingInterrupted)
+    with user_errors(CheckpointError, TrainingInterrupted, ValueError,
+                     interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
+            output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig())
-    except (DatasetError, CheckpointError, TrainingInterrupted, ValueError) as e:
-        raise click.ClickException(str(e)) from None
-    except KeyboardInterrupt:  # while loading or evaluating
-        raise click.ClickException(f"interrupted; any checkpoint in {out} is intact (--resume continues)") from None
     pooled = report["pooled"] or {}
     shown = {k: report[k] for k in ("arch", "objective", "seed", "steps", "accuracy", "all_right", "pair_distance",
                                     "unrelated_distance", "seconds", "steps_per_second", "eval_seconds")}

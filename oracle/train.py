@@ -9,8 +9,6 @@ exactly the batches the uninterrupted one would have.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -19,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from chains.files import staged_files
 from oracle.data import OracleData, ProbeBatch, load_probe_dataset, sample_probe_batch
 from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.model import ARCHS, STATEFUL, Oracle, OracleModelConfig
@@ -219,16 +218,12 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
 
 
 def write_report(report: dict, out: Path) -> None:
-    """report.json (atomically) and the plots beside it."""
+    """report.json and the plots beside it, all together or none."""
     from oracle.plots import write_plots  # matplotlib only when a report is written
 
-    out = Path(out)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".report.json.tmp-")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(report, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, out / "report.json")
-    write_plots([report], out)
+    with staged_files(out) as staging:
+        (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        write_plots([report], staging)
 
 
 # Per-event compute, in multiply-adds at C = 128, D = 64, V verdict classes, P probes per step.
