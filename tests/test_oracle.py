@@ -27,6 +27,16 @@ ARMS = [(arch, "plain") for arch in ARCHS] + [(arch, "combo") for arch in STATEF
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=50)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread (and a loaded machine makes two threads wait on
+    each other); the count is restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 # ---- the head and the metrics ------------------------------------------------------------------
 
 @settings(max_examples=30, deadline=None)
@@ -130,14 +140,14 @@ def test_a_dataset_without_probes_is_refused(tiny, tmp_path):
 
 @pytest.mark.parametrize("arch,objective", ARMS)
 def test_the_verdict_head_trains_end_to_end_for_every_arm(tiny, arch, objective):
-    """On one batch, forty optimiser steps lower the verdict loss, and the gradient reaches the
-    tracker wherever the arm has one."""
+    """On one batch, sixty optimiser steps lower the verdict loss by a tenth at least, and the
+    gradient reaches the tracker wherever the arm has one."""
     data = load_probe_dataset(tiny)
     config = OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=100)
     trainer = OracleTrainer(config, data)
     batch = sample_probe_batch(data, 6, objective == "combo", torch.Generator().manual_seed(3))
     first = None
-    for step in range(40):
+    for step in range(60):
         losses = trainer.losses(batch, step=config.steps)  # the terms at full weight
         trainer.optimizer.zero_grad()
         sum(losses.values()).backward()
