@@ -144,9 +144,10 @@ class SlotRecurrence(Tracker):
             w = w * (math.sqrt(w.shape[-1]) / w.norm(dim=-1, keepdim=True).clamp(min=1e-6))
         return w
 
-    def _run(self, items: torch.Tensor, keep_all: bool):
+    def _run(self, items: torch.Tensor, keep_all: bool, raw: bool = False):
         """Histories are padded at the end (item 0). They are run longest first, so that at step
-        t the live rows are a prefix and finished ones cost nothing; the order is undone at the end."""
+        t the live rows are a prefix and finished ones cost nothing; the order is undone at the end.
+        ``raw`` keeps the slot w itself after every step instead of its view LN(w)."""
         k_all, v_all, m_all, inverse = self._keys_values(items)
         lengths = (items != 0).sum(1)  # (H,)
         order = torch.argsort(lengths, descending=True, stable=True)
@@ -160,7 +161,7 @@ class SlotRecurrence(Tracker):
             new = self._update(w[:live], k_all[idx], v_all[idx], m_all[idx])
             w = torch.cat([new, w[live:]]) if live < len(w) else new
             if keep_all:
-                views.append(self.ln_out(w))
+                views.append(w if raw else self.ln_out(w))
         if keep_all and len(views) < items.shape[1]:
             views += [views[-1]] * (items.shape[1] - len(views))
         return views, w[undo], undo
@@ -172,6 +173,12 @@ class SlotRecurrence(Tracker):
     def final_view(self, items: torch.Tensor) -> torch.Tensor:
         _, w, _ = self._run(items, keep_all=False)
         return self.ln_out(w)
+
+    def slots(self, items: torch.Tensor) -> torch.Tensor:
+        """The slot w (H, T, C) after every step, for callers that read on from any step (the
+        oracle's probe read); ``view`` of it is ``forward``'s z."""
+        views, _, undo = self._run(items, keep_all=True, raw=True)
+        return torch.stack(views, 1)[undo]
 
     def advance(self, state: torch.Tensor, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
         k, v, mask, inverse = self._keys_values(items)

@@ -1,0 +1,295 @@
+"""Probe data as tensors: the kernel's verdicts on probe events along certified chains.
+
+A dataset made with ``certify --probes`` carries, on every training chain and on the first
+``probe_chains`` chains of each test split, a field ``probes``: entry t lists the probes tried
+on the tree T_t reached after the first t events, as ``[kind, event, verdict]``, the verdict
+Lean's (``accepted``, ``complete``: accepted and the result is the chain's end tree, or
+``rejected:<class>``). The classes are read from the manifest, never assumed.
+
+On top of the tracker's tensors (``tracker.data.load_dataset``, which checks the dataset's
+certification and replays its chains) this adds:
+
+- the *proof state* as one item: a tree's tokens followed by the goal's (the chain's end tree),
+  in columns of their own so that the two halves have their own embeddings. A history now
+  starts with the proof state (start, goal) instead of the bare start tree: whether a probe
+  *completes* the proof depends on the goal, as it does in Lean, where the initial proof
+  state is the statement ``start = goal``. Partners start at (their start, the chain's end).
+- every probe step of a chain: the probe's id in a table of distinct probe events, its
+  verdict class and kind, and the item of the true proof state (T_t, goal) for the arm that
+  is handed the true tree.
+
+Built once and cached beside the dataset, like the tracker's tensors.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from chains.dataset import DatasetError, read_manifest
+from chains.rules import Event, EventSyntaxError, apply
+from chains.space import Domain
+from chains.trees import Tree, parse_polish, tokens
+from tracker.data import Batch, TrackerData, load_dataset, save_atomic
+
+# Bump when the cached tensors change meaning; it is part of the cache key.
+CACHE_VERSION = 1
+# The probe kinds of section 50 in a fixed order for reports; kinds the manifest names beyond
+# these follow them, sorted.
+KNOWN_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
+HARD_KIND = "misplaced"  # the event of another step of the same chain: the hard class
+
+
+@dataclass
+class OracleData:
+    """One probe dataset as tensors. Shapes: I items, E tokens per item, Q distinct probe
+    events (row 0 padding), Ep tokens per probe, N chains, K partners, T = length + 1 items per
+    history, S = T - 1 probe steps, P probes per step (padded: probe id 0, verdict -1)."""
+
+    tracker: TrackerData  # the tracker's tensors (vocabulary, events, trees)
+    item_tokens: torch.Tensor  # (I, E) token ids: the tracker's items, then proof states (tree | goal)
+    probe_tokens: torch.Tensor  # (Q, Ep) token ids of each distinct probe event: rule, then path bits
+    probe_events: tuple[str, ...]  # (Q,) the event text of each probe row ("" for row 0)
+    verdicts: tuple[str, ...]  # verdict classes, in the manifest's order (the class index is the target)
+    kinds: tuple[str, ...]  # probe kinds
+    train: dict[str, torch.Tensor]  # see ``_pack``; every training chain carries probes
+    tests: dict[int, dict[str, torch.Tensor]]  # per length: the chains of the split that carry probes
+    probe_chains: int  # chains per test split that carry probes (from the manifest)
+
+    @property
+    def accepting(self) -> torch.Tensor:
+        """(V,) bool: the classes in which Lean accepted the probe (accepted, complete)."""
+        return torch.tensor([not v.startswith("rejected") for v in self.verdicts])
+
+    @property
+    def hard_kind(self) -> int:
+        return self.kinds.index(HARD_KIND)
+
+
+def probe_tokens(event: Event, index: dict[str, int]) -> list[int]:
+    """The rule's token, then one token per bit of the path (as the tracker reads an event)."""
+    return [index[event.rule]] + [index[b] for b in event.path]
+
+
+def _ordered_kinds(found) -> tuple[str, ...]:
+    found = set(found)
+    return tuple(k for k in KNOWN_KINDS if k in found) + tuple(sorted(found - set(KNOWN_KINDS)))
+
+
+class _ProbeBuilder:
+    """Interns proof-state items and probe events while the split files are read."""
+
+    def __init__(self, tracker: TrackerData, domain: Domain, verdicts: tuple[str, ...], kinds: tuple[str, ...]):
+        self.domain = domain
+        self.index = tracker.vocab.index()
+        self.tree_len = tracker.tree_len
+        self.verdict_id = {v: i for i, v in enumerate(verdicts)}
+        self.kind_id = {k: i for i, k in enumerate(kinds)}
+        self.first_state = tracker.n_items  # proof-state items follow the tracker's items
+        self.states: dict[tuple[Tree, Tree], int] = {}
+        self.state_rows: list[list[int]] = []
+        self.probes: dict[str, int] = {"": 0}
+        self.probe_rows: list[list[int]] = [[]]
+        self.trees: dict[Tree, list[int]] = {}
+        self.steps: dict[tuple[Tree, str], Tree] = {}
+
+    def tree_tokens(self, tree: Tree) -> list[int]:
+        if tree not in self.trees:
+            ids = [self.index[t] for t in tokens(tree)]
+            self.trees[tree] = ids + [0] * (self.tree_len - len(ids))
+        return self.trees[tree]
+
+    def state(self, tree: Tree, goal: Tree) -> int:
+        """The item id of the proof state (tree, goal)."""
+        key = (tree, goal)
+        if key not in self.states:
+            self.states[key] = self.first_state + len(self.state_rows)
+            self.state_rows.append(self.tree_tokens(tree) + self.tree_tokens(goal))
+        return self.states[key]
+
+    def probe(self, text: str, where: str) -> int:
+        if text not in self.probes:
+            try:
+                event = Event.parse(text)
+            except EventSyntaxError as e:
+                raise DatasetError(f"{where}: {e}") from None
+            self.probes[text] = len(self.probe_rows)
+            self.probe_rows.append(probe_tokens(event, self.index))
+        return self.probes[text]
+
+    def step(self, tree: Tree, event: Event) -> Tree:
+        key = (tree, str(event))
+        if key not in self.steps:
+            self.steps[key] = apply(tree, event, self.domain.size_bound)
+        return self.steps[key]
+
+    def chain(self, record: dict, where: str) -> dict:
+        """One probe-carrying chain: its proof-state items and probe rows."""
+        atoms = self.domain.atom_names
+        start, goal = parse_polish(record["start"], atoms), parse_polish(record["end"], atoms)
+        events = [Event.parse(e) for e in record["events"]]
+        probes = record["probes"]
+        if not isinstance(probes, list) or len(probes) != len(events):
+            raise DatasetError(f"{where}: probes must list one entry per step ({len(events)}), "
+                               f"found {len(probes) if isinstance(probes, list) else type(probes).__name__}")
+        tree, truth, rows = start, [], []
+        for t, entry in enumerate(probes):
+            truth.append(self.state(tree, goal))
+            if not isinstance(entry, list):
+                raise DatasetError(f"{where} step {t}: the probes of a step must be a list")
+            row = []
+            for probe in entry:
+                if not (isinstance(probe, list) and len(probe) == 3 and all(isinstance(x, str) for x in probe)):
+                    raise DatasetError(f"{where} step {t}: a probe must be [kind, event, verdict], got {probe!r:.80}")
+                kind, text, verdict = probe
+                if kind not in self.kind_id or verdict not in self.verdict_id:
+                    raise DatasetError(f"{where} step {t}: kind {kind!r} or verdict {verdict!r} is not in the "
+                                       "manifest's probe summary")
+                if kind == "gold" and text != record["events"][t]:
+                    raise DatasetError(f"{where} step {t}: the gold probe {text} is not the chain's event "
+                                       f"{record['events'][t]}")
+                row.append((self.probe(text, f"{where} step {t}"), self.verdict_id[verdict], self.kind_id[kind]))
+            rows.append(row)
+            tree = self.step(tree, events[t])
+        return {"start": self.state(start, goal), "truth": truth, "rows": rows, "goal": goal}
+
+    def partner_start(self, record: dict, goal: Tree) -> list[int]:
+        atoms = self.domain.atom_names
+        return [self.state(parse_polish(mate["start"], atoms), goal) for mate in record["partners"]]
+
+
+def _pack(chains: list[dict], mates: list[list[int]], tracker_split: dict[str, torch.Tensor], rows: list[int]
+          ) -> dict[str, torch.Tensor]:
+    """Tensors of the probe-carrying chains ``rows`` of a split: items (N, T) and partner_items
+    (N, K, T) with the proof state first, truth_items (N, S), probes / verdicts / kinds (N, S, P)."""
+    items = tracker_split["chain_items"][rows].clone()  # (N, T): start tree, then the events
+    partner_items = tracker_split["partner_items"][rows].clone()  # (N, K, T)
+    items[:, 0] = torch.tensor([c["start"] for c in chains], dtype=items.dtype)
+    if partner_items.shape[1]:
+        partner_items[:, :, 0] = torch.tensor(mates, dtype=items.dtype)
+    steps = items.shape[1] - 1
+    width = max((len(r) for c in chains for r in c["rows"]), default=1)
+    probes = torch.zeros(len(chains), steps, width, dtype=torch.int32)
+    verdicts = torch.full((len(chains), steps, width), -1, dtype=torch.int8)
+    kinds = torch.full((len(chains), steps, width), -1, dtype=torch.int8)
+    truth = torch.zeros(len(chains), steps, dtype=torch.int32)
+    for n, chain in enumerate(chains):
+        truth[n, : len(chain["truth"])] = torch.tensor(chain["truth"], dtype=torch.int32)
+        for t, row in enumerate(chain["rows"]):
+            if row:
+                block = torch.tensor(row, dtype=torch.int32)  # (P_t, 3)
+                probes[n, t, : len(row)] = block[:, 0]
+                verdicts[n, t, : len(row)] = block[:, 1].to(torch.int8)
+                kinds[n, t, : len(row)] = block[:, 2].to(torch.int8)
+    return {"items": items, "partner_items": partner_items, "truth_items": truth, "probes": probes,
+            "verdicts": verdicts, "kinds": kinds}
+
+
+def probe_summary(manifest: dict, where: str) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """(verdict classes, kinds, probe chains per test split) from the manifest's probe summary."""
+    summary = manifest.get("probes")
+    if not isinstance(summary, dict) or not isinstance(summary.get("verdicts"), list) or not summary["verdicts"]:
+        raise DatasetError(f"{where}: no probe summary in the manifest; make the dataset with certify --probes")
+    by_kind = summary.get("by_kind")
+    if not isinstance(by_kind, dict) or not by_kind:
+        raise DatasetError(f"{where}: the probe summary lists no probe kinds")
+    kinds = _ordered_kinds(by_kind)
+    if HARD_KIND not in kinds:
+        raise DatasetError(f"{where}: the probe summary has no {HARD_KIND!r} probes (the hard class)")
+    return tuple(summary["verdicts"]), kinds, int(summary.get("probe_chains", 0))
+
+
+def _build(directory: Path, manifest: dict, tracker: TrackerData) -> dict:
+    where = str(directory / "manifest.json")
+    verdicts, kinds, probe_chains = probe_summary(manifest, where)
+    domain = Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
+    builder = _ProbeBuilder(tracker, domain, verdicts, kinds)
+    splits: dict[str, dict[str, torch.Tensor]] = {}
+    for name in sorted(manifest["files"]):
+        chains, mates, rows = [], [], []
+        with open(directory / name, encoding="utf-8") as handle:
+            for n, line in enumerate(handle):
+                if '"probes"' not in line:  # skip parsing the long chains that carry none
+                    continue
+                record = json.loads(line)
+                if "probes" not in record:
+                    continue
+                chain = builder.chain(record, f"{directory / name} line {n + 1} (chain {record.get('id')})")
+                chains.append(chain)
+                mates.append(builder.partner_start(record, chain["goal"]))
+                rows.append(n)
+        if name == "train.jsonl" and len(rows) != manifest["files"][name].get("chains"):
+            raise DatasetError(f"{directory / name}: {len(rows)} of {manifest['files'][name].get('chains')} "
+                               "training chains carry probes; every one must")
+        if rows:
+            split = tracker.train if name == "train.jsonl" else tracker.tests[int(name[len("test-"):-len(".jsonl")])]
+            splits[name] = _pack(chains, mates, split, rows)
+    if "train.jsonl" not in splits:
+        raise DatasetError(f"{directory}: no training chain carries probes")
+    width = max(tracker.item_len, 2 * tracker.tree_len, max(len(r) for r in builder.probe_rows))
+    item_tokens = torch.zeros(tracker.n_items + len(builder.state_rows), width, dtype=torch.long)
+    item_tokens[: tracker.n_items, : tracker.item_len] = tracker.item_tokens
+    if builder.state_rows:
+        item_tokens[tracker.n_items:, : 2 * tracker.tree_len] = torch.tensor(builder.state_rows)
+    probe_len = max(len(r) for r in builder.probe_rows)
+    probe_table = torch.zeros(len(builder.probe_rows), probe_len, dtype=torch.long)
+    for q, row in enumerate(builder.probe_rows):
+        probe_table[q, : len(row)] = torch.tensor(row, dtype=torch.long)
+    return {"cache_version": CACHE_VERSION, "item_tokens": item_tokens, "probe_tokens": probe_table,
+            "probe_events": list(builder.probes), "verdicts": list(verdicts), "kinds": list(kinds),
+            "probe_chains": probe_chains, "train": splits.pop("train.jsonl"),
+            "tests": {int(name[len("test-"):-len(".jsonl")]): split for name, split in splits.items()}}
+
+
+def cache_path(directory: Path) -> Path:
+    key = hashlib.sha256((Path(directory) / "manifest.json").read_bytes() + f"oracle-v{CACHE_VERSION}".encode())
+    return Path(directory) / ".cache" / f"oracle-{key.hexdigest()[:16]}.pt"
+
+
+def load_probe_dataset(directory: Path | str, use_cache: bool = True) -> OracleData:
+    """The tracker's tensors (certification checked there) and the probes, from the cache
+    when the manifest and this code's cache version match."""
+    directory = Path(directory)
+    tracker = load_dataset(directory, use_cache=use_cache)
+    manifest = read_manifest(directory)
+    cached = cache_path(directory)
+    blob = torch.load(cached, weights_only=True) if use_cache and cached.is_file() else None
+    if blob is None or blob.get("cache_version") != CACHE_VERSION:
+        blob = _build(directory, manifest, tracker)
+        if use_cache and os.access(cached.parent, os.W_OK):  # the tracker made .cache/ where it could
+            save_atomic(blob, cached)
+    return OracleData(tracker=tracker, item_tokens=blob["item_tokens"], probe_tokens=blob["probe_tokens"],
+                      probe_events=tuple(blob["probe_events"]), verdicts=tuple(blob["verdicts"]),
+                      kinds=tuple(blob["kinds"]), train=blob["train"],
+                      tests={int(k): v for k, v in blob["tests"].items()}, probe_chains=blob["probe_chains"])
+
+
+@dataclass
+class ProbeBatch:
+    """B training chains (with their K partners when the objective needs them) and their probes."""
+
+    histories: Batch  # items (H, T): the B chains first, then partner k of chain b at row B + b * K + k
+    probes: torch.Tensor  # (B, S, P) probe ids, 0 = none
+    verdicts: torch.Tensor  # (B, S, P) verdict class, -1 = none
+    truth_items: torch.Tensor  # (B, S) the item of the true proof state (T_t, goal)
+
+
+def sample_probe_batch(data: OracleData, chains: int, with_partners: bool, generator: torch.Generator
+                       ) -> ProbeBatch:
+    train = data.train
+    idx = torch.randint(0, train["items"].shape[0], (chains,), generator=generator)
+    items = train["items"][idx]  # (B, T)
+    trees = data.tracker.train["chain_trees"][idx]
+    k = 0
+    if with_partners:
+        mates = train["partner_items"][idx]  # (B, K, T)
+        k = mates.shape[1]
+        items = torch.cat([items, mates.reshape(-1, mates.shape[-1])])
+        trees = torch.cat([trees, data.tracker.train["partner_trees"][idx].reshape(-1, trees.shape[-1])])
+    return ProbeBatch(histories=Batch(items=items.long(), trees=trees.long(), chains=chains, partners=k),
+                      probes=train["probes"][idx].long(), verdicts=train["verdicts"][idx].long(),
+                      truth_items=train["truth_items"][idx].long())

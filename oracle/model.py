@@ -1,0 +1,171 @@
+"""The verdict head and the oracle's arms (section 50), built on the tracker's models.
+
+Every arm turns a chain into a *reader* r_t (one vector of width C per probe step t) and
+scores each probe pi tried there from it:
+
+- ``recurrence``: the slot recurrence reads the proof state (start, goal) once, then one gold
+  event per step; r_t = z_t = LN(w_t), the readout's view after t events.
+- ``transformer``: the tracker's causal transformer over the same items (depth 4, equal
+  per-event compute); r_t = its view at step t.
+- ``blind``: r_t is one learned vector, the same for every chain and step: the arm sees only
+  the probe.
+- ``truth``: the upper bound, handed the true proof state: r_t = LN(w) after the recurrence
+  reads (T_t, goal) from its initial slot, as if it were a start.
+- ``probe-slot``: the seed's failed configuration, kept as a control: r_t = w_t, the raw slot;
+  the slot reads the probe as one more item and a linear head reads LN of the result.
+
+All but the control score with the bilinear head of the figure of section 50,
+logits_v = z^T B_v e_pi + a_v . e_pi + b_v, linear in the state for each probe, with e_pi
+the probe's encoding (its own position-bound token embedding and an MLP).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+
+from tracker.models import ModelConfig, SlotRecurrence, Tracker, build_model
+
+ARCHS = ("recurrence", "transformer", "blind", "truth", "probe-slot")
+STATEFUL = ("recurrence", "transformer", "probe-slot")  # arms that carry a state along the chain
+
+
+@dataclass(frozen=True)
+class OracleModelConfig:
+    arch: str = "recurrence"  # one of ARCHS
+    width: int = 128  # C: the slot's width (the transformer's residual width)
+    probe_width: int = 64  # D: width of the probe encoding e_pi
+    fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52)
+
+    @property
+    def tracker(self) -> ModelConfig | None:
+        """The tracker the arm is built on (None for the blind arm)."""
+        if self.arch == "blind":
+            return None
+        return ModelConfig(arch="transformer" if self.arch == "transformer" else "recurrence", width=self.width,
+                           fixed_norm=self.fixed_norm)
+
+
+class ProbeEncoder(nn.Module):
+    """A probe event (rule token, then one token per path bit, 0-padded to Ep) -> e_pi (D,):
+    token embeddings bound to their position (padding marks where the path ends), concatenated,
+    then an MLP."""
+
+    def __init__(self, probe_len: int, vocab_size: int, width: int) -> None:
+        super().__init__()
+        self.probe_len, self.vocab_size = probe_len, vocab_size
+        self.table = nn.Embedding(probe_len * vocab_size, width)
+        self.mlp = nn.Sequential(nn.Linear(probe_len * width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+
+    def forward(self, toks: torch.Tensor) -> torch.Tensor:
+        """token rows (..., Ep) -> (..., D); each distinct probe is encoded once."""
+        uniq, inverse = torch.unique(toks.reshape(-1, toks.shape[-1]), dim=0, return_inverse=True)  # (U, Ep)
+        offset = torch.arange(uniq.shape[1], device=uniq.device) * self.vocab_size
+        e = self.mlp(self.table(uniq + offset).flatten(1))  # (U, D)
+        return e[inverse].view(*toks.shape[:-1], -1)
+
+
+class VerdictHead(nn.Module):
+    """logits_v = z^T B_v e + a_v . e + b_v: for each probe, a linear map of the state z."""
+
+    def __init__(self, width: int, probe_width: int, n_verdicts: int) -> None:
+        super().__init__()
+        self.n_verdicts, self.probe_width = n_verdicts, probe_width
+        self.bilinear = nn.Linear(width, n_verdicts * probe_width, bias=False)  # B, as (C -> V * D)
+        self.prior = nn.Linear(probe_width, n_verdicts)  # a and b: what the probe alone says
+
+    def forward(self, z: torch.Tensor, e: torch.Tensor) -> torch.Tensor:
+        """z (..., C), e (..., P, D) -> logits (..., P, V). B z is computed once per state, not
+        once per probe: C V D multiply-adds per state, then V D per probe."""
+        zb = self.bilinear(z).unflatten(-1, (self.n_verdicts, self.probe_width))  # (..., V, D)
+        return torch.einsum("...vd,...pd->...pv", zb, e) + self.prior(e)
+
+
+class Oracle(nn.Module):
+    """One arm: ``reader(items, truth_items)`` -> (r (B, S, C), z (H, T, C) or None) and
+    ``score(r, probes)`` -> logits. ``z`` is the tracker's view after every item of every
+    history (chains, then partners), on which NextLat and the invariance term act."""
+
+    def __init__(self, config: OracleModelConfig, item_tokens: torch.Tensor, probe_tokens: torch.Tensor,
+                 vocab_size: int, n_verdicts: int) -> None:
+        super().__init__()
+        if config.arch not in ARCHS:
+            raise ValueError(f"unknown oracle arch {config.arch!r}; choose one of {', '.join(ARCHS)}")
+        self.config = config
+        c = config.width
+        self.tracker: Tracker | None = None
+        if config.tracker is not None:
+            # the tree readout is not used: the verdicts are the only primary loss (n_out = tree_len = 1)
+            self.tracker = build_model(config.tracker, item_tokens, vocab_size, n_out=1, tree_len=1)
+        self.register_buffer("probe_tokens", probe_tokens.clone(), persistent=True)  # (Q, Ep) the dataset's probes
+        if config.arch == "probe-slot":
+            self.linear = nn.Linear(c, n_verdicts)
+        else:
+            self.encoder = ProbeEncoder(probe_tokens.shape[1], vocab_size, config.probe_width)
+            self.head = VerdictHead(c, config.probe_width, n_verdicts)
+        if config.arch == "blind":
+            self.constant = nn.Parameter(torch.zeros(c))
+        for module in self.modules():  # the tracker initialised itself; the heads likewise
+            if isinstance(module, (nn.Linear, nn.Embedding)) and not _inside(module, self.tracker):
+                nn.init.normal_(module.weight, std=0.02)
+                if getattr(module, "bias", None) is not None:
+                    nn.init.zeros_(module.bias)
+
+    @property
+    def recurrence(self) -> SlotRecurrence:
+        assert isinstance(self.tracker, SlotRecurrence)
+        return self.tracker
+
+    def reader(self, items: torch.Tensor, truth_items: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """items (H, T) histories whose first B = truth_items.shape[0] rows are the probed chains
+        (B = H when truth_items is None); returns r (B, S, C) for steps t = 0..S-1, S = T - 1,
+        and the views z (H, T, C) (None for the arms without a carried state)."""
+        arch = self.config.arch
+        b = items.shape[0] if truth_items is None else truth_items.shape[0]
+        steps = items.shape[1] - 1
+        if arch in ("recurrence", "transformer"):
+            z, _ = self.tracker(items)
+            return z[:b, :steps], z
+        if arch == "probe-slot":
+            w = self.recurrence.slots(items)  # (H, T, C)
+            return w[:b, :steps], self.recurrence.view(w)
+        if arch == "blind":
+            return self.constant.expand(b, steps, -1), None
+        # truth: read each distinct true proof state once from the initial slot (item 0 pads)
+        uniq, inverse = torch.unique(truth_items, return_inverse=True)
+        model = self.recurrence
+        z = torch.zeros(len(uniq), self.config.width)
+        real = uniq != 0
+        z[real] = model.view(model.read(model.initial_state(int(real.sum())), model.embed.item_tokens[uniq[real]]))
+        return z[inverse], None
+
+    def score(self, r: torch.Tensor, probes: torch.Tensor) -> torch.Tensor:
+        """r (..., C), probes (..., P) ids in the dataset's probe table -> logits (..., P, V)."""
+        return self.score_tokens(r, self.probe_tokens[probes])
+
+    def score_tokens(self, r: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
+        """r (..., C), probes given by their token rows (..., P, Ep), any event of the domain whose
+        path fits Ep - 1 bits -> logits (..., P, V)."""
+        if self.config.arch != "probe-slot":
+            return self.head(r, self.encoder(toks))
+        # the control: the slot reads the probe as one more item, a linear head reads LN of it;
+        # padding probes (no tokens to attend to) are not read and score 0
+        model = self.recurrence
+        w = r.unsqueeze(-2).expand(*toks.shape[:-1], r.shape[-1]).reshape(-1, r.shape[-1])  # (M, C)
+        flat = toks.reshape(-1, toks.shape[-1])  # (M, Ep)
+        real = flat[:, 0] != 0
+        logits = torch.zeros(len(flat), self.linear.out_features, dtype=r.dtype)
+        logits[real] = self.linear(model.view(model.read(w[real], flat[real])))
+        return logits.view(*toks.shape[:-1], -1)
+
+    def forward(self, items: torch.Tensor, probes: torch.Tensor, truth_items: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Training: logits (B, S, P, V) for the probes of the first B histories, and z."""
+        r, z = self.reader(items, truth_items)
+        return self.score(r, probes), z
+
+
+def _inside(module: nn.Module, tracker: nn.Module | None) -> bool:
+    return tracker is not None and any(module is m for m in tracker.modules())

@@ -1,0 +1,86 @@
+"""Figures of oracle reports (one run or a comparison): verdict accuracy by chain length per arm,
+accuracy per probe kind per arm, and hard-class balanced accuracy by depth band per arm."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracker.plots import SEED_STYLES, _pyplot, _series
+
+
+def arm_name(report: dict) -> str:
+    """The arm a run trained: the arch, with its objective where the arch admits two."""
+    return report["arch"] if report["arch"] in ("blind", "truth") else f"{report['arch']} ({report['objective']})"
+
+
+def _colours(reports: list[dict]):
+    plt = _pyplot()
+    arms = list(dict.fromkeys(arm_name(r) for r in reports))
+    cmap = plt.get_cmap("tab10")
+    return plt, arms, {a: cmap(i % 10) for i, a in enumerate(arms)}
+
+
+def plot_accuracy(reports: list[dict], path: Path) -> Path:
+    """Verdict accuracy (solid) and the fraction of chains right on every verdict (faint, dashed
+    markers) against chain length: one colour per arm, one line style per seed."""
+    plt, arms, colour = _colours(reports)
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    labelled = set()
+    for r in reports:
+        arm = arm_name(r)
+        style = SEED_STYLES[r["seed"] % len(SEED_STYLES)][0]
+        x, y = _series(r["accuracy"])
+        ax.plot(x, y, color=colour[arm], linestyle=style, marker="o", markersize=4,
+                label=None if arm in labelled else arm)
+        x, y = _series(r["all_right"])
+        ax.plot(x, y, color=colour[arm], linestyle=style, marker="x", markersize=4, alpha=0.35)
+        labelled.add(arm)
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("chain length (events)")
+    ax.set_ylabel("verdict accuracy (o); chains all right (x)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _bars(reports: list[dict], values, groups: list[str], path: Path, ylabel: str, title: str) -> Path:
+    """Grouped bars: one group per entry of ``groups``, one bar per arm (mean over its seeds)."""
+    plt, arms, colour = _colours(reports)
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    width = 0.8 / max(1, len(arms))
+    for i, arm in enumerate(arms):
+        runs = [r for r in reports if arm_name(r) == arm and r.get("pooled")]
+        means = []
+        for g in groups:
+            got = [v for v in (values(r, g) for r in runs) if v is not None]
+            means.append(sum(got) / len(got) if got else 0.0)
+        ax.bar([j + i * width for j in range(len(groups))], means, width, color=colour[arm], label=arm)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(groups))], groups)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_kinds(reports: list[dict], path: Path) -> Path:
+    kinds = list(dict.fromkeys(k for r in reports for k in r.get("kinds", [])))
+    return _bars(reports, lambda r, k: r["pooled"]["by_kind"].get(k), kinds, path, "verdict accuracy",
+                 "per probe kind, pooled over chain lengths up to 1,024 (mean over seeds)")
+
+
+def plot_depth(reports: list[dict], path: Path) -> Path:
+    bands = list(dict.fromkeys(b for r in reports if r.get("pooled") for b in r["pooled"]["hard"]))
+    return _bars(reports, lambda r, b: r["pooled"]["hard"][b]["balanced"], bands, path,
+                 "balanced accuracy, misplaced gold", "the hard class by depth band (mean over seeds)")
+
+
+def write_plots(reports: list[dict], directory: Path) -> list[Path]:
+    directory = Path(directory)
+    return [plot_accuracy(reports, directory / "accuracy.png"), plot_kinds(reports, directory / "kinds.png"),
+            plot_depth(reports, directory / "depth.png")]

@@ -1,0 +1,113 @@
+"""A finished ``train-oracle`` run as a verdict oracle for search: the probability that Lean
+accepts each candidate event after histories given as (start, goal, events), for any trees
+and events of the run's domain, without the dataset. Serves every arm but the transformer.
+
+The arm runs exactly as in evaluation: the proof state (start, goal) read once, then the events
+(the ``truth`` arm is handed the tree the events lead to, replayed with ``chains.rules``);
+P(accepted) is the probability of the accepting classes (accepted, complete).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from chains.rules import Event, apply
+from chains.trees import Tree, tokens
+from oracle.model import Oracle
+from oracle.train import CHECKPOINT, config_from_checkpoint
+from tracker.data import Vocab
+from tracker.train import load_checkpoint
+
+
+class TrainedOracle:
+    """``score(histories, candidates)[i][j]``: P(Lean accepts ``candidates[i][j]`` after
+    ``histories[i]`` = (start, goal, events))."""
+
+    def __init__(self, run: Path | str) -> None:
+        self.run = Path(run)
+        blob = load_checkpoint(self.run / CHECKPOINT)
+        self.config = config_from_checkpoint(blob)
+        self.vocab = Vocab(tuple(blob["vocab"]["atoms"]), tuple(blob["vocab"]["rules"]))
+        self.index = self.vocab.index()
+        self.tree_len = blob["tree_len"]
+        self.verdicts = tuple(blob["verdicts"])
+        state = blob["model"]
+        item_tokens = state.get("tracker.embed.item_tokens", torch.zeros(1, 1, dtype=torch.long))
+        if self.config.arch == "transformer":
+            raise ValueError(f"{self.run}: the scorer serves the arms with a slot or none; this run is a transformer")
+        self.model = Oracle(self.config.model, item_tokens, state["probe_tokens"], self.vocab.size,
+                            len(self.verdicts))
+        self.model.load_state_dict(state)
+        self.model.eval()
+        self.accepting = torch.tensor([not v.startswith("rejected") for v in self.verdicts])
+        self.identity = blob["identity"]
+
+    def _tree_row(self, tree: Tree) -> list[int]:
+        ids = [self.index[t] for t in tokens(tree)]
+        return ids + [0] * (self.tree_len - len(ids))
+
+    def _rows(self, rows: list[list[int]], width: int) -> torch.Tensor:
+        out = torch.zeros(len(rows), width, dtype=torch.long)
+        for i, row in enumerate(rows):
+            if len(row) > width:
+                raise ValueError(f"an item of {len(row)} tokens does not fit this oracle's {width}")
+            out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        return out
+
+    def _event_row(self, event: Event) -> list[int]:
+        return [self.index[event.rule]] + [self.index[b] for b in event.path]
+
+    @torch.no_grad()
+    def _readers(self, histories: Sequence[tuple[Tree, Tree, Sequence[Event]]]) -> torch.Tensor:
+        """r (N, C) after each history, as the arm reads it."""
+        model, arch = self.model, self.config.arch
+        n, c = len(histories), self.config.width
+        if arch == "blind":
+            return model.constant.expand(n, c)
+        tracker = model.tracker
+        width = tracker.embed.item_tokens.shape[1]
+        if arch == "truth":
+            rows = []
+            for start, goal, events in histories:
+                tree = start
+                for event in events:
+                    tree = apply(tree, event)
+                    if tree is None:
+                        raise ValueError(f"event {event} does not apply on the history's way; the truth arm has no tree")
+                rows.append(self._tree_row(tree) + self._tree_row(goal))
+            return tracker.view(tracker.read(tracker.initial_state(n), self._rows(rows, width)))
+        # the recurrence (and the control): the proof state once, then the events, in lockstep
+        w = tracker.read(tracker.initial_state(n), self._rows(
+            [self._tree_row(s) + self._tree_row(g) for s, g, _ in histories], width))
+        longest = max((len(ev) for _, _, ev in histories), default=0)
+        for t in range(longest):
+            live = torch.tensor([len(ev) > t for _, _, ev in histories])
+            if not bool(live.any()):
+                break
+            rows = self._rows([self._event_row(ev[t]) for (_, _, ev), on in zip(histories, live) if on], width)
+            w = w.clone()
+            w[live] = tracker.read(w[live], rows)
+        return w if arch == "probe-slot" else tracker.view(w)
+
+    @torch.no_grad()
+    def score(self, histories: Sequence[tuple[Tree, Tree, Sequence[Event]]],
+              candidates: Sequence[Sequence[Event]]) -> list[list[float]]:
+        if len(histories) != len(candidates):
+            raise ValueError("one list of candidates per history")
+        if not histories:
+            return []
+        r = self._readers(histories)  # (N, C)
+        probe_len = self.model.probe_tokens.shape[1]
+        width = max((len(c) for c in candidates), default=0)
+        toks = torch.zeros(len(histories), max(width, 1), probe_len, dtype=torch.long)
+        for i, events in enumerate(candidates):
+            if events:
+                toks[i, : len(events)] = self._rows([self._event_row(e) for e in events], probe_len)
+        p = self.model.score_tokens(r, toks).softmax(-1)[..., self.accepting].sum(-1)  # (N, P)
+        return [p[i, : len(events)].tolist() for i, events in enumerate(candidates)]
+
+    def describe(self) -> dict:
+        return {"kind": "train-oracle", "run": str(self.run), "arch": self.config.arch,
+                "objective": self.config.objective, "seed": self.config.seed, "dataset": self.identity["dataset"]}

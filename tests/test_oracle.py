@@ -1,0 +1,293 @@
+"""The oracle: the verdict head's linearity in the state, the metrics, a state-blind arm that
+cannot see the state, and tiny end-to-end runs of every arm on a tiny probe dataset whose
+verdicts come from the real Lean (``certify --probes``)."""
+import json
+import shutil
+from dataclasses import fields
+
+import pytest
+import torch
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chains.rules import Event
+from chains.trees import parse_polish
+from leanbridge.cli import main as certify
+from oracle.cli import main as train_oracle
+from oracle.data import load_probe_dataset, sample_probe_batch
+from oracle.evaluate import OracleEvalConfig, guard, hard_class
+from oracle.model import ARCHS, STATEFUL, Oracle, OracleModelConfig, VerdictHead
+from oracle.scorer import TrainedOracle
+from oracle.train import OracleConfig, OracleTrainer, train
+from tracker.train import CheckpointError
+
+# every arm with the objectives it trains under (combo needs a carried state)
+ARMS = [(arch, "plain") for arch in ARCHS] + [(arch, "combo") for arch in STATEFUL]
+EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=50)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread (and a loaded machine makes two threads wait on
+    each other); the count is restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# ---- the head and the metrics ------------------------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.floats(-3, 3), st.floats(-3, 3))
+def test_the_verdict_head_is_linear_in_the_state_for_each_probe(seed, a, b):
+    torch.manual_seed(seed)
+    head = VerdictHead(16, 8, 5).double()
+    for p in head.parameters():
+        torch.nn.init.normal_(p)
+    e = torch.randn(3, 8, dtype=torch.float64)  # three probes
+    z1, z2 = torch.randn(16, dtype=torch.float64), torch.randn(16, dtype=torch.float64)
+    prior = head(torch.zeros(16, dtype=torch.float64), e)  # what the probe alone says
+    mixed = head(a * z1 + b * z2, e) - prior
+    assert torch.allclose(mixed, a * (head(z1, e) - prior) + b * (head(z2, e) - prior), atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans(), st.integers(0, 5)), min_size=2, max_size=60))
+def test_balanced_accuracy_is_the_mean_of_the_two_recalls(probes):
+    true = torch.tensor([p[0] for p in probes])
+    pred = torch.tensor([p[1] for p in probes])
+    chain = torch.tensor([p[2] for p in probes])
+    out = hard_class(true, pred, chain, 6, EVAL)
+    if true.all() or (~true).all():
+        assert out["balanced"] is None
+        return
+    recall_a = (true & pred).sum().item() / true.sum().item()
+    recall_r = (~true & ~pred).sum().item() / (~true).sum().item()
+    assert out["balanced"] == pytest.approx((recall_a + recall_r) / 2)
+    assert out["low"] <= out["high"] and 0 <= out["low"] and out["high"] <= 1
+
+
+def test_a_perfect_oracle_has_a_degenerate_interval_and_a_perfect_guard():
+    true = torch.tensor([True, False] * 20)
+    out = hard_class(true, true.clone(), torch.arange(40) % 7, 7, EVAL)
+    assert out["balanced"] == out["low"] == out["high"] == 1.0
+    score = true.float() * 0.9 + 0.05
+    g = guard(true, score, 0.9)
+    assert g["kept_accepted"] >= 0.9 and g["rejected_rejected"] == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.floats(0, 1)), min_size=2, max_size=80), st.floats(0.5, 0.99))
+def test_the_guard_keeps_at_least_the_asked_share_of_accepted_probes(probes, keep):
+    true = torch.tensor([p[0] for p in probes])
+    score = torch.tensor([p[1] for p in probes])
+    g = guard(true, score, keep)
+    if true.all() or (~true).all():
+        assert g["threshold"] is None
+        return
+    assert g["kept_accepted"] >= keep - 1e-9
+    assert 0 <= g["rejected_rejected"] <= 1
+
+
+# ---- a tiny probe dataset, verdicts from the real Lean ------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("oracle")
+    result = CliRunner().invoke(certify, ["--atoms", "4", "--tier", "1", "--chains", "20", "--test-chains", "8",
+                                          "--test-lengths", "8,16", "--probes", "--out", str(root / "data"),
+                                          "--store", str(root / "store.sqlite")])
+    if result.exit_code != 0 and "--probes" in result.output and "No such option" in result.output:
+        pytest.skip("certify --probes (probe verdicts from Lean) is not on this branch yet")
+    assert result.exit_code == 0, result.output
+    return root / "data"
+
+
+def test_probe_tensors_agree_with_the_chains(tiny):
+    data = load_probe_dataset(tiny)
+    train_split = data.train
+    n, t = train_split["items"].shape
+    assert train_split["probes"].shape[:2] == (n, t - 1) and set(data.tests) == {8, 16}
+    # the true proof state at step 0 is the state the chain starts from: (start, goal)
+    assert torch.equal(train_split["truth_items"][:, 0], train_split["items"][:, 0])
+    # every gold probe was accepted by Lean (accepted or complete), and the last one completes the proof
+    gold = data.kinds.index("gold")
+    is_gold = train_split["kinds"] == gold
+    accepted = data.accepting[train_split["verdicts"][is_gold].long()]
+    assert bool(accepted.all())
+    last = train_split["verdicts"][:, -1][train_split["kinds"][:, -1] == gold].long()
+    assert {data.verdicts[v] for v in last.tolist()} == {"complete"}
+    # partners start from their own start with the chain's goal
+    tree_len = data.tracker.tree_len
+    goal = data.item_tokens[train_split["items"][:, 0].long(), tree_len:2 * tree_len]
+    mate_goal = data.item_tokens[train_split["partner_items"][:, :, 0].long(), tree_len:2 * tree_len]
+    assert torch.equal(mate_goal, goal[:, None].expand_as(mate_goal))
+    again = load_probe_dataset(tiny)  # from the cache
+    assert torch.equal(again.train["probes"], train_split["probes"])
+
+
+def test_a_dataset_without_probes_is_refused(tiny, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(tiny, data, ignore=shutil.ignore_patterns(".cache"))
+    manifest = json.loads((data / "manifest.json").read_text())
+    del manifest["probes"]
+    (data / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(train_oracle, ["--data", str(data), "--steps", "2", "--out", str(tmp_path / "run")])
+    assert result.exit_code != 0 and "certify --probes" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("arch,objective", ARMS)
+def test_the_verdict_head_trains_end_to_end_for_every_arm(tiny, arch, objective):
+    """On one batch, sixty optimiser steps lower the verdict loss by a tenth at least, and the
+    gradient reaches the tracker wherever the arm has one."""
+    data = load_probe_dataset(tiny)
+    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=100)
+    trainer = OracleTrainer(config, data)
+    batch = sample_probe_batch(data, 6, objective == "combo", torch.Generator().manual_seed(3))
+    first = None
+    for step in range(60):
+        losses = trainer.losses(batch, step=config.steps)  # the terms at full weight
+        trainer.optimizer.zero_grad()
+        sum(losses.values()).backward()
+        if step == 0:
+            first = losses["verdict"].item()
+            if trainer.model.tracker is not None:
+                grads = [p.grad for p in trainer.model.tracker.parameters() if p.grad is not None]
+                assert grads and sum(g.abs().sum().item() for g in grads) > 0
+            assert set(losses) == ({"verdict", "nextlat", "invariance"} if objective == "combo" else {"verdict"})
+        trainer.optimizer.step()
+    assert losses["verdict"].item() < 0.9 * first
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_the_blind_arm_cannot_see_the_state(tiny_data, seed):
+    """Its verdicts on a chain's probes do not change when the chain (its start, goal and
+    events) is replaced by another history; the recurrence's do, so the test can tell."""
+    data = tiny_data
+    generator = torch.Generator().manual_seed(seed)
+    batch = sample_probe_batch(data, 4, False, generator)
+    items = batch.histories.items
+    rows = torch.randint(0, len(data.train["items"]), (4,), generator=generator)  # other chains
+    other = data.train["items"][rows].long()
+    other[:, 1:] = other[:, 1 + torch.randperm(other.shape[1] - 1, generator=generator)]  # events reordered
+    other_truth = data.train["truth_items"][rows].long()
+    answers = {}
+    for arch in ("blind", "recurrence"):
+        torch.manual_seed(seed)
+        model = Oracle(OracleModelConfig(arch=arch, width=32, probe_width=16), data.item_tokens, data.probe_tokens,
+                       data.tracker.vocab.size, len(data.verdicts))
+        for p in model.parameters():  # not an untrained head that scores every state alike
+            torch.nn.init.normal_(p, std=0.3)
+        with torch.no_grad():
+            answers[arch] = [model(h, batch.probes, truth)[0] for h, truth in
+                             ((items, batch.truth_items), (other, other_truth))]
+    assert torch.equal(answers["blind"][0], answers["blind"][1])
+    changed = (answers["recurrence"][0] - answers["recurrence"][1]).abs().max()
+    assert changed > 1e-4 or torch.equal(items, other)
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tiny):
+    return load_probe_dataset(tiny)
+
+
+REPORT_KEYS = {"arch", "objective", "seed", "steps", "accuracy", "all_right", "by_kind_by_length", "pooled",
+               "pair_distance", "unrelated_distance", "seconds", "steps_per_second", "dataset", "lean",
+               "verdict_classes", "parameters", "config"}
+
+
+@pytest.mark.parametrize("arch,objective", ARMS)
+def test_every_arm_writes_a_report(tiny, tmp_path, arch, objective):
+    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, steps=3, batch_chains=4, width=32,
+                          probe_width=16, checkpoint_every=2)
+    report = train(config, tmp_path, show_progress=False, eval_config=EVAL)
+    assert REPORT_KEYS <= set(report)
+    assert set(report["accuracy"]) == set(report["all_right"]) == {"8", "16"}
+    assert all(0 <= v <= 1 for v in report["accuracy"].values())
+    pooled = report["pooled"]
+    assert set(pooled["hard"]) == {"1", "2-3", "4-6", "7-12", "13-64", "65+"}
+    assert sum(map(sum, pooled["confusion"])) > 0 and pooled["guard"]["depths"] == [4, 6]
+    assert bool(report["pair_distance"]) == (arch in STATEFUL)
+    assert all(torch.isfinite(torch.tensor(v)) for v in report["final_losses"].values())
+    assert all((tmp_path / name).stat().st_size > 0 for name in ("accuracy.png", "kinds.png", "depth.png"))
+
+
+def test_combo_is_refused_for_an_arm_without_a_state():
+    for arch in set(ARCHS) - set(STATEFUL):
+        with pytest.raises(ValueError, match="plain"):
+            OracleConfig(arch=arch, objective="combo")
+
+
+def test_resume_continues_to_the_same_weights(tiny, tmp_path, tiny_data):
+    config = OracleConfig(data=str(tiny), objective="combo", steps=6, batch_chains=4, width=32, checkpoint_every=3)
+    train(config, tmp_path / "straight", show_progress=False, eval_config=EVAL, data=tiny_data)
+    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)
+    trainer = OracleTrainer(config, tiny_data)  # a run stopped after 3 steps, right after its checkpoint
+    for step in range(3):
+        trainer.train_step(step)
+        trainer.step += 1
+    (tmp_path / "resumed").mkdir()
+    torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
+    report = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=tiny_data)
+    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+    assert resumed["step"] == 6 and report["steps"] == 6
+    for name, value in straight["model"].items():
+        assert torch.allclose(value, resumed["model"][name], atol=1e-6), name
+    other = OracleConfig(**{**config.__dict__, "seed": 1})
+    with pytest.raises(CheckpointError, match="seed"):
+        train(other, tmp_path / "resumed", resume=True, show_progress=False, data=tiny_data)
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        train(config, tmp_path / "nowhere", resume=True, show_progress=False, data=tiny_data)
+
+
+def test_command_writes_report_and_plots(tiny, tmp_path):
+    out = tmp_path / "run"
+    args = ["--data", str(tiny), "--steps", "2", "--batch-chains", "4", "--width", "32", "--out", str(out), "--quiet"]
+    result = CliRunner().invoke(train_oracle, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["steps"] == 2 and report["arch"] == "recurrence" and report["objective"] == "combo"
+    assert (out / "checkpoint.pt").is_file()
+    resumed = CliRunner().invoke(train_oracle, args + ["--resume"])
+    assert resumed.exit_code == 0, resumed.output
+    bad = CliRunner().invoke(train_oracle, ["--data", str(tmp_path / "nowhere"), "--out", str(out)])
+    assert bad.exit_code != 0 and "manifest" in bad.output and "Traceback" not in bad.output
+    combo_blind = CliRunner().invoke(train_oracle, ["--data", str(tiny), "--arch", "blind"])
+    assert combo_blind.exit_code != 0 and "plain" in combo_blind.output
+
+
+def test_every_training_setting_is_an_option_of_the_command():
+    options = {p.name for p in train_oracle.params} - {"out", "resume", "threads", "quiet", "help"}
+    assert options == {f.name for f in fields(OracleConfig)}
+
+
+@pytest.mark.parametrize("arch,objective", [("recurrence", "combo"), ("probe-slot", "combo"), ("truth", "plain"),
+                                            ("blind", "plain")])
+def test_a_trained_run_scores_any_history_as_evaluation_does(tiny, tiny_data, tmp_path, arch, objective):
+    """The scorer the prover reads (start, goal and events as trees and events, no dataset)
+    gives the probabilities the evaluation gives on the dataset's chains."""
+    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, steps=3, batch_chains=4, width=32,
+                          probe_width=16)
+    trainer = OracleTrainer(config, tiny_data)
+    for step in range(3):
+        trainer.train_step(step)
+    trainer.step = 3
+    (tmp_path / "run").mkdir()
+    torch.save(trainer.checkpoint(), tmp_path / "run" / "checkpoint.pt")
+    scorer = TrainedOracle(tmp_path / "run")
+    split = tiny_data.tests[8]
+    records = [json.loads(line) for line in (tiny / "test-8.jsonl").read_text().splitlines()][:3]
+    model = trainer.model.eval()
+    with torch.no_grad():
+        r, _ = model.reader(split["items"][:3].long(), split["truth_items"][:3].long())
+        expected = model.score(r, split["probes"][:3].long()).softmax(-1)[..., tiny_data.accepting].sum(-1)
+    atoms = tiny_data.tracker.vocab.atoms
+    for t in (0, 5):
+        histories = [(parse_polish(rec["start"], atoms), parse_polish(rec["end"], atoms),
+                      [Event.parse(e) for e in rec["events"][:t]]) for rec in records]
+        candidates = [[Event.parse(p[1]) for p in rec["probes"][t]] for rec in records]
+        got = torch.tensor(scorer.score(histories, candidates))
+        assert torch.allclose(got, expected[:, t], atol=1e-5)

@@ -1,0 +1,64 @@
+"""The judge of the registered oracle comparison: a prediction is decided only when the runs it
+ranges over are in, and each verdict follows from the measured numbers."""
+import importlib.util
+from pathlib import Path
+
+_path = Path(__file__).resolve().parents[1] / "benchmarks" / "oracle_comparison.py"
+_spec = importlib.util.spec_from_file_location("oracle_comparison", _path)
+comparison = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(comparison)
+
+LENGTHS = (8, 16, 64, 256, 1024, 4096)
+BANDS = ("1", "2-3", "4-6", "7-12", "13-64", "65+")
+
+
+def report(arm: str, seed: int, accuracy: float = 1.0, hard: dict | None = None, guard: float = 0.9) -> dict:
+    arch, objective = comparison.ARMS[arm]
+    hard = hard or {}
+    return {"arch": arch, "objective": objective, "seed": seed, "steps": 1,
+            "accuracy": {str(n): accuracy for n in LENGTHS}, "all_right": {str(n): float(accuracy == 1.0)
+                                                                           for n in LENGTHS},
+            "pooled": {"hard": {b: {"balanced": hard.get(b, 0.9)} for b in BANDS},
+                       "guard": {"rejected_rejected": guard}},
+            "pair_distance": {}, "unrelated_distance": {}, "steps_per_second": 1.0}
+
+
+def full_batch(**overrides) -> list[dict]:
+    """Every registered run, numbers that pass every prediction unless overridden per arm."""
+    defaults = {"combo": {"hard": {"1": 1.0, "4-6": 1.0, "7-12": 1.0}},
+                "plain": {"hard": {"1": 1.0, "4-6": 0.8}},
+                "transformer": {"accuracy": 0.7, "hard": {"1": 0.8, "4-6": 0.6, "7-12": 0.6}},
+                "blind": {"accuracy": 0.6, "hard": {"1": 0.6}},
+                "truth": {},
+                "control": {"accuracy": 0.58}}
+    defaults.update(overrides)
+    return [report(arm, seed, **defaults[arm]) for arm in comparison.ARMS for seed in comparison.SEEDS]
+
+
+def verdicts(runs: list[dict]) -> dict[str, str]:
+    return {p["id"]: p["verdict"] for p in comparison.judge(runs)}
+
+
+def test_every_prediction_passes_on_numbers_that_meet_it():
+    assert set(verdicts(full_batch()).values()) == {"pass"}
+
+
+def test_nothing_is_decided_without_the_runs_it_ranges_over():
+    assert set(verdicts([]).values()) == {"untested"}
+    one_seed = [r for r in full_batch() if r["seed"] == 0]
+    assert set(verdicts(one_seed).values()) == {"untested"}
+
+
+def test_each_prediction_fails_on_numbers_that_break_it():
+    assert verdicts(full_batch(combo={"accuracy": 0.9999, "hard": {"1": 1.0}}))["combo_exact_short"] == "fail"
+    assert verdicts(full_batch(control={"accuracy": 0.95}))["control_fails"] == "fail"
+    assert verdicts(full_batch(blind={"hard": {"1": 0.95}}))["tracking_exists"] == "fail"
+    # the combination loses more than half of what the plain recurrence loses from depth 1 to 4-6
+    broken = full_batch(combo={"hard": {"1": 1.0, "4-6": 0.85, "7-12": 1.0}})
+    assert verdicts(broken)["exactness_carries"] == "fail"
+    # or is within 5 points of the transformer at 7-12
+    close = full_batch(transformer={"hard": {"1": 0.8, "4-6": 0.6, "7-12": 0.97}})
+    assert verdicts(close)["exactness_carries"] == "fail"
+    runs = full_batch()
+    runs[0]["pooled"]["guard"]["rejected_rejected"] = 0.4  # combo seed 0
+    assert verdicts(runs)["prover_guard"] == "fail"
