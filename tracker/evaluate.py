@@ -34,8 +34,8 @@ class EvalConfig:
     transformer_max_length: int = 1024  # the transformer's cost grows with L^2; longer splits are skipped
     chunk: int = 512  # histories run in lockstep at once
     # torch threads while evaluating [None: the caller's]. The views come out bit for bit the same
-    # at any count (threads split the rows, not the sums), so a run trained at one thread can be
-    # evaluated on every core without changing a bit of its report.
+    # at 1 and 2 threads (tests/test_tracker.py holds it), so a run trained at one thread can be
+    # evaluated on every core without changing its report.
     threads: int | None = None
 
 

@@ -1,8 +1,9 @@
 """Named training schedules: presets of TrainConfig settings.
 
 ``default`` is TrainConfig's own defaults, the recipe the registered comparison runs (12,000
-steps of 28 chains); its meaning never changes. ``fast`` is the cheapest recipe found exact at
-4,096 events on every seed tried (``benchmarks/time_to_exact.py``, README "Time to exact").
+steps of 28 chains); its meaning never changes. ``fast`` is issue 14's short recipe, the one
+``make run`` trains (how it was found and how it fares: README "Time to exact",
+``benchmarks/time_to_exact.py``).
 A report records the schedule its settings are closest to and the settings where they depart from it.
 """
 from __future__ import annotations
