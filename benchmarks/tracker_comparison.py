@@ -188,9 +188,16 @@ def finished_report(name: str, seed: int, base: TrainConfig, runs: Path) -> dict
     path = run_dir(name, seed, runs) / "report.json"
     if path.is_file():
         report = json.loads(path.read_text())
-        if report.get("config") == asdict(config):
+        if same_settings(report.get("config", {}), config):
             return report
     return None
+
+
+def same_settings(stored: dict, config: TrainConfig) -> bool:
+    """A report's stored config is ``config``; a setting added to TrainConfig after the run counts
+    at its default (which is what the run trained with)."""
+    current, defaults = asdict(config), asdict(TrainConfig())
+    return set(stored) <= set(current) and all(stored.get(k, defaults[k]) == v for k, v in current.items())
 
 
 def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: EvalConfig, quiet: bool,

@@ -2,7 +2,7 @@
 runs of every objective and every architecture on a tiny dataset certified by the real Lean."""
 import json
 import shutil
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pytest
 import torch
@@ -15,9 +15,11 @@ from chains.space import Domain
 from leanbridge.certify import certify_dataset
 from tracker.cli import main as train_tracker
 from tracker.data import load_dataset, sample_batch
-from tracker.evaluate import EvalConfig
+from tracker.evaluate import EvalConfig, end_views, evaluate
 from tracker.models import ARCHS, ModelConfig, build_model
 from tracker.objectives import OBJECTIVES, centred_cosine_distance, invariance, metric, output_tv, schedule
+from tracker.schedules import SCHEDULES, schedule_of, scheduled
+from tracker.stopping import StopConfig, StopRule
 from tracker.train import CheckpointError, TrainConfig, Trainer, train
 
 floats = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
@@ -234,7 +236,9 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
 def test_every_training_setting_is_an_option_of_the_command():
     """The command builds its TrainConfig from its options by name: a setting without an option
     could never be changed from the command line, an option without a setting would be refused."""
-    options = {p.name for p in train_tracker.params} - {"eval_chains", "out", "resume", "threads", "quiet", "help"}
+    options = {p.name for p in train_tracker.params} - {"schedule", "eval_chains", "eval_threads", "check_every",
+                                                         "check_chains", "check_patience", "out", "resume",
+                                                         "threads", "quiet", "help"}
     assert options == {f.name for f in fields(TrainConfig)}
 
 
@@ -250,3 +254,97 @@ def test_a_tier2_tracker_trains_and_reads_trees_of_every_size(tmp_path):
     report = train(config, tmp_path / "run", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
     _check_report(report, "combo", "recurrence")
     assert report["dataset"]["tier"] == 2
+
+
+# ---- schedules, stopping when exact, evaluation speed --------------------------------------------
+
+def test_the_default_schedule_is_the_registered_recipe():
+    assert scheduled("default") == TrainConfig()
+    assert schedule_of(TrainConfig(seed=2, data="elsewhere")) == {"name": "default", "overrides": {}}
+    fast = scheduled("fast", seed=3)
+    assert fast.seed == 3 and schedule_of(fast) == {"name": "fast", "overrides": {}}
+    assert schedule_of(replace(fast, steps=7)) == {"name": "fast", "overrides": {"steps": 7}}
+    with pytest.raises(ValueError, match="unknown schedule"):
+        scheduled("slow")
+
+
+def test_the_command_records_its_schedule_and_explicit_options_override_it(tiny, tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_tracker, ["--data", str(tiny), "--schedule", "fast", "--steps", "3",
+                                                "--batch-chains", "4", "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["schedule"] == {"name": "fast", "overrides": {"steps": 3, "batch_chains": 4}}
+    fast = SCHEDULES["fast"]
+    assert all(report["config"][k] == v for k, v in fast.items() if k not in ("steps", "batch_chains"))
+
+
+def test_stop_rule_needs_every_length_for_patience_checks_in_a_row():
+    rule = StopRule(StopConfig(every=5, patience=2), (8, 16))
+    assert not rule.record(5, 1.0, {"8": 1.0, "16": 1.0})
+    assert not rule.record(10, 2.0, {"8": 1.0, "16": 0.5})  # the streak breaks
+    assert not rule.record(15, 3.0, {"8": 0.5})  # a check that stopped at the first failing length
+    assert not rule.record(20, 4.0, {"8": 1.0, "16": 1.0})
+    assert rule.record(25, 5.0, {"8": 1.0, "16": 0.995})
+    assert rule.became_exact == {"step": 20, "seconds": 4.0, "exact": {"8": 1.0, "16": 1.0}}
+
+
+def test_training_stops_once_exact_and_records_when(tiny, tmp_path):
+    """At threshold 0 every check passes: the run stops at the second check, records the first as
+    the moment it became exact, checkpoints there, and still evaluates every split in full."""
+    config = TrainConfig(data=str(tiny), objective="plain", steps=40, batch_chains=4)
+    stop = StopConfig(every=3, chains=4, patience=2, threshold=0.0)
+    report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), stop=stop)
+    s = report["stop"]
+    assert s["stopped_early"] and report["steps"] == s["stopped_at_step"] == 6
+    assert [c["step"] for c in s["checks"]] == [3, 6] and set(s["checks"][0]["exact"]) == {"8", "16"}
+    assert s["exact_at_step"] == 3 and s["exact_at_seconds"] == s["checks"][0]["seconds"] > 0
+    assert s["wall_seconds"] == pytest.approx(s["train_seconds"] + s["check_seconds"], abs=0.02)
+    assert set(report["exact"]) == {"8", "16"}  # the full evaluation still ran
+    assert s["unseen_chains"] == 4  # of the 8 chains per split, the checks read the last 4
+    assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["step"] == 6
+
+
+def test_checks_do_not_change_what_is_trained(tiny, tmp_path):
+    """A check reads no batch and draws no random number: the weights after N steps are the same
+    with or without checks."""
+    config = TrainConfig(data=str(tiny), objective="combo", steps=6, batch_chains=4)
+    eval_config = EvalConfig(pair_lengths=(8,))
+    train(config, tmp_path / "plain", show_progress=False, eval_config=eval_config)
+    train(config, tmp_path / "checked", show_progress=False, eval_config=eval_config,
+          stop=StopConfig(every=2, chains=4, patience=100))
+    a = torch.load(tmp_path / "plain" / "checkpoint.pt", weights_only=False)["model"]
+    b = torch.load(tmp_path / "checked" / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def _views_padded_every_step(model, items):
+    """The evaluation before it dropped the padding token slots: every step reads all E slots."""
+    k_all, v_all, m_all, inverse = model._keys_values(items)
+    w = model.w0.expand(items.shape[0], -1)
+    for t in range(items.shape[1]):
+        w = model._update(w, k_all[inverse[:, t]], v_all[inverse[:, t]], m_all[inverse[:, t]])
+    return model.ln_out(w)
+
+
+def test_faster_evaluation_gives_the_same_bits(tiny):
+    """Dropping the padding token slots, inference mode and the thread count leave every view of
+    the evaluation bit for bit as it was."""
+    data = load_dataset(tiny)
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(width=32), data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len)
+    items = data.tests[16]["chain_items"].long()  # equal lengths, so no row finishes early
+    with torch.no_grad():
+        old = _views_padded_every_step(model, items)
+    threads = torch.get_num_threads()
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            assert torch.equal(end_views(model, items, chunk=len(items)), old)
+    finally:
+        torch.set_num_threads(threads)
+    first = evaluate(model, data, EvalConfig(pair_lengths=(8,), threads=1))
+    again = evaluate(model, data, EvalConfig(pair_lengths=(8,), threads=2))
+    first.pop("correct"), again.pop("correct")
+    assert {k: v for k, v in first.items() if "seconds" not in k and k != "eval_threads"} == \
+        {k: v for k, v in again.items() if "seconds" not in k and k != "eval_threads"}

@@ -3,22 +3,29 @@ and write a checkpoint, report.json and plots into --out."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
 import torch
+from click.core import ParameterSource
 
 from chains.files import output_directory
 from leanbridge.cliutil import user_errors
 from tracker.evaluate import EvalConfig
 from tracker.models import ARCHS
 from tracker.objectives import OBJECTIVES
+from tracker.schedules import SCHEDULES, scheduled
+from tracker.stopping import StopConfig
 from tracker.train import CheckpointError, TrainConfig, TrainingInterrupted, train
 
 D = TrainConfig()  # the defaults shown by --help
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--schedule", type=click.Choice(tuple(SCHEDULES)), default="default", show_default=True,
+              help="Named preset of the training settings below (default: the registered comparison's recipe; "
+                   "fast: issue 14's short recipe, see the README). Options given explicitly override it.")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default=D.objective, show_default=True,
               help="plain: CE after every event; invariance/control: CE + mu(1 - centred cosine) on equivalent/"
                    "inequivalent pairs; nextlat: CE + next-latent prediction; metric: CE + Nerode metric loss; "
@@ -65,21 +72,41 @@ D = TrainConfig()  # the defaults shown by --help
               help="Fraction of steps of the metric loss's ramp.")
 @click.option("--gamma", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=D.gamma,
               show_default=True, help="Discount of the metric loss.")
+@click.option("--ticks", type=click.IntRange(1), default=D.ticks, show_default=True,
+              help="Recurrence: attention + MLP updates of the slot per event.")
+@click.option("--slot-init", type=click.FloatRange(min=0, min_open=True), default=D.slot_init, show_default=True,
+              help="Recurrence: scale of the start slot's normal init (small: the first item writes the slot).")
+@click.option("--embed-init-std", type=click.FloatRange(min=0, min_open=True), default=D.embed_init_std,
+              show_default=True, help="Std of the token embeddings at init.")
 @click.option("--checkpoint-every", type=click.IntRange(1), default=D.checkpoint_every, show_default=True,
               help="Steps between checkpoints.")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
+@click.option("--eval-threads", type=click.IntRange(1), default=None,
+              help="Torch threads for the evaluation [default: one per core]; the report's bits do not depend on it.")
+@click.option("--check-every", type=click.IntRange(0), default=0, show_default=True,
+              help="Stop when exact: every N steps read a few held-out chains of every length (shortest first) "
+                   "and stop after --check-patience passing checks in a row (0: no checks).")
+@click.option("--check-chains", type=click.IntRange(1), default=StopConfig.chains, show_default=True,
+              help="Held-out chains per length a check reads (the last ones of each split).")
+@click.option("--check-patience", type=click.IntRange(1), default=StopConfig.patience, show_default=True,
+              help="Passing checks in a row that end training.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory [default: runs/<arch>-<objective>-s<seed>].")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out (same settings).")
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="Torch threads [default: torch's, one per core]. Runs repeat bit for bit at a fixed count of one.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def main(eval_chains: int, out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
+def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
+         check_patience: int, out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
-    # every other option is a TrainConfig field of the same name
+    # every other option is a TrainConfig field of the same name; the schedule sets those not given
+    context = click.get_current_context()
+    given = {name: value for name, value in settings.items()
+             if context.get_parameter_source(name) != ParameterSource.DEFAULT}
     try:
-        config = TrainConfig(**{**settings, "data": str(settings["data"])})
+        config = scheduled(schedule, **{**given, "data": str(settings["data"])})
+        stop = StopConfig(every=check_every, chains=check_chains, patience=check_patience)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if threads is not None:
@@ -90,10 +117,12 @@ def main(eval_chains: int, out: Path | None, resume: bool, threads: int | None, 
     with user_errors(CheckpointError, TrainingInterrupted, ValueError,
                      interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
             output_directory(out):
-        report = train(config, out, resume=resume, show_progress=not quiet,
-                       eval_config=EvalConfig(max_chains=eval_chains))
-    shown = {k: report[k] for k in ("objective", "arch", "seed", "steps", "exact", "pair_distance", "pair_growth",
-                                    "unrelated_distance", "seconds", "steps_per_second")}
+        report = train(config, out, resume=resume, show_progress=not quiet, stop=stop,
+                       eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()))
+    shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "steps", "exact", "pair_distance",
+                                    "pair_growth", "unrelated_distance", "seconds", "steps_per_second")}
+    if "stop" in report:
+        shown["stop"] = {k: v for k, v in report["stop"].items() if k not in ("checks", "config")}
     click.echo(json.dumps(shown, indent=2))
     click.echo(f"wrote {out / 'report.json'}, {out / 'checkpoint.pt'}, {out / 'exact.png'}, "
                f"{out / 'pair_distance.png'}")

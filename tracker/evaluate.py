@@ -17,6 +17,7 @@ in lockstep. Reported per chain length L:
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -32,20 +33,43 @@ class EvalConfig:
     pair_lengths: tuple[int, ...] = (8, 64, 256)  # lengths at which partner distances are measured
     transformer_max_length: int = 1024  # the transformer's cost grows with L^2; longer splits are skipped
     chunk: int = 512  # histories run in lockstep at once
+    # torch threads while evaluating [None: the caller's]. The views come out bit for bit the same
+    # at 1 and 2 threads (tests/test_tracker.py holds it), so a run trained at one thread can be
+    # evaluated on every core without changing its report.
+    threads: int | None = None
 
 
-@torch.no_grad()
+@contextmanager
+def torch_threads(n: int | None):
+    """Run the block at ``n`` torch threads (None: as they are), then restore the caller's count."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n or before)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@torch.inference_mode()
 def end_views(model: Tracker, items: torch.Tensor, chunk: int) -> torch.Tensor:
     """items (H, T) -> view at each history's end (H, C), in chunks of ``chunk`` histories."""
     return torch.cat([model.final_view(part.long()) for part in items.split(chunk)])
 
 
-@torch.no_grad()
 def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig()) -> dict:
     was_training = model.training
     model.eval()
+    try:
+        with torch_threads(config.threads), torch.inference_mode():
+            return _evaluate(model, data, config)
+    finally:
+        model.train(was_training)
+
+
+def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
     started = time.perf_counter()
     exact: dict[str, float | None] = {}
+    correct: dict[str, torch.Tensor] = {}  # per length: (N,) whether each chain's tree came out right
     pair: dict[str, float] = {}
     unrelated: dict[str, float] = {}
     seconds: dict[str, float] = {}
@@ -60,7 +84,8 @@ def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig(
         ends = split["end"][: config.max_chains]
         z = end_views(model, items, config.chunk)  # (N, C)
         predicted = model.readout(z).argmax(-1)  # (N, P)
-        exact[str(length)] = (predicted == data.tree_tokens[ends]).all(-1).float().mean().item()
+        correct[str(length)] = (predicted == data.tree_tokens[ends]).all(-1)
+        exact[str(length)] = correct[str(length)].float().mean().item()
         other = torch.roll(torch.arange(len(ends)), 1)
         differ = ends != ends[other]
         if bool(differ.any()):
@@ -76,10 +101,9 @@ def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig(
     growth = None
     if len(lengths) >= 2 and pair[str(lengths[0])] > 0:
         growth = pair[str(lengths[-1])] / pair[str(lengths[0])]
-    model.train(was_training)
     shortest = str(min(data.tests)) if data.tests else None
     return {"exact": exact, "pair_distance": pair, "pair_growth": growth,
             "pair_growth_lengths": [lengths[0], lengths[-1]] if len(lengths) >= 2 else None,
             "unrelated_distance": unrelated.get(shortest) if shortest else None,
             "unrelated_distance_by_length": unrelated, "eval_seconds": round(time.perf_counter() - started, 3),
-            "eval_seconds_by_length": seconds}
+            "eval_seconds_by_length": seconds, "eval_threads": torch.get_num_threads(), "correct": correct}

@@ -32,6 +32,8 @@ class ModelConfig:
     heads: int = 4  # transformer and DeltaProduct heads
     householders: int = 2  # DeltaProduct: Householder factors per event
     blocks: int = 2  # DeltaProduct blocks
+    slot_init: float = 1.0  # recurrence: the start slot w0 is slot_init * N(0, I); small lets the first item write it
+    embed_init_std: float = 0.02  # std of the token embedding table at init
 
     @property
     def layers(self) -> int:
@@ -94,7 +96,8 @@ class Tracker(nn.Module):
     def _init_weights(self) -> None:
         for module in self.modules():
             if isinstance(module, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(module.weight, std=0.02)
+                std = self.config.embed_init_std if isinstance(module, nn.Embedding) else 0.02
+                nn.init.normal_(module.weight, std=std)
                 if getattr(module, "bias", None) is not None:
                     nn.init.zeros_(module.bias)
 
@@ -114,7 +117,7 @@ class SlotRecurrence(Tracker):
     def __init__(self, config: ModelConfig, item_tokens, vocab_size, n_out, tree_len) -> None:
         super().__init__(config, item_tokens, vocab_size, n_out, tree_len)
         c = config.width
-        self.w0 = nn.Parameter(torch.randn(c))
+        self.w0 = nn.Parameter(torch.randn(c) * config.slot_init)
         self.key = nn.Linear(c, c, bias=False)
         self.value = nn.Linear(c, c, bias=False)
         self.ln_q = nn.LayerNorm(c)
@@ -153,12 +156,16 @@ class SlotRecurrence(Tracker):
         order = torch.argsort(lengths, descending=True, stable=True)
         undo = torch.argsort(order)
         inverse, lengths = inverse[order], lengths[order]
+        # tokens read at step t: the most any item at step t has (a start tree 7, an event at most
+        # 1 + its depth); the token slots after them are padding in every row, masked to weight 0
+        # exactly, so they are dropped rather than carried through every tick
+        used = m_all.sum(1)[inverse].amax(0).tolist() if len(lengths) else []  # (T,)
         w = self.w0.expand(items.shape[0], -1)
         views = []
         for t in range(int(lengths[0]) if len(lengths) else 0):
             live = int((lengths > t).sum())
-            idx = inverse[:live, t]
-            new = self._update(w[:live], k_all[idx], v_all[idx], m_all[idx])
+            idx, e = inverse[:live, t], max(1, used[t])
+            new = self._update(w[:live], k_all[:, :e][idx], v_all[:, :e][idx], m_all[:, :e][idx])
             w = torch.cat([new, w[live:]]) if live < len(w) else new
             if keep_all:
                 views.append(w if raw else self.ln_out(w))

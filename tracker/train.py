@@ -26,6 +26,7 @@ from tracker.data import (Batch, TrackerData, UnreadableFile, common_successor, 
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
 from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
+from tracker.stopping import StopConfig, StopRule, check_exact
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -56,20 +57,26 @@ class TrainConfig:
     metric_ramp: float = 0.1  # fraction of steps of its linear ramp
     gamma: float = 0.9  # metric loss discount (section 47)
     checkpoint_every: int = 500  # steps between checkpoints (one is also written at the end)
+    ticks: int = 4  # recurrence: attention + MLP updates per event
+    slot_init: float = 1.0  # recurrence: scale of the start slot's N(0, I) init
+    embed_init_std: float = 0.02  # std of the token embeddings at init
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
         if self.arch not in ARCHS:
             raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
-        if self.steps < 1 or self.batch_chains < 2 or self.width < 8 or self.checkpoint_every < 1:
-            raise ValueError("steps, checkpoint_every must be >= 1, batch_chains >= 2, width >= 8")
+        if self.steps < 1 or self.batch_chains < 2 or self.width < 8 or self.checkpoint_every < 1 or self.ticks < 1:
+            raise ValueError("steps, checkpoint_every, ticks must be >= 1, batch_chains >= 2, width >= 8")
+        if self.slot_init <= 0 or self.embed_init_std <= 0:
+            raise ValueError("slot_init and embed_init_std must be > 0")
         if not 0 < self.gamma < 1:
             raise ValueError("gamma must lie in (0, 1)")
 
     @property
     def model(self) -> ModelConfig:
-        return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm)
+        return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm, ticks=self.ticks,
+                           slot_init=self.slot_init, embed_init_std=self.embed_init_std)
 
     @property
     def terms(self) -> set[str]:
@@ -252,8 +259,10 @@ def config_from_checkpoint(blob: dict) -> TrainConfig:
 
 
 def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: bool = True,
-          eval_config: EvalConfig = EvalConfig(), data: TrackerData | None = None) -> dict:
-    """Train (or continue) into ``out``; evaluate; return the report (also written there)."""
+          eval_config: EvalConfig = EvalConfig(), data: TrackerData | None = None,
+          stop: StopConfig = StopConfig()) -> dict:
+    """Train (or continue) into ``out``, stopping early when ``stop`` says so; evaluate; return
+    the report (also written there)."""
     out = Path(out)
     data = data if data is not None else load_dataset(config.data)
     trainer = Trainer(config, data)
@@ -270,49 +279,84 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         trainer.load(blob)
     out.mkdir(parents=True, exist_ok=True)
 
-    timing = {"step": 0.0}
+    rule = StopRule(stop, tuple(sorted(data.tests)))
+    check_seconds = 0.0  # time spent in checks; they read no batch and draw no random number
     last_losses: dict[str, float] = {}
     bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc="train", unit="step",
                dynamic_ncols=True)
-    with _stop_requests() as stop:
+    with _stop_requests() as interrupt:
         while trainer.step < config.steps:
             t0 = time.perf_counter()
             last_losses = trainer.train_step(trainer.step)
-            elapsed = time.perf_counter() - t0
-            trainer.train_seconds += elapsed
-            timing["step"] += elapsed
+            trainer.train_seconds += time.perf_counter() - t0
             trainer.step += 1
             bar.update(1)
             if trainer.step % 20 == 0:
                 bar.set_postfix({k: f"{v:.4f}" for k, v in last_losses.items()})
-            if trainer.step % config.checkpoint_every == 0 or trainer.step == config.steps:
+            done = False
+            if stop.enabled and trainer.step % stop.every == 0:
+                t0 = time.perf_counter()
+                exact = check_exact(trainer.model, data, stop.chains, stop.threshold)
+                check_seconds += time.perf_counter() - t0
+                done = rule.record(trainer.step, trainer.train_seconds + check_seconds, exact)
+                if show_progress:
+                    bar.write(f"check at step {trainer.step}: exact {exact}")
+            if trainer.step % config.checkpoint_every == 0 or trainer.step == config.steps or done:
                 save_atomic(trainer.checkpoint(), path)
-            if stop["stop"]:
+            if interrupt["stop"]:
                 save_atomic(trainer.checkpoint(), path)
                 bar.close()
                 raise TrainingInterrupted(trainer.step, path)
+            if done:
+                break
     bar.close()
     if not path.is_file():  # resumed a finished run
         save_atomic(trainer.checkpoint(), path)
 
     results = evaluate(trainer.model, data, eval_config)
+    correct = results.pop("correct")  # per chain; only the stop report reads it
+    from tracker.schedules import schedule_of  # schedules build on TrainConfig, defined here
+
     report = {
-        "objective": config.objective, "arch": config.arch, "seed": config.seed, "steps": config.steps,
+        "objective": config.objective, "arch": config.arch, "seed": config.seed, "steps": trainer.step,
+        "schedule": schedule_of(config),
         **{k: results[k] for k in ("exact", "pair_distance", "pair_growth", "unrelated_distance")},
         "seconds": round(trainer.train_seconds, 2),
-        "steps_per_second": round(config.steps / trainer.train_seconds, 3) if trainer.train_seconds else None,
+        "steps_per_second": round(trainer.step / trainer.train_seconds, 3) if trainer.train_seconds else None,
         "dataset": data.identity["dataset"], "lean": data.identity["lean"],
         "package_version": package_version(), "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),  # bits repeat at the same thread count
         "parameters": sum(p.numel() for p in trainer.model.parameters()),
-        "compute_note": compute_note(config.arch),
+        "compute_note": compute_note(config),
         "final_losses": last_losses,
         "evaluation": {k: v for k, v in results.items()
                        if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance")},
         "config": asdict(config),
     }
+    if stop.enabled:
+        report["stop"] = stop_report(stop, rule, check_seconds, trainer, data, correct)
     write_report(report, out)
     return report
+
+
+def stop_report(stop: StopConfig, rule: StopRule, check_seconds: float, trainer: Trainer, data: TrackerData,
+                correct: dict[str, torch.Tensor]) -> dict:
+    """What the checks saw: when the tracker became exact, where training stopped, every check,
+    and exact at the longest length on the evaluated chains the checks never read."""
+    became = rule.became_exact
+    longest = str(max(data.tests))
+    # (N,) per evaluated chain (the first N of the split); the checks read the split's last stop.chains
+    correct = correct.get(longest, torch.zeros(0, dtype=torch.bool))
+    unseen = max(0, min(len(data.tests[int(longest)]["end"]) - stop.chains, len(correct)))
+    unseen_exact = correct[:unseen].float().mean().item() if unseen else None
+    return {"config": asdict(stop), "stopped_early": rule.streak >= stop.patience,
+            "exact_at_step": None if became is None else became["step"],
+            "exact_at_seconds": None if became is None else became["seconds"],
+            "stopped_at_step": trainer.step, "train_seconds": round(trainer.train_seconds, 2),
+            "check_seconds": round(check_seconds, 2),
+            "wall_seconds": round(trainer.train_seconds + check_seconds, 2),
+            f"exact_{longest}_unseen_by_checks": unseen_exact, "unseen_chains": unseen,
+            "checks": rule.checks}
 
 
 def write_report(report: dict, out: Path) -> None:
@@ -324,10 +368,12 @@ def write_report(report: dict, out: Path) -> None:
         write_plots([report], staging)
 
 
-def compute_note(arch: str) -> str:
+def compute_note(config: TrainConfig) -> str:
+    if config.arch == "recurrence" and (config.width, config.ticks) != (128, 4):
+        return f"slot recurrence, width {config.width}, {config.ticks} ticks per event"
     return {"recurrence": "slot recurrence, width 128, four ticks per event",
             "transformer": "causal transformer over events, depth 4, width 128: equal per-event compute "
                            "(12C^2 per layer per event vs ~46C^2 for the recurrence's event)",
             "transformer2x": "causal transformer over events, depth 8, width 128: ~2x the recurrence's "
                              "per-event compute",
-            "deltaproduct": "DeltaProduct, 2 blocks, 2 Householder factors per event, beta in (0, 2)"}[arch]
+            "deltaproduct": "DeltaProduct, 2 blocks, 2 Householder factors per event, beta in (0, 2)"}[config.arch]

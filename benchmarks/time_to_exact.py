@@ -1,0 +1,206 @@
+"""Benchmark: the cheapest training exact at 4,096 events (issue 14).
+
+Trains candidate recipes (named below) on given seeds, each run stopping once exact on a few
+held-out chains of every length for two checks in a row, then evaluates it on all 512 held-out
+chains per length. Every run becomes a row of ``results/time-to-exact.json`` (failures
+included): its settings, seed, steps, wall time, when it became exact, exact by length, the
+threads and the machine it ran on, and how many runs shared the machine with it. The figure
+``results/time-to-exact.png`` plots exact at 4,096 against training seconds.
+
+    python benchmarks/time_to_exact.py --candidates fast --seeds 0,1,2        # runs, one at a time
+    python benchmarks/time_to_exact.py --candidates fast,fast-b8 --workers 14 --machine device-16core
+    python benchmarks/time_to_exact.py --plot-only                            # table and figure from the JSON
+
+Wall times are whole-machine figures: read them with the machine, the torch threads and the
+runs in flight beside each row.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict
+from multiprocessing import get_context
+from pathlib import Path
+
+import click
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from tracker.evaluate import EvalConfig  # noqa: E402
+from tracker.schedules import SCHEDULES, scheduled  # noqa: E402
+from tracker.stopping import StopConfig  # noqa: E402
+from tracker.train import train  # noqa: E402
+
+EXACT = 0.99
+
+# candidate -> settings on top of TrainConfig's defaults (a named schedule is a candidate too).
+# Every recipe keeps the slot at a fixed norm, the default.
+CANDIDATES: dict[str, dict] = {
+    **{name: dict(settings) for name, settings in SCHEDULES.items()},
+    "default-3k": {"steps": 3_000},
+    "combo-1k5-b28": {"steps": 1_500, "lr": 3e-3, "warmup_steps": 50, "invariance_delay": 0.0},
+    "combo-1k-b28": {"steps": 1_000, "lr": 3e-3, "warmup_steps": 50, "invariance_delay": 0.0},
+    "combo-2k-b16": {"steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50, "invariance_delay": 0.0},
+    "combo-2k-b16-lr5": {"steps": 2_000, "batch_chains": 16, "lr": 5e-3, "warmup_steps": 50, "invariance_delay": 0.0},
+    "combo-3k-b8": {"steps": 3_000, "batch_chains": 8, "lr": 2e-3, "warmup_steps": 50, "invariance_delay": 0.0},
+    "combo-2k-b16-w64": {"steps": 2_000, "batch_chains": 16, "width": 64, "lr": 3e-3, "warmup_steps": 50,
+                         "invariance_delay": 0.0},
+    "combo-3k-b8-w64": {"steps": 3_000, "batch_chains": 8, "width": 64, "lr": 3e-3, "warmup_steps": 50,
+                        "invariance_delay": 0.0},
+    "plain-2k-b16": {"objective": "plain", "steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50},
+    "invariance-2k-b16": {"objective": "invariance", "steps": 2_000, "batch_chains": 16, "lr": 3e-3,
+                          "warmup_steps": 50, "invariance_delay": 0.0},
+    "nextlat-2k-b16": {"objective": "nextlat", "steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50},
+    "combo-2k-b16-late": {"steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50},
+    # the first fast schedule (plain objective), then with the invariance term on at 40%: the
+    # present fast schedule, run under this name on seeds 0 and 1
+    "fast-plain": {"objective": "plain", "ticks": 2, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 4_000},
+    "fast-invariance": {"objective": "invariance", "ticks": 2, "slot_init": 0.05, "embed_init_std": 1.0,
+                        "steps": 4_000, "invariance_delay": 0.4, "invariance_ramp": 0.1},
+    # the first placeholder of "fast", run on the device under that name (rows renamed)
+    "combo-1k5-b16": {"steps": 1_500, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50, "invariance_delay": 0.0},
+    "combo-2k-b16-floor": {"steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50,
+                           "invariance_delay": 0.0, "final_lr_fraction": 0.01},
+}
+
+
+def run_one(name: str, seed: int, data: str, runs: Path, stop: StopConfig, eval_chains: int, threads: int,
+            machine: str, in_flight: int, steps: int | None = None) -> dict:
+    """Train candidate ``name`` on ``seed`` (a fresh run) and return its row."""
+    torch.set_num_threads(threads)
+    settings = CANDIDATES[name] if steps is None else {**CANDIDATES[name], "steps": steps}
+    config = scheduled("default", **{**settings, "data": data, "seed": seed})
+    out = runs / f"{name}-s{seed}"
+    began = time.perf_counter()
+    report = train(config, out, show_progress=False, stop=stop,
+                   eval_config=EvalConfig(max_chains=eval_chains, threads=threads))
+    whole = time.perf_counter() - began
+    s = report["stop"]
+    longest = str(max(int(n) for n in report["exact"]))
+    return {"candidate": name, "settings": settings, "schedule": report["schedule"], "seed": seed,
+            "steps": report["steps"], "planned_steps": config.steps, "stopped_early": s["stopped_early"],
+            "exact_at_step": s["exact_at_step"], "exact_at_seconds": s["exact_at_seconds"],
+            "train_seconds": s["train_seconds"], "check_seconds": s["check_seconds"],
+            "wall_seconds": s["wall_seconds"], "eval_seconds": report["evaluation"]["eval_seconds"],
+            "eval_seconds_by_length": report["evaluation"]["eval_seconds_by_length"],
+            "run_seconds": round(whole, 2), "exact": report["exact"],
+            "exact_longest_unseen_by_checks": s[f"exact_{longest}_unseen_by_checks"],
+            "exact_at_longest": report["exact"][longest], "is_exact": report["exact"][longest] >= EXACT,
+            "pair_distance": report["pair_distance"], "unrelated_distance": report["unrelated_distance"],
+            "steps_per_second": report["steps_per_second"], "torch_threads": report["torch_threads"],
+            "eval_threads": report["evaluation"]["eval_threads"], "machine": machine, "runs_in_flight": in_flight,
+            "checks": s["checks"], "stop": asdict(stop), "eval_chains": eval_chains,
+            "torch_version": report["torch_version"], "dataset_id": report["dataset"]["dataset_id"]}
+
+
+def merge(rows: list[dict], path: Path) -> list[dict]:
+    """Add ``rows`` to the file's rows (a row with the same candidate, seed and machine is replaced)."""
+    old = json.loads(path.read_text())["runs"] if path.is_file() else []
+    key = lambda r: (r["candidate"], r["seed"], r["machine"])  # noqa: E731
+    fresh = {key(r) for r in rows}
+    merged = [r for r in old if key(r) not in fresh] + rows
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    with os.fdopen(fd, "w") as handle:
+        json.dump({"exact_threshold": EXACT, "runs": merged}, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, path)
+    return merged
+
+
+def table(rows: list[dict]) -> str:
+    head = ["candidate", "machine", "threads", "in flight", "seed", "steps", "exact at step", "wall s (train+checks)",
+            "exact@8", "exact@64", "exact@256", "exact@1024", "exact@4096", "eval@4096 s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["candidate"], r["machine"], str(r["torch_threads"]), str(r["runs_in_flight"]), str(r["seed"]),
+                 str(r["steps"]), str(r["exact_at_step"] or "–"), f"{r['wall_seconds']:.0f}"]
+        cells += [f"{r['exact'].get(n, float('nan')):.3f}" for n in ("8", "64", "256", "1024", "4096")]
+        cells.append(f"{r['eval_seconds_by_length'].get('4096', float('nan')):.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    """Exact at 4,096 against training wall seconds (steps and checks), one marker per machine."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    machines = sorted({r["machine"] for r in rows})
+    candidates = list(dict.fromkeys(r["candidate"] for r in rows))
+    colours = plt.get_cmap("tab20")
+    for r in rows:
+        ax.scatter(r["wall_seconds"], r["exact"].get("4096", 0.0), color=colours(candidates.index(r["candidate"]) % 20),
+                   marker="os^D"[machines.index(r["machine"]) % 4], s=22, alpha=0.8)
+    for i, c in enumerate(candidates):
+        ax.scatter([], [], color=colours(i % 20), label=c, s=18)
+    for i, m in enumerate(machines):
+        ax.scatter([], [], color="grey", marker="os^D"[i % 4], label=m, s=18)
+    ax.axhline(EXACT, color="black", linewidth=0.6, linestyle=":")
+    ax.set_xlabel("training wall seconds (steps and checks, one thread)")
+    ax.set_ylabel("exact at 4,096 events (512 chains)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--candidates", default="fast", show_default=True, help=f"Comma-separated among {', '.join(CANDIDATES)}.")
+@click.option("--seeds", default="0,1,2", show_default=True, help="Comma-separated seeds.")
+@click.option("--data", default="data/tier1-a4", show_default=True, help="Certified dataset directory.")
+@click.option("--runs", type=click.Path(path_type=Path), default=Path("runs/time-to-exact"), show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results/time-to-exact.json"), show_default=True)
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True, help="Runs at once, each in its own process.")
+@click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="Torch threads per run.")
+@click.option("--machine", default="this-2core", show_default=True, help="Label of the machine, kept with each row.")
+@click.option("--check-every", type=click.IntRange(1), default=100, show_default=True)
+@click.option("--check-chains", type=click.IntRange(1), default=64, show_default=True)
+@click.option("--check-patience", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True)
+@click.option("--steps", type=click.IntRange(1), default=None, help="Override every candidate's steps (smoke runs).")
+@click.option("--plot-only", is_flag=True, help="Run nothing: table and figure from --out.")
+def main(candidates, seeds, data, runs, out, workers, threads, machine, check_every, check_chains, check_patience,
+         eval_chains, steps, plot_only) -> None:
+    """Train candidate recipes until exact and record what each cost."""
+    chosen = [c.strip() for c in candidates.split(",") if c.strip()]
+    unknown = [c for c in chosen if c not in CANDIDATES]
+    if unknown:
+        raise click.UsageError(f"unknown candidate(s) {', '.join(unknown)}")
+    seed_list = [int(s) for s in seeds.split(",") if s.strip()]
+    stop = StopConfig(every=check_every, chains=check_chains, patience=check_patience)
+    rows: list[dict] = []
+    if not plot_only:
+        jobs = [(c, s) for s in seed_list for c in chosen]
+        in_flight = min(workers, len(jobs))
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            futures = {pool.submit(run_one, c, s, data, runs, stop, eval_chains, threads, machine, in_flight,
+                                   steps): (c, s)
+                       for c, s in jobs}
+            for future in as_completed(futures):
+                c, s = futures[future]
+                try:
+                    row = future.result()
+                except Exception as e:  # one broken run must not lose the others' rows
+                    click.echo(f"== {c} seed {s}: failed: {e!r}", err=True)
+                    continue
+                rows.append(row)
+                merge([row], out)
+                click.echo(f"== {c} seed {s}: exact {json.dumps(row['exact'])}, exact at step {row['exact_at_step']}, "
+                           f"{row['wall_seconds']:.0f} s", err=True)
+    merged = json.loads(out.read_text())["runs"] if out.is_file() else rows
+    plot(merged, out.with_suffix(".png"))
+    click.echo(table(merged))
+
+
+if __name__ == "__main__":
+    main()

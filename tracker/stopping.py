@@ -1,0 +1,80 @@
+"""Stop when exact: a cheap held-out check every N steps, and the rule that ends training.
+
+The check reads the last ``chains`` chains of every test split, shortest split first, and stops
+at the first length where the tracker is not exact (>= ``threshold``): early in training a check
+costs a few short chains, and the long splits are read only once the short ones pass. A check
+passes when the tracker is exact at every test length, the longest included. Training stops
+after ``patience`` passing checks in a row; the step and time of the first of them are when the
+tracker became exact. The final evaluation still reads every chain of every split; the chains
+the check read are the last ones, so the report can also give exact on the chains it never saw.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from tracker.data import TrackerData
+from tracker.evaluate import end_views
+from tracker.models import Tracker
+
+
+@dataclass(frozen=True)
+class StopConfig:
+    every: int = 0  # steps between checks; 0: no checks, train every step of the schedule
+    chains: int = 64  # held-out chains per length read by a check (the last ones of each split)
+    patience: int = 2  # passing checks in a row that end training
+    threshold: float = 0.99  # "exact": the fraction of those chains whose whole tree is right
+
+    def __post_init__(self) -> None:
+        if self.every < 0 or self.chains < 1 or self.patience < 1 or not 0 <= self.threshold <= 1:
+            raise ValueError("check every must be >= 0, chains and patience >= 1, threshold in [0, 1]")
+
+    @property
+    def enabled(self) -> bool:
+        return self.every > 0
+
+
+def check_exact(model: Tracker, data: TrackerData, chains: int, threshold: float) -> dict[str, float]:
+    """Exact on the last ``chains`` chains of each test split, shortest first, up to and including
+    the first length below ``threshold``: {length: exact}. Passing means every length is present
+    and at or above the threshold."""
+    out: dict[str, float] = {}
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for length in sorted(data.tests):
+            split = data.tests[length]
+            items = split["chain_items"][-chains:]  # (M, T)
+            ends = split["end"][-chains:]  # (M,)
+            predicted = model.readout(end_views(model, items, len(items))).argmax(-1)  # (M, P)
+            out[str(length)] = (predicted == data.tree_tokens[ends]).all(-1).float().mean().item()
+            if out[str(length)] < threshold:
+                break
+    model.train(was_training)
+    return out
+
+
+@dataclass
+class StopRule:
+    """The checks made so far and the streak of passing ones."""
+
+    config: StopConfig
+    lengths: tuple[int, ...]  # every test length: a pass needs all of them
+    checks: list[dict] = field(default_factory=list)  # {"step", "seconds", "exact"} per check
+    streak: int = 0
+
+    def passes(self, exact: dict[str, float]) -> bool:
+        return (set(exact) == {str(n) for n in self.lengths}
+                and all(v >= self.config.threshold for v in exact.values()))
+
+    def record(self, step: int, seconds: float, exact: dict[str, float]) -> bool:
+        """Add a check made after ``step`` steps, ``seconds`` into training; True when training should stop."""
+        self.checks.append({"step": step, "seconds": round(seconds, 2), "exact": exact})
+        self.streak = self.streak + 1 if self.passes(exact) else 0
+        return self.streak >= self.config.patience
+
+    @property
+    def became_exact(self) -> dict | None:
+        """The first check of the current passing streak, or None."""
+        return self.checks[-self.streak] if self.streak else None
