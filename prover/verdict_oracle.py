@@ -4,6 +4,7 @@ event next."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from chains.rules import Event, apply
@@ -42,3 +43,27 @@ class RulesOracle:
 
     def describe(self) -> dict:
         return {"kind": "rules"}
+
+
+def load_oracle(run: Path, data: Path) -> VerdictOracle:
+    """A finished ``train-oracle`` run as the searcher's verdict oracle; OracleUnavailable (one
+    line) when the run is missing, is not a checkpoint, is a transformer (the scorer reads arms
+    with a slot or none) or was trained on another dataset than ``data``."""
+    from chains.dataset import DatasetError, dataset_id, read_manifest
+    from oracle.scorer import TrainedOracle
+    from tracker.train import CheckpointError
+
+    run, data = Path(run), Path(data)
+    if not run.is_dir():
+        raise OracleUnavailable(f"oracle {run}: no such run directory; train one with "
+                                f"`train-oracle --objective combo --out {run}`")
+    try:
+        oracle = TrainedOracle(run)
+        manifest = read_manifest(data)
+    except (CheckpointError, DatasetError, KeyError, ValueError) as e:
+        raise OracleUnavailable(f"oracle {run}: {e}") from None
+    trained_on = oracle.identity.get("dataset", {})
+    if trained_on.get("dataset_id") != dataset_id(manifest):
+        raise OracleUnavailable(f"oracle {run} was trained on another dataset ({trained_on.get('path', '?')}), "
+                                f"not {data}")
+    return oracle

@@ -20,6 +20,7 @@ from oracle.evaluate import OracleEvalConfig, guard, hard_class
 from oracle.model import ARCHS, STATEFUL, Oracle, OracleModelConfig, VerdictHead
 from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, train
+from prover.cli import main as prove
 from tracker.train import CheckpointError
 
 # every arm with the objectives it trains under (combo needs a carried state)
@@ -291,3 +292,35 @@ def test_a_trained_run_scores_any_history_as_evaluation_does(tiny, tiny_data, tm
         candidates = [[Event.parse(p[1]) for p in rec["probes"][t]] for rec in records]
         got = torch.tensor(scorer.score(histories, candidates))
         assert torch.allclose(got, expected[:, t], atol=1e-5)
+
+
+def test_prove_with_a_trained_oracle_counts_calls_and_audits_every_solution(tiny, tiny_data, tmp_path):
+    """``prove --searcher oracle --oracle RUN``: the run loads as the searcher's oracle, every
+    question is counted, every reported solution is certified by Lean, and the report carries
+    the oracle's recall of accepted events; a run of another dataset is refused in one line."""
+    config = OracleConfig(data=str(tiny), arch="recurrence", objective="plain", steps=3, batch_chains=4, width=32,
+                          probe_width=16)
+    trainer = OracleTrainer(config, tiny_data)
+    for step in range(3):
+        trainer.train_step(step)
+    trainer.step = 3
+    run = tmp_path / "oracle-run"
+    run.mkdir()
+    torch.save(trainer.checkpoint(), run / "checkpoint.pt")
+    result = CliRunner().invoke(prove, ["--searcher", "oracle", "--oracle", str(run), "--data", str(tiny),
+                                       "--problems", "2", "--distances", "1,2", "--budget-calls", "200",
+                                       "--out", str(tmp_path / "prove")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "prove" / "report.json").read_text())
+    assert report["oracle"]["run"] == str(run) and 0.0 <= report["oracle_recall_accepted"] <= 1.0
+    assert report["solutions_failing_audit"] == 0
+    assert report["kernel_calls"] == sum(json.loads(line)["calls"] for line in
+                                         (tmp_path / "prove" / "results.jsonl").read_text().splitlines())
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(tiny, elsewhere)
+    manifest = json.loads((elsewhere / "manifest.json").read_text())
+    manifest["seed"] = 99  # another dataset's identity
+    (elsewhere / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(prove, ["--searcher", "oracle", "--oracle", str(run), "--data", str(elsewhere),
+                                        "--problems", "1", "--distances", "1", "--out", str(tmp_path / "p2")])
+    assert result.exit_code == 1 and "trained on another dataset" in result.output
