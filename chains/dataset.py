@@ -274,12 +274,17 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+# Manifest formats of the datasets this project writes: chains, and Mathlib probe records.
+DATASET_FORMATS = (FORMAT_VERSION, "mathlib-probes/1")
+
+
 def _is_dataset(directory: Path) -> bool:
+    """A directory holding a manifest of one of the project's dataset formats (safe to replace)."""
     try:
-        read_manifest(directory)
-    except DatasetError:
+        manifest = json.loads((Path(directory) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return False
-    return True
+    return isinstance(manifest, dict) and manifest.get("format") in DATASET_FORMATS
 
 
 class DatasetWriter:
