@@ -8,7 +8,8 @@ batch was run.
 
 Each run lives in ``<runs>/oracle-<arch>-<objective>-s<seed>`` (a finished run with the same
 settings is reused, an interrupted one resumed); the collected reports and the verdicts go to
-``--out`` (``{"runs": [...], "missing": [...], "predictions": [...]}``) and the figures to
+``--out`` (``{"runs": [...], "missing": [...], "predictions": [...]}``; other keys of an existing
+file, such as the searchers' section written by ``prover_bench.py``, are kept) and the figures to
 ``<out stem>-figures/``, with a markdown table on stdout.
 """
 from __future__ import annotations
@@ -252,10 +253,11 @@ def main(data, arms, seeds, steps, runs, out, workers, collect, quiet) -> None:
 
     predictions = judge(reports)
     out.parent.mkdir(parents=True, exist_ok=True)
+    kept = json.loads(out.read_text()) if out.is_file() else {}  # e.g. the searchers of prover_bench.py
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
     with os.fdopen(fd, "w") as handle:
-        json.dump({"runs": reports, "missing": missing, "predictions": predictions, "registered": dict(PREDICTIONS)},
-                  handle, indent=2)
+        json.dump({**kept, "runs": reports, "missing": missing, "predictions": predictions,
+                   "registered": dict(PREDICTIONS)}, handle, indent=2)
         handle.write("\n")
     os.replace(tmp, out)
     figure_dir = out.parent / f"{out.stem}-figures"

@@ -1,12 +1,20 @@
-"""Benchmark of the three searchers: the two kernel-stepping ones, and the imagination searcher
-for each given tracker run directory (with and without a certified prefix). Writes
-``results/prover.json`` ({"runs": [report, ...]}) and prints a markdown table.
+"""Benchmark of the searchers on the same problems: the two kernel-stepping ones, the imagination
+searcher for each given tracker run directory (with and without a certified prefix), and the
+verdict searchers (``--blind``: every (rule, position) of the domain; ``--oracles``: those a
+trained oracle predicts accepted). Writes ``results/prover.json`` ({"runs": [report, ...]}) and
+prints a markdown table.
 
     .venv/bin/python benchmarks/prover_bench.py --data data/tier1-a4 \\
         --trackers runs/comparison/recurrence-combo-s0,runs/comparison/recurrence-combo-s1,runs/comparison/recurrence-combo-s2 \\
         --prefix-trackers runs/comparison/recurrence-plain-s0,runs/comparison/recurrence-plain-free-s0,runs/comparison/recurrence-combo-s0 --prefix 4096
 
 The tracker runs are those of the registered comparison (benchmarks/tracker_comparison.py).
+Kernel calls spared by the oracle (issue 10, part 5), into the ``searchers`` section of
+``results/oracle.json`` beside the oracle comparison's runs:
+
+    .venv/bin/python benchmarks/prover_bench.py --no-kernel --blind --problems 100 --kernel-budget 20000 \\
+        --oracles runs/oracle-comparison/oracle-recurrence-combo-s0,runs/oracle-comparison/oracle-recurrence-combo-s1 \\
+        --out results/oracle.json --section searchers --work results/oracle-search-runs
 """
 from __future__ import annotations
 
@@ -20,43 +28,61 @@ from pathlib import Path
 from prover.run import ProveConfig, ProveError, prove
 
 
+def _who(r: dict) -> str:
+    if r["imagination"] is not None:
+        return f"imagination ({r['imagination'].get('run', '?')})"
+    if r.get("oracle") is not None:
+        return f"oracle ({Path(r['oracle'].get('run', '?')).name})"
+    return r["searcher"]
+
+
 def _row(r: dict) -> str:
     cps = r["kernel_calls_per_solved"]
-    who = r["searcher"] if r["imagination"] is None else f"imagination ({r['imagination'].get('run', '?')})"
     frac = lambda x: "–" if x is None else f"{x:.4f}"  # noqa: E731
-    return (f"| {who} | {r['prefix']} | {r['budget_calls']} | {r['problems']} | {r['success']:.3f} | "
-            f"{'–' if cps is None else f'{cps:.1f}'} | {r['lean_processes']} | {frac(r['states_held_fraction_equal'])} | "
-            f"{frac(r['successors_fraction_equal'])} | {r['distinct_certified_solutions']}/{r['distinct_solutions']} | "
-            f"{r['seconds']:.0f} |")
+    rejected = r.get("rejected_asked", 0) / r["solved"] if r["solved"] else None
+    return (f"| {_who(r)} | {r['prefix']} | {r['budget_calls']} | {r['problems']} | {r['success']:.3f} | "
+            f"{'–' if cps is None else f'{cps:.1f}'} | {'–' if rejected is None else f'{rejected:.1f}'} | "
+            f"{frac(r.get('oracle_recall_accepted') if r.get('oracle') else None)} | {r['lean_processes']} | "
+            f"{frac(r['states_held_fraction_equal'])} | {frac(r['successors_fraction_equal'])} | "
+            f"{r['distinct_certified_solutions']}/{r['distinct_solutions']} | {r['seconds']:.0f} |")
 
 
-# settings that decide a run's outcome (jobs and out do not)
-DECIDING = ("data", "tracker", "searcher", "budget_calls", "problems", "distances", "seed", "prefix", "max_expansions")
+# settings that decide a run's outcome (jobs and out do not), and those deciding only one searcher's
+DECIDING = ("data", "searcher", "budget_calls", "problems", "distances", "seed", "prefix", "max_expansions")
+READS = {"imagination": "tracker", "oracle": "oracle"}
 
 
 def finished_report(config: ProveConfig) -> dict | None:
     """A report left in ``config.out`` by an earlier run with the same deciding settings, made
-    after the tracker's checkpoint was last written; else None."""
+    after the checkpoint of the tracker or oracle it reads was last written; else None."""
     path = config.out / "report.json"
     if not path.is_file():
         return None
     report = json.loads(path.read_text())
     want = json.loads(json.dumps(asdict(config), default=str))
-    if any(report.get("config", {}).get(k) != want[k] for k in DECIDING):
+    reads = READS.get(config.searcher)
+    if any(report.get("config", {}).get(k) != want[k] for k in DECIDING + ((reads,) if reads else ())):
         return None
-    checkpoint = config.tracker / "checkpoint.pt"
-    if config.searcher == "imagination" and (not checkpoint.is_file()
-                                             or checkpoint.stat().st_mtime > path.stat().st_mtime):
+    checkpoint = Path(want[reads]) / "checkpoint.pt" if reads else None
+    if checkpoint is not None and (not checkpoint.is_file() or checkpoint.stat().st_mtime > path.stat().st_mtime):
         return None
     return report
+
+
+def _listed(text: str) -> list[str]:
+    return [t for t in text.split(",") if t]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="data/tier1-a4")
+    ap.add_argument("--no-kernel", action="store_true", help="skip the kernel-uniform and kernel-lookahead runs")
     ap.add_argument("--trackers", default="", help="comma-separated run directories for the imagination searcher")
     ap.add_argument("--prefix-trackers", default="", help="run directories for the --prefix comparison")
     ap.add_argument("--prefix", type=int, default=4096)
+    ap.add_argument("--blind", action="store_true", help="run the kernel-blind searcher (budget --kernel-budget)")
+    ap.add_argument("--oracles", default="", help="comma-separated train-oracle run directories for the oracle "
+                                                  "searcher (budget --kernel-budget)")
     ap.add_argument("--problems", type=int, default=1000, help="problems per distance")
     ap.add_argument("--prefix-problems", type=int, default=100,
                     help="problems per distance for the --prefix runs (each reads a 4,096-event history first)")
@@ -66,21 +92,27 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="results/prover.json")
+    ap.add_argument("--section", default="runs",
+                    help="key of --out that receives the reports; the file's other keys are kept")
     ap.add_argument("--work", default="results/prover-runs", help="directory for each run's report and plot")
     ap.add_argument("--fresh", action="store_true", help="rerun every plan even when --work holds its report")
     args = ap.parse_args()
     distances = tuple(int(d) for d in args.distances.split(",") if d) or None
     common = dict(data=Path(args.data), distances=distances, seed=args.seed, jobs=args.jobs)
-    n, n_prefix = args.problems, args.prefix_problems
-    plans = [("kernel-uniform", None, 0, args.kernel_budget, n), ("kernel-lookahead", None, 0, args.kernel_budget, n)]
-    plans += [("imagination", t, 0, args.imagination_budget, n) for t in args.trackers.split(",") if t]
-    plans += [("imagination", t, args.prefix, args.imagination_budget, n_prefix)
-              for t in args.prefix_trackers.split(",") if t]
+    n, n_prefix, kernel_budget = args.problems, args.prefix_problems, args.kernel_budget
+    # (searcher, tracker or oracle run, prefix, budget, problems per distance)
+    plans = [] if args.no_kernel else [("kernel-uniform", None, 0, kernel_budget, n),
+                                       ("kernel-lookahead", None, 0, kernel_budget, n)]
+    plans += [("imagination", t, 0, args.imagination_budget, n) for t in _listed(args.trackers)]
+    plans += [("imagination", t, args.prefix, args.imagination_budget, n_prefix) for t in _listed(args.prefix_trackers)]
+    plans += [("kernel-blind", None, 0, kernel_budget, n)] if args.blind else []
+    plans += [("oracle", o, 0, kernel_budget, n) for o in _listed(args.oracles)]
     runs = []
-    for searcher, tracker, prefix, budget, problems in plans:
-        name = searcher if tracker is None else f"{searcher}-{Path(tracker).name}-p{prefix}"
-        config = ProveConfig(searcher=searcher, tracker=Path(tracker or "runs/none"), prefix=prefix,
-                             budget_calls=budget, problems=problems, out=Path(args.work) / name, **common)
+    for searcher, run, prefix, budget, problems in plans:
+        name = searcher if run is None else f"{searcher}-{Path(run).name}-p{prefix}"
+        reads = {"tracker": Path(run)} if searcher == "imagination" else {"oracle": Path(run)} if run else {}
+        config = ProveConfig(searcher=searcher, prefix=prefix, budget_calls=budget, problems=problems,
+                             out=Path(args.work) / name, **reads, **common)
         try:
             report = None if args.fresh else finished_report(config)
             if report is None:
@@ -92,15 +124,16 @@ def main() -> None:
         print(f"{name}: success {report['success']:.3f}, calls/solved {report['kernel_calls_per_solved']}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    kept = json.loads(out.read_text()) if out.is_file() and args.section != "runs" else {}
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
     with os.fdopen(fd, "w") as handle:
-        json.dump({"runs": runs}, handle, indent=2)
+        json.dump({**kept, args.section: runs}, handle, indent=2)
         handle.write("\n")
     os.replace(tmp, out)
     print()
-    print("| searcher | prefix | budget | problems | success | calls / solved | Lean processes | "
-          "held = truth | successors = truth | certified solutions | s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| searcher | prefix | budget | problems | success | calls / solved | rejected asked / solved | "
+          "oracle recall | Lean processes | held = truth | successors = truth | certified solutions | s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
         print(_row(r))
 
