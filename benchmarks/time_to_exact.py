@@ -75,7 +75,7 @@ def run_one(name: str, seed: int, data: str, runs: Path, stop: StopConfig, eval_
     torch.set_num_threads(threads)
     settings = CANDIDATES[name] if steps is None else {**CANDIDATES[name], "steps": steps}
     config = scheduled("default", **{**settings, "data": data, "seed": seed})
-    out = runs / f"{name}-s{seed}"
+    out = runs / (f"{name}-s{seed}" if not stop.cooldown else f"{name}-cool{stop.cooldown}-s{seed}")
     began = time.perf_counter()
     report = train(config, out, show_progress=False, stop=stop,
                    eval_config=EvalConfig(max_chains=eval_chains, threads=threads))
@@ -99,9 +99,9 @@ def run_one(name: str, seed: int, data: str, runs: Path, stop: StopConfig, eval_
 
 
 def merge(rows: list[dict], path: Path) -> list[dict]:
-    """Add ``rows`` to the file's rows (a row with the same candidate, seed and machine is replaced)."""
+    """Add ``rows`` to the file's rows (a row with the same candidate, seed, machine and cooldown is replaced)."""
     old = json.loads(path.read_text())["runs"] if path.is_file() else []
-    key = lambda r: (r["candidate"], r["seed"], r["machine"])  # noqa: E731
+    key = lambda r: (r["candidate"], r["seed"], r["machine"], r["stop"].get("cooldown", 0))  # noqa: E731
     fresh = {key(r) for r in rows}
     merged = [r for r in old if key(r) not in fresh] + rows
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,11 +114,12 @@ def merge(rows: list[dict], path: Path) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    head = ["candidate", "machine", "threads", "in flight", "seed", "steps", "exact at step", "wall s (train+checks)",
+    head = ["candidate", "cooldown", "machine", "threads", "in flight", "seed", "steps", "exact at step",
+            "wall s (train+checks)",
             "exact@8", "exact@64", "exact@256", "exact@1024", "exact@4096", "eval@4096 s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [r["candidate"], r["machine"], str(r["torch_threads"]), str(r["runs_in_flight"]), str(r["seed"]),
+        cells = [r["candidate"], str(r["stop"].get("cooldown", 0)), r["machine"], str(r["torch_threads"]), str(r["runs_in_flight"]), str(r["seed"]),
                  str(r["steps"]), str(r["exact_at_step"] or "–"), f"{r['wall_seconds']:.0f}"]
         cells += [f"{r['exact'].get(n, float('nan')):.3f}" for n in ("8", "64", "256", "1024", "4096")]
         cells.append(f"{r['eval_seconds_by_length'].get('4096', float('nan')):.1f}")
@@ -166,18 +167,20 @@ def plot(rows: list[dict], path: Path) -> None:
 @click.option("--check-every", type=click.IntRange(1), default=100, show_default=True)
 @click.option("--check-chains", type=click.IntRange(1), default=64, show_default=True)
 @click.option("--check-patience", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--check-cooldown", type=click.IntRange(0), default=0, show_default=True,
+              help="Steps at a falling learning rate once the checks say stop (train-tracker --check-cooldown).")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True)
 @click.option("--steps", type=click.IntRange(1), default=None, help="Override every candidate's steps (smoke runs).")
 @click.option("--plot-only", is_flag=True, help="Run nothing: table and figure from --out.")
 def main(candidates, seeds, data, runs, out, workers, threads, machine, check_every, check_chains, check_patience,
-         eval_chains, steps, plot_only) -> None:
+         check_cooldown, eval_chains, steps, plot_only) -> None:
     """Train candidate recipes until exact and record what each cost."""
     chosen = [c.strip() for c in candidates.split(",") if c.strip()]
     unknown = [c for c in chosen if c not in CANDIDATES]
     if unknown:
         raise click.UsageError(f"unknown candidate(s) {', '.join(unknown)}")
     seed_list = [int(s) for s in seeds.split(",") if s.strip()]
-    stop = StopConfig(every=check_every, chains=check_chains, patience=check_patience)
+    stop = StopConfig(every=check_every, chains=check_chains, patience=check_patience, cooldown=check_cooldown)
     rows: list[dict] = []
     if not plot_only:
         jobs = [(c, s) for s in seed_list for c in chosen]

@@ -20,7 +20,7 @@ from tracker.models import ARCHS, ModelConfig, build_model
 from tracker.objectives import OBJECTIVES, centred_cosine_distance, invariance, metric, output_tv, schedule
 from tracker.schedules import SCHEDULES, schedule_of, scheduled
 from tracker.stopping import StopConfig, StopRule
-from tracker.train import CheckpointError, TrainConfig, Trainer, train
+from tracker.train import CheckpointError, TrainConfig, Trainer, lr_at, train
 
 floats = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 vectors = st.lists(floats, min_size=8, max_size=8)
@@ -237,7 +237,7 @@ def test_every_training_setting_is_an_option_of_the_command():
     """The command builds its TrainConfig from its options by name: a setting without an option
     could never be changed from the command line, an option without a setting would be refused."""
     options = {p.name for p in train_tracker.params} - {"schedule", "eval_chains", "eval_threads", "check_every",
-                                                         "check_chains", "check_patience", "out", "resume",
+                                                         "check_chains", "check_patience", "check_cooldown", "out", "resume",
                                                          "threads", "quiet", "help"}
     assert options == {f.name for f in fields(TrainConfig)}
 
@@ -303,6 +303,28 @@ def test_training_stops_once_exact_and_records_when(tiny, tmp_path):
     assert set(report["exact"]) == {"8", "16"}  # the full evaluation still ran
     assert s["unseen_chains"] == 4  # of the 8 chains per split, the checks read the last 4
     assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["step"] == 6
+
+
+def test_cooldown_trains_on_at_a_falling_rate_then_stops(tiny, tmp_path, monkeypatch):
+    """After the checks say stop, a cooldown of 5 steps runs at a learning rate falling linearly
+    from the schedule's towards zero, with no more checks, then stops and checkpoints."""
+    rates = []
+    original = Trainer.train_step
+
+    def spy(self, step, lr=None):
+        rates.append(lr_at(self.config, step) if lr is None else lr)
+        return original(self, step, lr)
+
+    config = TrainConfig(data=str(tiny), objective="plain", steps=40, batch_chains=4, warmup_steps=1)
+    stop = StopConfig(every=3, chains=4, patience=2, threshold=0.0, cooldown=5)
+    monkeypatch.setattr(Trainer, "train_step", spy)
+    report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), stop=stop)
+    s = report["stop"]
+    assert [c["step"] for c in s["checks"]] == [3, 6] and s["cooldown_from_step"] == 6
+    assert report["steps"] == s["stopped_at_step"] == 11 and len(rates) == 11
+    assert rates[:6] == [lr_at(config, t) for t in range(6)]
+    assert rates[6:] == pytest.approx([lr_at(config, 6) * k / 5 for k in (5, 4, 3, 2, 1)])
+    assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["step"] == 11
 
 
 def test_checks_do_not_change_what_is_trained(tiny, tmp_path):

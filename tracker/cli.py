@@ -91,6 +91,9 @@ D = TrainConfig()  # the defaults shown by --help
               help="Held-out chains per length a check reads (the last ones of each split).")
 @click.option("--check-patience", type=click.IntRange(1), default=StopConfig.patience, show_default=True,
               help="Passing checks in a row that end training.")
+@click.option("--check-cooldown", type=click.IntRange(0), default=StopConfig.cooldown, show_default=True,
+              help="Once the checks say stop, train this many more steps with the learning rate falling "
+                   "linearly towards zero, then stop.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory [default: runs/<arch>-<objective>-s<seed>].")
 @click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out (same settings).")
@@ -98,7 +101,7 @@ D = TrainConfig()  # the defaults shown by --help
               help="Torch threads [default: torch's, one per core]. Runs repeat bit for bit at a fixed count of one.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
-         check_patience: int, out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
+         check_patience: int, check_cooldown: int, out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
     # every other option is a TrainConfig field of the same name; the schedule sets those not given
     context = click.get_current_context()
@@ -106,7 +109,8 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
              if context.get_parameter_source(name) != ParameterSource.DEFAULT}
     try:
         config = scheduled(schedule, **{**given, "data": str(settings["data"])})
-        stop = StopConfig(every=check_every, chains=check_chains, patience=check_patience)
+        stop = StopConfig(every=check_every, chains=check_chains, patience=check_patience,
+                          cooldown=check_cooldown)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if threads is not None:

@@ -5,7 +5,9 @@ at the first length where the tracker is not exact (>= ``threshold``): early in 
 costs a few short chains, and the long splits are read only once the short ones pass. A check
 passes when the tracker is exact at every test length, the longest included. Training stops
 after ``patience`` passing checks in a row; the step and time of the first of them are when the
-tracker became exact. The final evaluation still reads every chain of every split; the chains
+tracker became exact. With a ``cooldown``, training then goes on for that many steps with the
+learning rate falling linearly from where it was towards zero (the weights settle instead of
+stopping mid-stride at a high rate), and stops after them. The final evaluation still reads every chain of every split; the chains
 the check read are the last ones, so the report can also give exact on the chains it never saw.
 """
 from __future__ import annotations
@@ -25,10 +27,12 @@ class StopConfig:
     chains: int = 64  # held-out chains per length read by a check (the last ones of each split)
     patience: int = 2  # passing checks in a row that end training
     threshold: float = 0.99  # "exact": the fraction of those chains whose whole tree is right
+    cooldown: int = 0  # steps of linearly falling learning rate after the checks say stop
 
     def __post_init__(self) -> None:
-        if self.every < 0 or self.chains < 1 or self.patience < 1 or not 0 <= self.threshold <= 1:
-            raise ValueError("check every must be >= 0, chains and patience >= 1, threshold in [0, 1]")
+        if (self.every < 0 or self.chains < 1 or self.patience < 1 or not 0 <= self.threshold <= 1
+                or self.cooldown < 0):
+            raise ValueError("check every and cooldown must be >= 0, chains and patience >= 1, threshold in [0, 1]")
 
     @property
     def enabled(self) -> bool:
@@ -53,6 +57,22 @@ def check_exact(model: Tracker, data: TrackerData, chains: int, threshold: float
                 break
     model.train(was_training)
     return out
+
+
+@dataclass(frozen=True)
+class Cooldown:
+    """The last ``steps`` steps: the learning rate falls linearly from ``lr`` (the schedule's at
+    ``start``), ``lr`` at the first of them, ``lr / steps`` at the last."""
+
+    start: int  # the step the checks said stop after
+    lr: float
+    steps: int
+
+    def lr_at(self, step: int) -> float:
+        return self.lr * (self.steps - (step - self.start)) / self.steps
+
+    def finished(self, step: int) -> bool:
+        return step >= self.start + self.steps
 
 
 @dataclass

@@ -26,7 +26,7 @@ from tracker.data import (Batch, TrackerData, UnreadableFile, common_successor, 
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
 from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
-from tracker.stopping import StopConfig, StopRule, check_exact
+from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
 
 CHECKPOINT = "checkpoint.pt"
 
@@ -195,11 +195,12 @@ class Trainer:
             out["metric"] = w * (eq * b * k + neq * b) / (b * k + b)
         return out
 
-    def train_step(self, step: int) -> dict[str, float]:
+    def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
+        """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
         generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
         batch = sample_batch(self.data, self.config.batch_chains, generator)
         for group in self.optimizer.param_groups:
-            group["lr"] = lr_at(self.config, step)
+            group["lr"] = lr_at(self.config, step) if lr is None else lr
         losses = self.losses(batch, step, generator)
         total = sum(losses.values())
         self.optimizer.zero_grad(set_to_none=True)
@@ -280,6 +281,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     out.mkdir(parents=True, exist_ok=True)
 
     rule = StopRule(stop, tuple(sorted(data.tests)))
+    cooldown: Cooldown | None = None  # set once the checks say stop, if stop.cooldown
     check_seconds = 0.0  # time spent in checks; they read no batch and draw no random number
     last_losses: dict[str, float] = {}
     bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc="train", unit="step",
@@ -287,20 +289,22 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     with _stop_requests() as interrupt:
         while trainer.step < config.steps:
             t0 = time.perf_counter()
-            last_losses = trainer.train_step(trainer.step)
+            last_losses = trainer.train_step(trainer.step, None if cooldown is None else cooldown.lr_at(trainer.step))
             trainer.train_seconds += time.perf_counter() - t0
             trainer.step += 1
             bar.update(1)
             if trainer.step % 20 == 0:
                 bar.set_postfix({k: f"{v:.4f}" for k, v in last_losses.items()})
-            done = False
-            if stop.enabled and trainer.step % stop.every == 0:
+            done = cooldown is not None and cooldown.finished(trainer.step)
+            if cooldown is None and stop.enabled and trainer.step % stop.every == 0:
                 t0 = time.perf_counter()
                 exact = check_exact(trainer.model, data, stop.chains, stop.threshold)
                 check_seconds += time.perf_counter() - t0
                 done = rule.record(trainer.step, trainer.train_seconds + check_seconds, exact)
                 if show_progress:
                     bar.write(f"check at step {trainer.step}: exact {exact}")
+                if done and stop.cooldown:
+                    cooldown, done = Cooldown(trainer.step, lr_at(config, trainer.step), stop.cooldown), False
             if trainer.step % config.checkpoint_every == 0 or trainer.step == config.steps or done:
                 save_atomic(trainer.checkpoint(), path)
             if interrupt["stop"]:
@@ -334,13 +338,13 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         "config": asdict(config),
     }
     if stop.enabled:
-        report["stop"] = stop_report(stop, rule, check_seconds, trainer, data, correct)
+        report["stop"] = stop_report(stop, rule, cooldown, check_seconds, trainer, data, correct)
     write_report(report, out)
     return report
 
 
-def stop_report(stop: StopConfig, rule: StopRule, check_seconds: float, trainer: Trainer, data: TrackerData,
-                correct: dict[str, torch.Tensor]) -> dict:
+def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, check_seconds: float,
+                trainer: Trainer, data: TrackerData, correct: dict[str, torch.Tensor]) -> dict:
     """What the checks saw: when the tracker became exact, where training stopped, every check,
     and exact at the longest length on the evaluated chains the checks never read."""
     became = rule.became_exact
@@ -352,6 +356,7 @@ def stop_report(stop: StopConfig, rule: StopRule, check_seconds: float, trainer:
     return {"config": asdict(stop), "stopped_early": rule.streak >= stop.patience,
             "exact_at_step": None if became is None else became["step"],
             "exact_at_seconds": None if became is None else became["seconds"],
+            "cooldown_from_step": None if cooldown is None else cooldown.start,
             "stopped_at_step": trainer.step, "train_seconds": round(trainer.train_seconds, 2),
             "check_seconds": round(check_seconds, 2),
             "wall_seconds": round(trainer.train_seconds + check_seconds, 2),
