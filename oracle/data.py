@@ -55,8 +55,9 @@ class OracleData:
     On Mathlib probes a chain is a proof: items are its initial proof state and its tactics."""
 
     tracker: TrackerData | None  # chains: the tracker's tensors (vocabulary, events, trees); None on Mathlib
-    item_tokens: torch.Tensor  # (I, E) token ids: the tracker's items, then proof states (tree | goal)
-    probe_tokens: torch.Tensor  # (Q, Ep) token ids of each distinct probe event: rule, then path bits
+    item_tokens: torch.Tensor  # (I, E) token ids: the tracker's items, then proof states (tree | goal); Mathlib:
+    #                            initial proof states and tactics, as Lean text's tokens
+    probe_tokens: torch.Tensor  # (Q, Ep) token ids of each distinct probe event: rule, then path bits (a tactic's)
     probe_events: tuple[str, ...]  # (Q,) the event text of each probe row ("" for row 0)
     verdicts: tuple[str, ...]  # verdict classes, in the manifest's order (the class index is the target)
     kinds: tuple[str, ...]  # probe kinds

@@ -324,3 +324,16 @@ def test_the_verdict_loss_falls_on_mathlib_probes(mathlib):
         loss.backward()
         trainer.optimizer.step()
     assert loss.item() < 0.9 * first
+
+
+def test_unreadable_lines_are_refused_in_one_line(tmp_path, mathlib):
+    for name, garbage in (("bytes", b"\xff\xfe not text\n"), ("json", b"{not json\n"), ("nested", b"[" * 100000 + b"\n"),
+                          ("list", b"[1, 2]\n")):
+        broken = tmp_path / name
+        shutil.copytree(mathlib, broken)
+        with open(broken / "train.jsonl", "ab") as f:
+            f.write(garbage)
+        manifest = json.loads((broken / "manifest.json").read_text())
+        manifest["files"]["train.jsonl"]["sha256"] = file_sha256(broken / "train.jsonl")
+        (broken / "manifest.json").write_text(json.dumps(manifest))
+        _one_line_error(broken, f"train.jsonl line {len(TRAIN) + 1}")

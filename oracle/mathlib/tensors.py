@@ -62,12 +62,14 @@ def _check_files(directory: Path, manifest: dict, where: str) -> None:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, dict]]:
-    with open(path, encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
+    with open(path, "rb") as handle:
+        for n, raw in enumerate(handle, 1):
             try:
-                record = json.loads(line)
-            except ValueError as e:
-                raise DatasetError(f"{path} line {n}: not JSON ({str(e)[:120]})") from None
+                record = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as e:
+                raise DatasetError(f"{path} line {n}: not UTF-8 text (byte {e.start + 1})") from None
+            except (ValueError, RecursionError) as e:  # RecursionError: brackets nested past Python's stack
+                raise DatasetError(f"{path} line {n}: not JSON ({str(e).splitlines()[0][:120]})") from None
             if not isinstance(record, dict):
                 raise DatasetError(f"{path} line {n}: a record must be a JSON object")
             yield n, record
@@ -110,7 +112,8 @@ def check_record(record: dict, kinds: tuple[str, ...], verdicts: tuple[str, ...]
 
 
 def read_records(directory: Path, name: str, kinds: tuple[str, ...], verdicts: tuple[str, ...],
-                 expected: object) -> list[dict]:
+                 expected: int | None) -> list[dict]:
+    """The split's records, each checked; DatasetError when there are none or not ``expected``."""
     path = directory / name
     records = []
     for n, record in _lines(path):
