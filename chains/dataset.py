@@ -234,6 +234,13 @@ def check_manifest(manifest, path: Path) -> dict:
 
 
 def read_manifest(directory: Path) -> dict:
+    """The manifest of a chain dataset, its structure checked (``check_manifest``)."""
+    return check_manifest(read_manifest_json(directory), Path(directory) / MANIFEST)
+
+
+def read_manifest_json(directory: Path):
+    """The manifest of a dataset of any format as parsed JSON, unchecked; DatasetError when
+    there is none or it is not JSON."""
     path = Path(directory) / MANIFEST
     try:
         data = path.read_bytes()
@@ -247,7 +254,7 @@ def read_manifest(directory: Path) -> dict:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise DatasetError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
-    return check_manifest(_json(text, str(path)), path)
+    return _json(text, str(path))
 
 
 def domain_of(manifest: dict, where: str) -> Domain:
@@ -275,7 +282,8 @@ def file_sha256(path: Path) -> str:
 
 
 # Manifest formats of the datasets this project writes: chains, and Mathlib probe records.
-DATASET_FORMATS = (FORMAT_VERSION, "mathlib-probes/1")
+MATHLIB_FORMAT = "mathlib-probes/1"
+DATASET_FORMATS = (FORMAT_VERSION, MATHLIB_FORMAT)
 
 
 def _is_dataset(directory: Path) -> bool:

@@ -1,6 +1,6 @@
-"""The ``train-oracle`` command: train an oracle arm on the probe verdicts of a certified dataset,
-evaluate it free-running on the held-out probe chains, and write a checkpoint, report.json and
-plots into --out."""
+"""The ``train-oracle`` command: train an oracle arm on the probe verdicts of a certified dataset
+(rewrite chains, or Mathlib proofs replayed through LeanDojo), evaluate it free-running on the
+held-out probe chains, and write a checkpoint, report.json and plots into --out."""
 from __future__ import annotations
 
 import json
@@ -24,7 +24,8 @@ D = OracleConfig()  # the defaults shown by --help
               help="plain: cross-entropy of Lean's verdict class on every probe; combo: + NextLat + invariance "
                    "on certified partners.")
 @click.option("--data", type=click.Path(path_type=Path), default=Path(D.data), show_default=True,
-              help="Certified dataset directory made with certify --probes.")
+              help="Probe dataset directory: chains made with certify --probes, or Mathlib proofs made with "
+                   "certify --mathlib (there: --objective plain, every arch but truth).")
 @click.option("--arch", type=click.Choice(ARCHS), default=D.arch, show_default=True,
               help="recurrence: the slot recurrence; transformer: causal transformer at equal per-event compute; "
                    "blind: sees only the probe; truth: handed the true tree; probe-slot: a linear head on the slot "

@@ -18,7 +18,9 @@ certification and replays its chains) this adds:
   verdict class and kind, and the item of the true proof state (T_t, goal) for the arm that
   is handed the true tree.
 
-Built once and cached beside the dataset, like the tracker's tensors.
+Built once and cached beside the dataset, like the tracker's tensors. A Mathlib probe dataset
+(``certify --mathlib``) gives the same tensors from Lean text: ``oracle.mathlib.tensors``;
+``load_probe_dataset`` reads either, by the manifest's format.
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ from pathlib import Path
 
 import torch
 
-from chains.dataset import DatasetError, read_manifest
+from chains.dataset import DATASET_FORMATS, FORMAT_VERSION, MATHLIB_FORMAT, DatasetError, read_manifest, \
+    read_manifest_json
 from chains.rules import Event, EventSyntaxError, apply
 from chains.space import Domain
 from chains.trees import Tree, parse_polish, tokens
@@ -48,17 +51,22 @@ HARD_KIND = "misplaced"  # the event of another step of the same chain: the hard
 class OracleData:
     """One probe dataset as tensors. Shapes: I items, E tokens per item, Q distinct probe
     events (row 0 padding), Ep tokens per probe, N chains, K partners, T = length + 1 items per
-    history, S = T - 1 probe steps, P probes per step (padded: probe id 0, verdict -1)."""
+    history, S = T - 1 probe steps, P probes per step (padded: probe id 0, verdict -1).
+    On Mathlib probes a chain is a proof: items are its initial proof state and its tactics."""
 
-    tracker: TrackerData  # the tracker's tensors (vocabulary, events, trees)
-    item_tokens: torch.Tensor  # (I, E) token ids: the tracker's items, then proof states (tree | goal)
-    probe_tokens: torch.Tensor  # (Q, Ep) token ids of each distinct probe event: rule, then path bits
+    tracker: TrackerData | None  # chains: the tracker's tensors (vocabulary, events, trees); None on Mathlib
+    item_tokens: torch.Tensor  # (I, E) token ids: the tracker's items, then proof states (tree | goal); Mathlib:
+    #                            initial proof states and tactics, as Lean text's tokens
+    probe_tokens: torch.Tensor  # (Q, Ep) token ids of each distinct probe event: rule, then path bits (a tactic's)
     probe_events: tuple[str, ...]  # (Q,) the event text of each probe row ("" for row 0)
     verdicts: tuple[str, ...]  # verdict classes, in the manifest's order (the class index is the target)
     kinds: tuple[str, ...]  # probe kinds
     train: dict[str, torch.Tensor]  # see ``_pack``; every training chain carries probes
     tests: dict[int, dict[str, torch.Tensor]]  # per length: the chains of the split that carry probes
     probe_chains: int  # chains per test split that carry probes (from the manifest)
+    vocab_size: int  # token ids of items and probes lie in [0, vocab_size)
+    identity: dict  # dataset and Lean identity, written beside every run
+    encoding: dict  # what a reader of a checkpoint needs to encode inputs as these tensors do
 
     @property
     def accepting(self) -> torch.Tensor:
@@ -69,13 +77,27 @@ class OracleData:
     def hard_kind(self) -> int:
         return self.kinds.index(HARD_KIND)
 
+    @property
+    def embedding(self) -> str:
+        """How the models embed these tokens (``tracker.models.EMBEDDINGS``): Lean text has a
+        vocabulary too large for one row per (position, token)."""
+        return "bound" if self.tracker is not None else "factored"
+
+    def goal_keys(self, first_items: torch.Tensor) -> torch.Tensor:
+        """(N, ·) one row per chain given its first item (N,), equal for chains of one goal: the
+        goal tree's tokens on chains, the initial proof state's item on Mathlib proofs."""
+        if self.tracker is None:
+            return first_items[:, None]
+        tree_len = self.tracker.tree_len
+        return self.item_tokens[first_items, tree_len: 2 * tree_len]
+
 
 def probe_tokens(event: Event, index: dict[str, int]) -> list[int]:
     """The rule's token, then one token per bit of the path (as the tracker reads an event)."""
     return [index[event.rule]] + [index[b] for b in event.path]
 
 
-def _ordered_kinds(found) -> tuple[str, ...]:
+def ordered_kinds(found) -> tuple[str, ...]:
     found = set(found)
     return tuple(k for k in KNOWN_KINDS if k in found) + tuple(sorted(found - set(KNOWN_KINDS)))
 
@@ -172,21 +194,28 @@ def _pack(chains: list[dict], mates: list[list[int]], tracker_split: dict[str, t
     if partner_items.shape[1]:
         partner_items[:, :, 0] = torch.tensor(mates, dtype=items.dtype)
     steps = items.shape[1] - 1
-    width = max((len(r) for c in chains for r in c["rows"]), default=1)
-    probes = torch.zeros(len(chains), steps, width, dtype=torch.int32)
-    verdicts = torch.full((len(chains), steps, width), -1, dtype=torch.int8)
-    kinds = torch.full((len(chains), steps, width), -1, dtype=torch.int8)
     truth = torch.zeros(len(chains), steps, dtype=torch.int32)
     for n, chain in enumerate(chains):
         truth[n, : len(chain["truth"])] = torch.tensor(chain["truth"], dtype=torch.int32)
-        for t, row in enumerate(chain["rows"]):
+    return {"items": items, "partner_items": partner_items, "truth_items": truth,
+            **pack_probe_rows([c["rows"] for c in chains], steps)}
+
+
+def pack_probe_rows(rows: list[list[list[tuple[int, int, int]]]], steps: int) -> dict[str, torch.Tensor]:
+    """probes (int32, 0 = none), verdicts and kinds (int8, -1 = none), each (N, S, P), from each
+    chain's rows: per step, (probe id, verdict class, kind) of each probe tried there."""
+    width = max((len(r) for chain in rows for r in chain), default=1)
+    probes = torch.zeros(len(rows), steps, width, dtype=torch.int32)
+    verdicts = torch.full((len(rows), steps, width), -1, dtype=torch.int8)
+    kinds = torch.full((len(rows), steps, width), -1, dtype=torch.int8)
+    for n, chain in enumerate(rows):
+        for t, row in enumerate(chain):
             if row:
                 block = torch.tensor(row, dtype=torch.int32)  # (P_t, 3)
                 probes[n, t, : len(row)] = block[:, 0]
                 verdicts[n, t, : len(row)] = block[:, 1].to(torch.int8)
                 kinds[n, t, : len(row)] = block[:, 2].to(torch.int8)
-    return {"items": items, "partner_items": partner_items, "truth_items": truth, "probes": probes,
-            "verdicts": verdicts, "kinds": kinds}
+    return {"probes": probes, "verdicts": verdicts, "kinds": kinds}
 
 
 def probe_summary(manifest: dict, where: str) -> tuple[tuple[str, ...], tuple[str, ...], int]:
@@ -197,7 +226,7 @@ def probe_summary(manifest: dict, where: str) -> tuple[tuple[str, ...], tuple[st
     by_kind = summary.get("by_kind")
     if not isinstance(by_kind, dict) or not by_kind:
         raise DatasetError(f"{where}: the probe summary lists no probe kinds")
-    kinds = _ordered_kinds(by_kind)
+    kinds = ordered_kinds(by_kind)
     if HARD_KIND not in kinds:
         raise DatasetError(f"{where}: the probe summary has no {HARD_KIND!r} probes (the hard class)")
     return tuple(summary["verdicts"]), kinds, int(summary.get("probe_chains", 0))
@@ -251,9 +280,24 @@ def cache_path(directory: Path) -> Path:
 
 
 def load_probe_dataset(directory: Path | str, use_cache: bool = True) -> OracleData:
+    """Either format, by the manifest's ``format``: a chain dataset made with ``certify --probes``
+    (``load_chain_probes``) or a Mathlib probe dataset made with ``certify --mathlib``."""
+    directory = Path(directory)
+    manifest = read_manifest_json(directory)
+    found = manifest.get("format") if isinstance(manifest, dict) else None
+    if found == MATHLIB_FORMAT:
+        from oracle.mathlib.tensors import load_mathlib_probes  # Lean text: the Mathlib records' own reader
+
+        return load_mathlib_probes(directory, manifest)
+    if found not in DATASET_FORMATS:
+        raise DatasetError(f"{directory / 'manifest.json'}: format {found!r} is none of this project's "
+                           f"probe datasets ({FORMAT_VERSION}: chains, {MATHLIB_FORMAT!r}: Mathlib probes)")
+    return load_chain_probes(directory, use_cache)
+
+
+def load_chain_probes(directory: Path, use_cache: bool = True) -> OracleData:
     """The tracker's tensors (certification checked there) and the probes, from the cache
     when the manifest and this code's cache version match."""
-    directory = Path(directory)
     tracker = load_dataset(directory, use_cache=use_cache)
     manifest = read_manifest(directory)
     cached = cache_path(directory)
@@ -265,7 +309,11 @@ def load_probe_dataset(directory: Path | str, use_cache: bool = True) -> OracleD
     return OracleData(tracker=tracker, item_tokens=blob["item_tokens"], probe_tokens=blob["probe_tokens"],
                       probe_events=tuple(blob["probe_events"]), verdicts=tuple(blob["verdicts"]),
                       kinds=tuple(blob["kinds"]), train=blob["train"],
-                      tests={int(k): v for k, v in blob["tests"].items()}, probe_chains=blob["probe_chains"])
+                      tests={int(k): v for k, v in blob["tests"].items()}, probe_chains=blob["probe_chains"],
+                      vocab_size=tracker.vocab.size, identity=tracker.identity,
+                      # what a reader of the checkpoint needs to encode any tree and event (oracle.scorer)
+                      encoding={"vocab": {"atoms": list(tracker.vocab.atoms), "rules": list(tracker.vocab.rules)},
+                                "tree_len": tracker.tree_len})
 
 
 @dataclass
@@ -283,13 +331,17 @@ def sample_probe_batch(data: OracleData, chains: int, with_partners: bool, gener
     train = data.train
     idx = torch.randint(0, train["items"].shape[0], (chains,), generator=generator)
     items = train["items"][idx]  # (B, T)
-    trees = data.tracker.train["chain_trees"][idx]
     k = 0
     if with_partners:
         mates = train["partner_items"][idx]  # (B, K, T)
         k = mates.shape[1]
         items = torch.cat([items, mates.reshape(-1, mates.shape[-1])])
-        trees = torch.cat([trees, data.tracker.train["partner_trees"][idx].reshape(-1, trees.shape[-1])])
+    if data.tracker is None:  # Mathlib proofs: no trees (the oracle decodes none)
+        trees = torch.full(items.shape, -1)
+    else:
+        trees = data.tracker.train["chain_trees"][idx]
+        if with_partners:
+            trees = torch.cat([trees, data.tracker.train["partner_trees"][idx].reshape(-1, trees.shape[-1])])
     return ProbeBatch(histories=Batch(items=items.long(), trees=trees.long(), chains=chains, partners=k),
                       probes=train["probes"][idx].long(), verdicts=train["verdicts"][idx].long(),
                       truth_items=train["truth_items"][idx].long())

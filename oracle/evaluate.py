@@ -14,7 +14,9 @@ which is handed it) and predicts Lean's verdict class for every probe at every s
 - the prover guard at depths 4-6: the threshold on P(accepted or complete) that keeps
   ``guard_keep`` of the truly accepted probes, and the fraction of truly rejected ones it rejects;
 - for the arms with a carried state, the centred-cosine distance between a chain's end view and
-  its certified partners' (``pair_distance[L]``) and between unrelated chains' end views.
+  its certified partners' (``pair_distance[L]``) and between unrelated chains' end views;
+- on Mathlib probes, the same pooled metrics on the test proofs marked ``novel_premise`` alone
+  (the seed's headline set), with their accuracy and the fraction of them right on every verdict.
 """
 from __future__ import annotations
 
@@ -179,6 +181,28 @@ def pooled_metrics(splits: dict[int, SplitPredictions], data: OracleData, config
     }
 
 
+def novel_premise_metrics(splits: dict[int, SplitPredictions], data: OracleData, config: OracleEvalConfig
+                          ) -> dict:
+    """The pooled metrics of the test proofs marked ``novel_premise`` (they name a premise no
+    training proof names), and their accuracy and fraction right on every verdict."""
+    subset = {}
+    for length, s in splits.items():
+        novel = data.tests[length].get("novel")
+        if novel is not None and bool(novel.any()):
+            subset[length] = SplitPredictions(s.verdicts[novel], s.kinds[novel], s.predicted[novel],
+                                              s.accept_score[novel], None)
+    if not subset:
+        return {"proofs": 0, "accuracy": None, "all_right": None, "pooled": None}
+    proofs = probes = correct = all_right = 0
+    for s in subset.values():
+        valid = s.verdicts >= 0
+        right = (s.predicted == s.verdicts) & valid
+        proofs, probes, correct = proofs + len(valid), probes + int(valid.sum()), correct + int(right.sum())
+        all_right += int((right | ~valid).flatten(1).all(1).sum())
+    return {"proofs": proofs, "accuracy": correct / probes if probes else None, "all_right": all_right / proofs,
+            "pooled": pooled_metrics(subset, data, config)}
+
+
 @torch.no_grad()
 def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleEvalConfig(),
              show_progress: bool = False) -> dict:
@@ -202,8 +226,7 @@ def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleE
         all_right[str(length)] = float(right.flatten(1).all(1).float().mean())
         by_kind[str(length)] = {k: _accuracy(right, s.kinds == i) for i, k in enumerate(data.kinds)}
         if s.end_views is not None:
-            tree_len = data.tracker.tree_len
-            goals = data.item_tokens[split["items"][:, 0].long(), tree_len: 2 * tree_len]  # (N, P) the end trees
+            goals = data.goal_keys(split["items"][:, 0].long())  # (N, ·) equal rows: the same goal
             other = torch.roll(torch.arange(len(goals)), 1)
             differ = (goals != goals[other]).any(1)
             if bool(differ.any()):
@@ -219,10 +242,12 @@ def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleE
             predictions[length] = s
         seconds[str(length)] = round(time.perf_counter() - t0, 3)
     model.train(was_training)
+    marked = any("novel" in split for split in data.tests.values())  # Mathlib probes mark novel premises
+    novel = {"novel_premise": novel_premise_metrics(predictions, data, config)} if marked else {}
     return {"verdict_classes": list(data.verdicts), "kinds": list(data.kinds),
             "accepting": [v for v, a in zip(data.verdicts, accepting.tolist()) if a],
             "probe_chains": {str(n): len(data.tests[n]["items"]) for n in lengths},
             "accuracy": accuracy, "all_right": all_right, "by_kind_by_length": by_kind,
             "pooled": pooled_metrics(predictions, data, config) if predictions else None,
-            "pair_distance": pair, "unrelated_distance": unrelated,
+            "pair_distance": pair, "unrelated_distance": unrelated, **novel,
             "eval_seconds": round(time.perf_counter() - started, 3), "eval_seconds_by_length": seconds}

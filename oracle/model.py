@@ -37,6 +37,7 @@ class OracleModelConfig:
     width: int = 128  # C: the slot's width (the transformer's residual width)
     probe_width: int = 64  # D: width of the probe encoding e_pi
     fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52)
+    embedding: str = "bound"  # items and probes: "bound" (rewrite chains) or "factored" (Lean text); tracker.models
 
     @property
     def tracker(self) -> ModelConfig | None:
@@ -44,25 +45,31 @@ class OracleModelConfig:
         if self.arch == "blind":
             return None
         return ModelConfig(arch="transformer" if self.arch == "transformer" else "recurrence", width=self.width,
-                           fixed_norm=self.fixed_norm)
+                           fixed_norm=self.fixed_norm, embedding=self.embedding)
 
 
 class ProbeEncoder(nn.Module):
-    """A probe event (rule token, then one token per path bit, 0-padded to Ep) -> e_pi (D,):
-    token embeddings bound to their position (padding marks where the path ends), concatenated,
-    then an MLP."""
+    """A probe (a rewrite event: rule token, then one token per path bit; or a tactic's tokens),
+    0-padded to Ep -> e_pi (D,): token embeddings bound to their position (padding marks where
+    the probe ends), concatenated, then an MLP. ``factored``: a token row plus a position row in
+    place of one row per (position, token), for Lean text's large vocabulary."""
 
-    def __init__(self, probe_len: int, vocab_size: int, width: int) -> None:
+    def __init__(self, probe_len: int, vocab_size: int, width: int, factored: bool = False) -> None:
         super().__init__()
-        self.probe_len, self.vocab_size = probe_len, vocab_size
-        self.table = nn.Embedding(probe_len * vocab_size, width)
+        self.probe_len, self.vocab_size, self.factored = probe_len, vocab_size, factored
+        self.table = nn.Embedding(vocab_size if factored else probe_len * vocab_size, width)
         self.mlp = nn.Sequential(nn.Linear(probe_len * width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+        if factored:
+            self.position = nn.Embedding(probe_len, width)
 
     def forward(self, toks: torch.Tensor) -> torch.Tensor:
         """token rows (..., Ep) -> (..., D); each distinct probe is encoded once."""
         uniq, inverse = torch.unique(toks.reshape(-1, toks.shape[-1]), dim=0, return_inverse=True)  # (U, Ep)
-        offset = torch.arange(uniq.shape[1], device=uniq.device) * self.vocab_size
-        e = self.mlp(self.table(uniq + offset).flatten(1))  # (U, D)
+        if self.factored:
+            emb = self.table(uniq) + self.position.weight[: uniq.shape[1]]  # (U, Ep, D)
+        else:
+            emb = self.table(uniq + torch.arange(uniq.shape[1], device=uniq.device) * self.vocab_size)
+        e = self.mlp(emb.flatten(1))  # (U, D)
         return e[inverse].view(*toks.shape[:-1], -1)
 
 
@@ -102,7 +109,8 @@ class Oracle(nn.Module):
         if config.arch == "probe-slot":
             self.linear = nn.Linear(c, n_verdicts)
         else:
-            self.encoder = ProbeEncoder(probe_tokens.shape[1], vocab_size, config.probe_width)
+            self.encoder = ProbeEncoder(probe_tokens.shape[1], vocab_size, config.probe_width,
+                                        factored=config.embedding == "factored")
             self.head = VerdictHead(c, config.probe_width, n_verdicts)
         if config.arch == "blind":
             self.constant = nn.Parameter(torch.zeros(c))

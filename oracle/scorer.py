@@ -28,6 +28,9 @@ class TrainedOracle:
     def __init__(self, run: Path | str) -> None:
         self.run = Path(run)
         blob = load_checkpoint(self.run / CHECKPOINT)
+        if "vocab" not in blob:  # a run on Mathlib probes keeps a text vocabulary instead
+            raise ValueError(f"{self.run}: trained on Mathlib probes (Lean text); the scorer reads rewrite "
+                             "chains' trees and events")
         self.config = config_from_checkpoint(blob)
         self.vocab = Vocab(tuple(blob["vocab"]["atoms"]), tuple(blob["vocab"]["rules"]))
         self.index = self.vocab.index()

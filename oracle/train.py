@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 import torch
@@ -81,11 +81,10 @@ class OracleTrainer:
 
     def __init__(self, config: OracleConfig, data: OracleData) -> None:
         self.config, self.data = config, data
-        if config.terms and data.train["partner_items"].shape[1] == 0:
-            raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
+        refuse_unservable(config, data)
         torch.manual_seed(config.seed)
-        self.model = Oracle(config.model, data.item_tokens, data.probe_tokens, data.tracker.vocab.size,
-                            len(data.verdicts))
+        self.model = Oracle(replace(config.model, embedding=data.embedding), data.item_tokens, data.probe_tokens,
+                            data.vocab_size, len(data.verdicts))
         self.nextlat_head = NextLatHead(config.width) if "nextlat" in config.terms else None
         params = list(self.model.parameters())
         if self.nextlat_head is not None:
@@ -131,11 +130,9 @@ class OracleTrainer:
         return {"model": self.model.state_dict(),
                 "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
                 "optimizer": self.optimizer.state_dict(), "config": asdict(self.config), "step": self.step,
-                "train_seconds": self.train_seconds, "identity": self.data.tracker.identity,
+                "train_seconds": self.train_seconds, "identity": self.data.identity,
                 "verdicts": list(self.data.verdicts), "kinds": list(self.data.kinds),
-                # what a reader of the checkpoint needs to encode any tree and event (oracle.scorer)
-                "vocab": {"atoms": list(self.data.tracker.vocab.atoms), "rules": list(self.data.tracker.vocab.rules)},
-                "tree_len": self.data.tracker.tree_len,
+                **self.data.encoding,
                 "package_version": package_version(), "torch_version": torch.__version__}
 
     def load(self, blob: dict) -> None:
@@ -144,6 +141,19 @@ class OracleTrainer:
             self.nextlat_head.load_state_dict(blob["nextlat_head"])
         self.optimizer.load_state_dict(blob["optimizer"])
         self.step, self.train_seconds = blob["step"], blob["train_seconds"]
+
+
+def refuse_unservable(config: OracleConfig, data: OracleData) -> None:
+    """ValueError, in one line saying why, for an arm or objective the dataset cannot serve."""
+    mathlib = data.tracker is None
+    if config.terms and data.train["partner_items"].shape[1] == 0:
+        why = ("a Mathlib probe dataset has no certified partners (equivalent proofs)" if mathlib
+               else "the dataset has none")
+        raise ValueError(f"the {config.objective} objective needs certified partners for its invariance term: "
+                         f"{why}; train with --objective plain")
+    if config.arch == "truth" and mathlib:
+        raise ValueError("the truth arm is handed the true proof state at every step, and a Mathlib probe record "
+                         "holds only the initial one; choose --arch recurrence, transformer, blind or probe-slot")
 
 
 def config_from_checkpoint(blob: dict) -> OracleConfig:
@@ -157,7 +167,7 @@ def _check_resumable(blob: dict, config: OracleConfig, data: OracleData, path: P
         diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
                 for f in fields(OracleConfig) if getattr(stored, f.name) != getattr(config, f.name)]
         raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
-    if blob["identity"]["dataset"]["dataset_id"] != data.tracker.identity["dataset"]["dataset_id"]:
+    if blob["identity"]["dataset"]["dataset_id"] != data.identity["dataset"]["dataset_id"]:
         raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
 
 
@@ -205,7 +215,7 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
         "seconds": round(trainer.train_seconds, 2),
         "steps_per_second": round(config.steps / trainer.train_seconds, 3) if trainer.train_seconds else None,
         "load_seconds": round(load_seconds, 2),
-        "dataset": data.tracker.identity["dataset"], "lean": data.tracker.identity["lean"],
+        "dataset": data.identity["dataset"], "lean": data.identity["lean"],
         "package_version": package_version(), "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),  # bits repeat at the same thread count
         "parameters": sum(p.numel() for p in trainer.model.parameters()),

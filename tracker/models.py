@@ -21,6 +21,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 ARCHS = ("recurrence", "transformer", "transformer2x", "deltaproduct")
+# bound: one table row per (position, token), for short items over a small vocabulary (trees,
+# rewrite events); factored: a token row plus a position row, for long items over a large one
+# (Lean text), where E x V rows would not fit
+EMBEDDINGS = ("bound", "factored")
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class ModelConfig:
     blocks: int = 2  # DeltaProduct blocks
     slot_init: float = 1.0  # recurrence: the start slot w0 is slot_init * N(0, I); small lets the first item write it
     embed_init_std: float = 0.02  # std of the token embedding table at init
+    embedding: str = "bound"  # one of EMBEDDINGS: how an item's tokens are embedded (see ItemEmbedding)
 
     @property
     def layers(self) -> int:
@@ -44,14 +49,22 @@ class ModelConfig:
 
 
 class ItemEmbedding(nn.Module):
-    """Token embeddings bound to their position inside the item (one table row per (position,
-    token)), so that pooling an item keeps which token sat where."""
+    """Token embeddings bound to their position inside the item, so that pooling an item keeps
+    which token sat where: one table row per (position, token) (``bound``), or a token row plus a
+    position row (``factored``)."""
 
-    def __init__(self, item_tokens: torch.Tensor, vocab_size: int, width: int) -> None:
+    def __init__(self, item_tokens: torch.Tensor, vocab_size: int, width: int, embedding: str = "bound") -> None:
         super().__init__()
+        if embedding not in EMBEDDINGS:
+            raise ValueError(f"unknown embedding {embedding!r}; choose one of {', '.join(EMBEDDINGS)}")
         self.register_buffer("item_tokens", item_tokens.clone(), persistent=True)  # (I, E)
         self.vocab_size = vocab_size
-        self.table = nn.Embedding(item_tokens.shape[1] * vocab_size, width)
+        self.factored = embedding == "factored"
+        if self.factored:
+            self.table = nn.Embedding(vocab_size, width)
+            self.position = nn.Embedding(item_tokens.shape[1], width)
+        else:
+            self.table = nn.Embedding(item_tokens.shape[1] * vocab_size, width)
 
     def tokens(self, items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """items (...,) -> token embeddings (..., E, C) and their mask (..., E)."""
@@ -60,6 +73,8 @@ class ItemEmbedding(nn.Module):
     def token_rows(self, toks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Items given by their token ids (..., E), 0-padded -> embeddings (..., E, C) and mask (..., E).
         Any item of the domain can be read this way, not only the dataset's."""
+        if self.factored:
+            return self.table(toks) + self.position.weight[: toks.shape[-1]], toks != 0
         offset = torch.arange(toks.shape[-1], device=toks.device) * self.vocab_size
         return self.table(toks + offset), toks != 0
 
@@ -89,7 +104,7 @@ class Tracker(nn.Module):
                  tree_len: int) -> None:
         super().__init__()
         self.config = config
-        self.embed = ItemEmbedding(item_tokens, vocab_size, config.width)
+        self.embed = ItemEmbedding(item_tokens, vocab_size, config.width, config.embedding)
         self.tree_len, self.n_out = tree_len, n_out
         self.head = nn.Linear(config.width, tree_len * n_out)  # the linear position-wise readout
 

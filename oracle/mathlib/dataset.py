@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from chains.dataset import DatasetError, DatasetWriter, file_sha256
+from chains.dataset import MATHLIB_FORMAT, DatasetError, DatasetWriter, file_sha256
 from leanbridge.errorclass import ERROR_CLASSES, headline
 from oracle.mathlib.benchmark import BenchmarkError, BenchTheorem, count_and_read_theorems, iter_corpus, read_metadata
 from oracle.mathlib.probes import PROBE_KINDS, PremiseIndex, Probe, proof_probes
@@ -31,7 +31,7 @@ from oracle.mathlib.replay import DojoReplayer, ProofReplay, ReplayConfig, Verdi
 from oracle.mathlib.selection import Selection, SelectionSpec, in_dirs, select
 
 SPLIT_NAMES = ("train", "test")
-FORMAT = "mathlib-probes/1"
+FORMAT = MATHLIB_FORMAT
 
 Progress = Callable[[str, int, int], None]
 
