@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracker.plots import SEED_STYLES, _pyplot, _series
+from tracker.plots import SEED_STYLES, pyplot, by_length
 
 
 def arm_name(report: dict) -> str:
@@ -13,7 +13,7 @@ def arm_name(report: dict) -> str:
 
 
 def _colours(reports: list[dict]):
-    plt = _pyplot()
+    plt = pyplot()
     arms = list(dict.fromkeys(arm_name(r) for r in reports))
     cmap = plt.get_cmap("tab10")
     return plt, arms, {a: cmap(i % 10) for i, a in enumerate(arms)}
@@ -28,10 +28,10 @@ def plot_accuracy(reports: list[dict], path: Path) -> Path:
     for r in reports:
         arm = arm_name(r)
         style = SEED_STYLES[r["seed"] % len(SEED_STYLES)][0]
-        x, y = _series(r["accuracy"])
+        x, y = by_length(r["accuracy"])
         ax.plot(x, y, color=colour[arm], linestyle=style, marker="o", markersize=4,
                 label=None if arm in labelled else arm)
-        x, y = _series(r["all_right"])
+        x, y = by_length(r["all_right"])
         ax.plot(x, y, color=colour[arm], linestyle=style, marker="x", markersize=4, alpha=0.35)
         labelled.add(arm)
     ax.set_xscale("log", base=2)

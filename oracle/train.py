@@ -23,7 +23,7 @@ from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.model import ARCHS, STATEFUL, Oracle, OracleModelConfig
 from tracker.data import save_atomic
 from tracker.objectives import NextLatHead, invariance, nextlat, schedule
-from tracker.train import (CheckpointError, TrainingInterrupted, _stop_requests, load_checkpoint, lr_at,
+from tracker.train import (CheckpointError, TrainingInterrupted, stop_requests, load_checkpoint, lr_at,
                            package_version)
 
 CHECKPOINT = "checkpoint.pt"
@@ -189,7 +189,7 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
     last_losses: dict[str, float] = {}
     bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc="train-oracle",
                unit="step", dynamic_ncols=True)
-    with _stop_requests() as stop:
+    with stop_requests() as stop:
         while trainer.step < config.steps:
             t0 = time.perf_counter()
             last_losses = trainer.train_step(trainer.step)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib's pyplot, drawing to files only (imported when a figure is made, not before)."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
@@ -13,7 +14,8 @@ def _pyplot():
     return plt
 
 
-def _series(mapping: dict) -> tuple[list[int], list[float]]:
+def by_length(mapping: dict) -> tuple[list[int], list[float]]:
+    """A report's {length: value} as sorted x and y lists, leaving out lengths with no value."""
     points = sorted((int(k), v) for k, v in mapping.items() if v is not None)
     return [p[0] for p in points], [p[1] for p in points]
 
@@ -32,14 +34,14 @@ SEED_STYLES = (("-", "solid"), ("--", "dashed"), (":", "dotted"), ("-.", "dashdo
 def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, log_y: bool) -> Path:
     """``report[key]`` (keyed by chain length) against length, log2 x axis: one colour and
     marker per arm, one line style per seed, one legend entry per arm."""
-    plt = _pyplot()
+    plt = pyplot()
     arms = list(dict.fromkeys(_arm(r) for r in reports))
     colours = plt.get_cmap("tab10")
     markers = "osD^v<>phX"
     fig, ax = plt.subplots(figsize=(6.5, 3.5))
     labelled = set()
     for report in reports:
-        x, y = _series(report[key])
+        x, y = by_length(report[key])
         if not x:
             continue
         arm = _arm(report)

@@ -112,7 +112,7 @@ def lr_at(config: TrainConfig, step: int) -> float:
 
 
 @contextmanager
-def _stop_requests():
+def stop_requests():
     """Turn SIGINT/SIGTERM into a flag checked between steps, so a stop never lands mid-update."""
     flag = {"stop": False}
 
@@ -286,7 +286,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     last_losses: dict[str, float] = {}
     bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc="train", unit="step",
                dynamic_ncols=True)
-    with _stop_requests() as interrupt:
+    with stop_requests() as interrupt:
         while trainer.step < config.steps:
             t0 = time.perf_counter()
             last_losses = trainer.train_step(trainer.step, None if cooldown is None else cooldown.lr_at(trainer.step))
