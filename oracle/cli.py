@@ -14,6 +14,7 @@ from leanbridge.cliutil import user_errors
 from oracle.evaluate import OracleEvalConfig
 from oracle.model import ARCHS
 from oracle.train import OBJECTIVES, OracleConfig, train
+from tracker.options import run_options, training_options
 from tracker.train import CheckpointError, TrainingInterrupted
 
 D = OracleConfig()  # the defaults shown by --help
@@ -30,44 +31,10 @@ D = OracleConfig()  # the defaults shown by --help
               help="recurrence: the slot recurrence; transformer: causal transformer at equal per-event compute; "
                    "blind: sees only the probe; truth: handed the true tree; probe-slot: a linear head on the slot "
                    "after it reads the probe (the seed's failed configuration, a control).")
-@click.option("--seed", type=int, default=D.seed, show_default=True, help="Seed of init and batch order.")
-@click.option("--steps", type=click.IntRange(1), default=D.steps, show_default=True, help="Optimiser steps.")
-@click.option("--width", type=click.IntRange(8), default=D.width, show_default=True, help="Slot (residual) width.")
 @click.option("--probe-width", type=click.IntRange(1), default=D.probe_width, show_default=True,
               help="Width of the probe encoding in the bilinear head.")
-@click.option("--batch-chains", type=click.IntRange(2), default=D.batch_chains, show_default=True,
-              help="Chains per step, each with its probes (and its certified partners for combo).")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=D.lr, show_default=True,
-              help="Peak learning rate (cosine decay to --final-lr-fraction of it).")
-@click.option("--final-lr-fraction", type=click.FloatRange(0, 1), default=D.final_lr_fraction, show_default=True,
-              help="Final learning rate as a fraction of the peak.")
-@click.option("--warmup-steps", type=click.IntRange(0), default=D.warmup_steps, show_default=True,
-              help="Steps of linear learning-rate warm-up.")
-@click.option("--weight-decay", type=click.FloatRange(0), default=D.weight_decay, show_default=True,
-              help="AdamW weight decay.")
-@click.option("--grad-clip", type=click.FloatRange(min=0, min_open=True), default=D.grad_clip, show_default=True,
-              help="Clip of the global gradient norm.")
-@click.option("--fixed-norm/--free-norm", default=D.fixed_norm, show_default=True,
-              help="Recurrence: rescale the slot to a fixed norm after every event, or leave its norm free.")
-@click.option("--mu", type=click.FloatRange(0), default=D.mu, show_default=True, help="Weight of the invariance term.")
-@click.option("--invariance-delay", type=click.FloatRange(0, 1), default=D.invariance_delay, show_default=True,
-              help="Fraction of steps the invariance term is held at zero.")
-@click.option("--invariance-ramp", type=click.FloatRange(0, 1), default=D.invariance_ramp, show_default=True,
-              help="Fraction of steps over which it then ramps to mu.")
-@click.option("--nextlat-weight", type=click.FloatRange(0), default=D.nextlat_weight, show_default=True,
-              help="Weight of next-latent prediction.")
-@click.option("--nextlat-delay", type=click.FloatRange(0, 1), default=D.nextlat_delay, show_default=True,
-              help="Fraction of steps NextLat is held at zero.")
-@click.option("--nextlat-ramp", type=click.FloatRange(0, 1), default=D.nextlat_ramp, show_default=True,
-              help="Fraction of steps of NextLat's ramp.")
-@click.option("--checkpoint-every", type=click.IntRange(1), default=D.checkpoint_every, show_default=True,
-              help="Steps between checkpoints.")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Run directory [default: runs/oracle-<arch>-<objective>-s<seed>].")
-@click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out (same settings).")
-@click.option("--threads", type=click.IntRange(1), default=None,
-              help="Torch threads [default: torch's, one per core]. Runs repeat bit for bit at a fixed count of one.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@training_options(D, "Chains per step, each with its probes (and its certified partners for combo).")
+@run_options("runs/oracle-<arch>-<objective>-s<seed>")
 def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
     """Train a kernel oracle: predict Lean's verdict on probe rewrites along a chain, without asking it."""
     # every other option is an OracleConfig field of the same name

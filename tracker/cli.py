@@ -15,6 +15,7 @@ from leanbridge.cliutil import user_errors
 from tracker.evaluate import EvalConfig
 from tracker.models import ARCHS
 from tracker.objectives import OBJECTIVES
+from tracker.options import run_options, training_options
 from tracker.schedules import SCHEDULES, scheduled
 from tracker.stopping import StopConfig
 from tracker.train import CheckpointError, TrainConfig, TrainingInterrupted, train
@@ -35,35 +36,6 @@ D = TrainConfig()  # the defaults shown by --help
 @click.option("--arch", type=click.Choice(ARCHS), default=D.arch, show_default=True,
               help="recurrence: the slot recurrence; transformer(2x): causal transformer over events at equal "
                    "(twice) per-event compute; deltaproduct: 2 DeltaProduct blocks.")
-@click.option("--seed", type=int, default=D.seed, show_default=True, help="Seed of init and batch order.")
-@click.option("--steps", type=click.IntRange(1), default=D.steps, show_default=True, help="Optimiser steps.")
-@click.option("--width", type=click.IntRange(8), default=D.width, show_default=True, help="Slot (residual) width.")
-@click.option("--batch-chains", type=click.IntRange(2), default=D.batch_chains, show_default=True,
-              help="Chains per step (each with its certified partners).")
-@click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=D.lr, show_default=True,
-              help="Peak learning rate (cosine decay to --final-lr-fraction of it).")
-@click.option("--final-lr-fraction", type=click.FloatRange(0, 1), default=D.final_lr_fraction, show_default=True,
-              help="Final learning rate as a fraction of the peak.")
-@click.option("--warmup-steps", type=click.IntRange(0), default=D.warmup_steps, show_default=True,
-              help="Steps of linear learning-rate warm-up.")
-@click.option("--weight-decay", type=click.FloatRange(0), default=D.weight_decay, show_default=True,
-              help="AdamW weight decay.")
-@click.option("--grad-clip", type=click.FloatRange(min=0, min_open=True), default=D.grad_clip, show_default=True,
-              help="Clip of the global gradient norm.")
-@click.option("--fixed-norm/--free-norm", default=D.fixed_norm, show_default=True,
-              help="Recurrence: rescale the slot to a fixed norm after every event (section 52), or leave its norm free.")
-@click.option("--mu", type=click.FloatRange(0), default=D.mu, show_default=True,
-              help="Weight of the invariance (and control) term.")
-@click.option("--invariance-delay", type=click.FloatRange(0, 1), default=D.invariance_delay, show_default=True,
-              help="Fraction of steps the invariance term is held at zero.")
-@click.option("--invariance-ramp", type=click.FloatRange(0, 1), default=D.invariance_ramp, show_default=True,
-              help="Fraction of steps over which it then ramps to mu.")
-@click.option("--nextlat-weight", type=click.FloatRange(0), default=D.nextlat_weight, show_default=True,
-              help="Weight of next-latent prediction.")
-@click.option("--nextlat-delay", type=click.FloatRange(0, 1), default=D.nextlat_delay, show_default=True,
-              help="Fraction of steps NextLat is held at zero.")
-@click.option("--nextlat-ramp", type=click.FloatRange(0, 1), default=D.nextlat_ramp, show_default=True,
-              help="Fraction of steps of NextLat's ramp.")
 @click.option("--metric-weight", type=click.FloatRange(0), default=D.metric_weight, show_default=True,
               help="Weight of the Nerode metric loss.")
 @click.option("--metric-delay", type=click.FloatRange(0, 1), default=D.metric_delay, show_default=True,
@@ -78,8 +50,6 @@ D = TrainConfig()  # the defaults shown by --help
               help="Recurrence: scale of the start slot's normal init (small: the first item writes the slot).")
 @click.option("--embed-init-std", type=click.FloatRange(min=0, min_open=True), default=D.embed_init_std,
               show_default=True, help="Std of the token embeddings at init.")
-@click.option("--checkpoint-every", type=click.IntRange(1), default=D.checkpoint_every, show_default=True,
-              help="Steps between checkpoints.")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,
@@ -94,12 +64,8 @@ D = TrainConfig()  # the defaults shown by --help
 @click.option("--check-cooldown", type=click.IntRange(0), default=StopConfig.cooldown, show_default=True,
               help="Once the checks say stop, train this many more steps with the learning rate falling "
                    "linearly towards zero, then stop.")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Run directory [default: runs/<arch>-<objective>-s<seed>].")
-@click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out (same settings).")
-@click.option("--threads", type=click.IntRange(1), default=None,
-              help="Torch threads [default: torch's, one per core]. Runs repeat bit for bit at a fixed count of one.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@training_options(D, "Chains per step (each with its certified partners).")
+@run_options("runs/<arch>-<objective>-s<seed>")
 def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
          check_patience: int, check_cooldown: int, out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
