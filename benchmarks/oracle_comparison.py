@@ -15,12 +15,9 @@ file, such as the searchers' section written by ``prover_bench.py``, are kept) a
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, replace
-from multiprocessing import get_context
+from functools import partial
 from pathlib import Path
 
 import click
@@ -28,6 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmarks.batch import chosen_arms, run_batch, seed_list, write_results  # noqa: E402
 from oracle.evaluate import OracleEvalConfig  # noqa: E402
 from oracle.train import OracleConfig, config_from_checkpoint, train  # noqa: E402
 from tracker.train import load_checkpoint  # noqa: E402
@@ -181,7 +179,8 @@ def finished_report(name: str, seed: int, base: OracleConfig, runs: Path) -> dic
     return None
 
 
-def run_arm(name: str, seed: int, base: OracleConfig, runs: Path, quiet: bool, threads: int | None = None) -> dict:
+def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path) -> dict:
+    """Train (or resume, or find finished) one run of the batch."""
     if threads is not None:
         torch.set_num_threads(threads)
     report = finished_report(name, seed, base, runs)
@@ -211,55 +210,22 @@ def run_arm(name: str, seed: int, base: OracleConfig, runs: Path, quiet: bool, t
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def main(data, arms, seeds, steps, runs, out, workers, collect, quiet) -> None:
     """Run the registered oracle comparison (or a part of it) and judge its predictions."""
-    chosen = [a.strip() for a in arms.split(",") if a.strip()]
-    unknown = [a for a in chosen if a not in ARMS]
-    if unknown:
-        raise click.UsageError(f"unknown arm(s) {', '.join(unknown)}; choose among {', '.join(ARMS)}")
-    try:
-        seed_list = tuple(int(s) for s in seeds.split(",") if s.strip())
-    except ValueError:
-        raise click.UsageError(f"--seeds {seeds!r} is not a comma-separated list of integers") from None
+    chosen = chosen_arms(arms, tuple(ARMS))
     base = OracleConfig(data=str(data))
     if steps is not None:
         base = replace(base, steps=steps)
-    jobs = [(name, seed) for name in chosen for seed in seed_list]
-    done: dict[tuple[str, int], dict] = {}
-    try:
-        if collect:
-            for name, seed in jobs:
-                report = finished_report(name, seed, base, Path(runs))
-                if report is None:
-                    click.echo(f"== {name} seed {seed}: not run (or not finished)", err=True)
-                else:
-                    done[name, seed] = report
-        elif workers == 1:
-            for name, seed in jobs:
-                click.echo(f"== {name} seed {seed}", err=True)
-                done[name, seed] = run_arm(name, seed, base, Path(runs), quiet)
-        else:
-            threads = max(1, (os.cpu_count() or 1) // workers)
-            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-                futures = {pool.submit(run_arm, name, seed, base, Path(runs), True, threads): (name, seed)
-                           for name, seed in jobs}
-                for future in as_completed(futures):
-                    done[futures[future]] = report = future.result()
-                    click.echo(f"== {futures[future][0]} seed {futures[future][1]}: accuracy "
-                               f"{json.dumps(report['accuracy'])}, {report['seconds']:.0f} s", err=True)
-    except ValueError as e:  # DatasetError, CheckpointError
-        raise click.ClickException(str(e)) from None
+    jobs = [(name, seed) for name in chosen for seed in seed_list(seeds)]
+    done = run_batch(jobs, partial(run_arm, base=base, runs=Path(runs)),
+                     lambda name, seed: finished_report(name, seed, base, Path(runs)),
+                     lambda report: f"accuracy {json.dumps(report['accuracy'])}", workers, collect, quiet)
     reports = [done[job] for job in jobs if job in done]
     missing = [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done]
     from oracle.plots import write_plots
 
     predictions = judge(reports)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    kept = json.loads(out.read_text()) if out.is_file() else {}  # e.g. the searchers of prover_bench.py
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
-    with os.fdopen(fd, "w") as handle:
-        json.dump({**kept, "runs": reports, "missing": missing, "predictions": predictions,
-                   "registered": dict(PREDICTIONS)}, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, out)
+    # other keys of the file (the searchers' section written by prover_bench.py) are kept
+    write_results(out, {"runs": reports, "missing": missing, "predictions": predictions,
+                        "registered": dict(PREDICTIONS)})
     figure_dir = out.parent / f"{out.stem}-figures"
     figure_dir.mkdir(exist_ok=True)
     if reports:

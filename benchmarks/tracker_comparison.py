@@ -12,12 +12,9 @@ reused, an interrupted one resumed), and the collected reports go to ``--out``
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 
 import click
@@ -25,6 +22,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from benchmarks.batch import chosen_arms, run_batch, seed_list, write_results  # noqa: E402
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.train import TrainConfig, config_from_checkpoint, load_checkpoint, train  # noqa: E402
 
@@ -200,8 +198,9 @@ def same_settings(stored: dict, config: TrainConfig) -> bool:
     return set(stored) <= set(current) and all(stored.get(k, defaults[k]) == v for k, v in current.items())
 
 
-def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: EvalConfig, quiet: bool,
-            threads: int | None = None) -> dict:
+def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: TrainConfig, runs: Path,
+            eval_config: EvalConfig) -> dict:
+    """Train (or resume, or find finished) one run of the batch."""
     if threads is not None:
         torch.set_num_threads(threads)
     report = finished_report(name, seed, base, runs)
@@ -233,58 +232,25 @@ def run_arm(name: str, seed: int, base: TrainConfig, runs: Path, eval_config: Ev
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def main(data, arms, seeds, steps, eval_chains, runs, out, workers, collect, quiet) -> None:
     """Run the registered tracker comparison (or a part of it) and judge its predictions."""
-    chosen = [a.strip() for a in arms.split(",") if a.strip()]
-    unknown = [a for a in chosen if a not in ARMS]
-    if unknown:
-        raise click.UsageError(f"unknown arm(s) {', '.join(unknown)}; choose among {', '.join(ARMS)}")
-    try:
-        seed_list = None if seeds is None else tuple(int(s) for s in seeds.split(",") if s.strip())
-    except ValueError:
-        raise click.UsageError(f"--seeds {seeds!r} is not a comma-separated list of integers") from None
+    chosen = chosen_arms(arms, tuple(ARMS))
+    seeds_given = None if seeds is None else seed_list(seeds)
     base = TrainConfig(data=str(data))
     if steps is not None:
         base = replace(base, steps=steps)
-    eval_config = EvalConfig(max_chains=eval_chains)
     # in the order of --arms: the default puts first what the headline and the prover need
     # an arm outside the registered batch runs seed 0 unless --seeds says otherwise
     jobs = [(name, seed) for name in chosen
-            for seed in (seed_list if seed_list is not None else ARMS[name][2] or (0,))]
-    done: dict[tuple[str, int], dict] = {}
-    try:
-        if collect:
-            for name, seed in jobs:
-                report = finished_report(name, seed, base, Path(runs))
-                if report is None:
-                    click.echo(f"== {name} seed {seed}: not run (or not finished)", err=True)
-                else:
-                    done[name, seed] = report
-        elif workers == 1:
-            for name, seed in jobs:
-                click.echo(f"== {name} seed {seed}", err=True)
-                done[name, seed] = run_arm(name, seed, base, Path(runs), eval_config, quiet)
-        else:
-            threads = max(1, (os.cpu_count() or 1) // workers)
-            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-                futures = {pool.submit(run_arm, name, seed, base, Path(runs), eval_config, True, threads): (name, seed)
-                           for name, seed in jobs}
-                for future in as_completed(futures):
-                    done[futures[future]] = report = future.result()
-                    click.echo(f"== {futures[future][0]} seed {futures[future][1]}: exact "
-                               f"{json.dumps(report['exact'])}, {report['seconds']:.0f} s", err=True)
-    except ValueError as e:  # DatasetError, CheckpointError
-        raise click.ClickException(str(e)) from None
+            for seed in (seeds_given if seeds_given is not None else ARMS[name][2] or (0,))]
+    done = run_batch(jobs, partial(run_arm, base=base, runs=Path(runs), eval_config=EvalConfig(max_chains=eval_chains)),
+                     lambda name, seed: finished_report(name, seed, base, Path(runs)),
+                     lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
     reports = [done[job] for job in jobs if job in done]
     missing = [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done]
     from tracker.plots import write_plots
 
     predictions = judge(reports)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
-    with os.fdopen(fd, "w") as handle:
-        json.dump({"runs": reports, "missing": missing, "predictions": predictions, "registered": dict(PREDICTIONS)},
-                  handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, out)
+    write_results(out, {"runs": reports, "missing": missing, "predictions": predictions,
+                        "registered": dict(PREDICTIONS)})
     figure_dir = out.parent / f"{out.stem}-figures"
     figure_dir.mkdir(exist_ok=True)
     write_plots(reports, figure_dir)

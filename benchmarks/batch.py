@@ -1,0 +1,81 @@
+"""The driver the registered comparisons share: parse the arms and seeds asked for, train the
+missing runs (one at a time, or several in processes of their own), collect the finished ones,
+and write the judged results atomically.
+
+A comparison script supplies what differs: its arms, how one run is trained or found finished,
+how a finished run is summarised on the console, its judge, table and figures.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+
+import click
+
+Job = tuple[str, int]  # (arm, seed)
+
+
+def chosen_arms(arms: str, known: Sequence[str]) -> list[str]:
+    """The comma-separated ``arms``, each one of ``known``; a click usage error otherwise."""
+    chosen = [a.strip() for a in arms.split(",") if a.strip()]
+    unknown = [a for a in chosen if a not in known]
+    if unknown:
+        raise click.UsageError(f"unknown arm(s) {', '.join(unknown)}; choose among {', '.join(known)}")
+    return chosen
+
+
+def seed_list(seeds: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(s) for s in seeds.split(",") if s.strip())
+    except ValueError:
+        raise click.UsageError(f"--seeds {seeds!r} is not a comma-separated list of integers") from None
+
+
+def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Callable[[str, int], dict | None],
+              summary: Callable[[dict], str], workers: int, collect: bool, quiet: bool) -> dict[Job, dict]:
+    """The report of every job: found finished, or trained by ``train_one(arm, seed, quiet,
+    threads)`` (a picklable function: with ``workers`` > 1 each run trains in a process of its
+    own at cores/workers threads, without a progress bar). With ``collect`` nothing is trained
+    and the jobs not finished are left out. Dataset and checkpoint faults (ValueError) become one
+    line for the user."""
+    done: dict[Job, dict] = {}
+    try:
+        if collect:
+            for name, seed in jobs:
+                report = finished(name, seed)
+                if report is None:
+                    click.echo(f"== {name} seed {seed}: not run (or not finished)", err=True)
+                else:
+                    done[name, seed] = report
+        elif workers == 1:
+            for name, seed in jobs:
+                click.echo(f"== {name} seed {seed}", err=True)
+                done[name, seed] = train_one(name, seed, quiet, None)
+        else:
+            threads = max(1, (os.cpu_count() or 1) // workers)
+            with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+                futures = {pool.submit(train_one, name, seed, True, threads): (name, seed) for name, seed in jobs}
+                for future in as_completed(futures):
+                    name, seed = futures[future]
+                    done[name, seed] = report = future.result()
+                    click.echo(f"== {name} seed {seed}: {summary(report)}, {report['seconds']:.0f} s", err=True)
+    except ValueError as e:  # DatasetError, CheckpointError
+        raise click.ClickException(str(e)) from None
+    return done
+
+
+def write_results(out: Path, results: dict) -> None:
+    """``results`` into the JSON file ``out``, atomically; keys of an existing file that
+    ``results`` does not set are kept (another benchmark's section of the same file)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    kept = json.loads(out.read_text()) if out.is_file() else {}
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
+    with os.fdopen(fd, "w") as handle:
+        json.dump({**kept, **results}, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, out)
