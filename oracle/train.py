@@ -23,8 +23,8 @@ from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.model import ARCHS, STATEFUL, Oracle, OracleModelConfig
 from tracker.data import save_atomic
 from tracker.objectives import NextLatHead, invariance, nextlat, schedule
-from tracker.train import (CheckpointError, TrainingInterrupted, stop_requests, load_checkpoint, lr_at,
-                           package_version)
+from tracker.train import (CheckpointError, TrainingInterrupted, descend, load_checkpoint, lr_at, package_version,
+                           stop_requests)
 
 CHECKPOINT = "checkpoint.pt"
 OBJECTIVES = ("plain", "combo")
@@ -116,15 +116,8 @@ class OracleTrainer:
     def train_step(self, step: int) -> dict[str, float]:
         generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
         batch = sample_probe_batch(self.data, self.config.batch_chains, bool(self.config.terms), generator)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr_at(self.config, step)
-        losses = self.losses(batch, step)
-        total = sum(losses.values())
-        self.optimizer.zero_grad(set_to_none=True)
-        total.backward()
-        torch.nn.utils.clip_grad_norm_(self.params, self.config.grad_clip)
-        self.optimizer.step()
-        return {name: value.item() for name, value in losses.items()}
+        return descend(self.optimizer, self.params, self.losses(batch, step), lr_at(self.config, step),
+                       self.config.grad_clip)
 
     def checkpoint(self) -> dict:
         return {"model": self.model.state_dict(),

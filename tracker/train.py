@@ -111,6 +111,20 @@ def lr_at(config: TrainConfig, step: int) -> float:
     return floor + (config.lr - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
 
+def descend(optimizer: torch.optim.Optimizer, params: list[torch.nn.Parameter], losses: dict[str, torch.Tensor],
+            lr: float, grad_clip: float) -> dict[str, float]:
+    """One optimiser step at ``lr`` on the sum of ``losses``, the global gradient norm clipped to
+    ``grad_clip``; the losses as numbers."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    total = sum(losses.values())
+    optimizer.zero_grad(set_to_none=True)
+    total.backward()
+    torch.nn.utils.clip_grad_norm_(params, grad_clip)
+    optimizer.step()
+    return {name: value.item() for name, value in losses.items()}
+
+
 @contextmanager
 def stop_requests():
     """Turn SIGINT/SIGTERM into a flag checked between steps, so a stop never lands mid-update."""
@@ -199,15 +213,9 @@ class Trainer:
         """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
         generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
         batch = sample_batch(self.data, self.config.batch_chains, generator)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr_at(self.config, step) if lr is None else lr
         losses = self.losses(batch, step, generator)
-        total = sum(losses.values())
-        self.optimizer.zero_grad(set_to_none=True)
-        total.backward()
-        torch.nn.utils.clip_grad_norm_(self.params, self.config.grad_clip)
-        self.optimizer.step()
-        return {name: value.item() for name, value in losses.items()}
+        return descend(self.optimizer, self.params, losses, lr_at(self.config, step) if lr is None else lr,
+                       self.config.grad_clip)
 
     def checkpoint(self) -> dict:
         return {"model": self.model.state_dict(),
