@@ -31,7 +31,8 @@ from leanbridge.verdicts import Answer
 
 
 class QuestionFailed(LeanRunError):
-    """Lean crashed or timed out on one question alone; ``index`` is its place in the caller's list."""
+    """Lean crashed, timed out or said nothing on one question alone; ``index`` is its place in the
+    caller's list."""
 
     def __init__(self, message: str, index: int) -> None:
         super().__init__(message)
@@ -121,6 +122,14 @@ def _answer(named: list[tuple[int, Question, Block]], run: Callable[[list[Block]
         rejected = [(named[p][0], rejection(named[p][1], why)) for p, why in problems.items()]
         rest = [item for p, item in enumerate(named) if p not in problems]
         return rejected + (_answer(rest, run, atoms, header_lines) if rest else [])
+    # A file without an error or warning answers every question on its last line, #print axioms.
+    # Silence there is no answer at all (a Lean that does not elaborate what it is given), never
+    # a rejection and never a confirmation.
+    silent = [p for p, span in enumerate(spans) if span[1] not in info]
+    if silent:
+        index, question, _ = named[silent[0]]
+        raise QuestionFailed(f"Lean finished without an error but said nothing about {type(question).__name__.lower()} "
+                             f"{index} (no #print axioms answer): it is not answering questions", index)
     return [(index, confirm(q, block, info, spans[p][0], atoms)) for p, (index, q, block) in enumerate(named)]
 
 

@@ -594,11 +594,6 @@ def test_prove_with_a_faulty_lean_is_one_line(tmp_path, lean, built_cache, micro
     code, output = invoke(prove, ["--data", micro, "--searcher", "kernel-uniform", "--problems", 1, "--distances", 1,
                                   "--budget-calls", 20, "--jobs", 1, "--timeout", timeout_for(fault),
                                   "--out", out], env=env)
-    if (stage, fault) == ("check", "idle-json"):
-        # Lean ran and answered no question: every question counts as rejected, nothing is solved
-        report = json.loads((out / "report.json").read_text())
-        assert code == 0 and report["solved"] == 0 and report["distinct_certified_solutions"] == 0
-        return
     assert_one_line(code, output, SAYS[stage])
     assert not out.exists() and not leftovers(tmp_path)
     assert_clean_cache(env)
