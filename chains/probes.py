@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chains.rules import RULES, Event, apply
-from chains.space import Domain
+from chains.sampling import below
+from chains.space import Domain, StateSpace
 from chains.trees import ADD, MUL, Tree, subtree
 
 PROBE_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
@@ -92,3 +93,42 @@ def referee(tree: Tree, event: Event) -> tuple[Tree | None, str | None]:
     if node is None or isinstance(node, str):
         return None, "leaf"
     return None, "operator" if node[0] != ROOT_OPERATION[event.rule] else "pattern"
+
+
+class ProbeSampler:
+    """``sample_probes`` over interned event ids (``StateSpace.events``): the same draws from
+    ``rng`` in the same order, so the same probes, at a fraction of the cost per step."""
+
+    def __init__(self, space: StateSpace, rng: random.Random) -> None:
+        self.space, self.rng = space, rng
+        self._below = below(rng)
+        self._swap: dict[int, tuple[int, ...]] = {}  # gold id -> ids of the other rules at its position
+        self._moved: dict[int, tuple[int, ...]] = {}  # gold id -> ids of its rule at the other positions
+
+    def _alternatives(self, gold: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        swap = self._swap.get(gold)
+        if swap is None:
+            event, domain, intern = self.space.events[gold], self.space.domain, self.space.event_id
+            swap = self._swap[gold] = tuple(intern(Event(r, event.path)) for r in domain.rules if r != event.rule)
+            self._moved[gold] = tuple(intern(Event(event.rule, p)) for p in domain.positions if p != event.path)
+            if not swap or not self._moved[gold]:  # rng.choice of nothing (a two-atom domain's root)
+                raise IndexError(f"no other rule or position to probe beside {event}")
+        return swap, self._moved[gold]
+
+    def sample(self, ids: Sequence[int], step: int, other: Sequence[int]) -> tuple[int, int, int, int, int]:
+        """The ids of the probes of ``step`` of a chain with event ids ``ids``, in ``PROBE_KINDS``
+        order; ``other`` holds the event ids of another chain of the split."""
+        below_ = self._below
+        gold = ids[step]
+        n = len(ids)
+        misplaced = gold
+        if n > 1:
+            for _ in range(8):  # as _misplaced: a few draws of another step, preferring a different event
+                misplaced = ids[(step + 1 + below_(n - 1)) % n]
+                if misplaced != gold:
+                    break
+            else:
+                different = [e for e in ids if e != gold]
+                misplaced = different[below_(len(different))] if different else gold
+        swap, moved = self._alternatives(gold)
+        return gold, misplaced, swap[below_(len(swap))], moved[below_(len(moved))], other[below_(len(other))]

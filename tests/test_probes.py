@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chains.dataset import DatasetError, parse_chain_line
-from chains.probes import PROBE_KINDS, referee, sample_probes
+from chains.probes import PROBE_KINDS, ProbeSampler, referee, sample_probes
 from chains.rules import Event, apply, successors, tier_rules
-from chains.space import Domain
+from chains.space import Domain, StateSpace
 from chains.trees import all_trees, parse_polish, polish
 from leanbridge.asker import AskConfig
 from leanbridge.cli import main
@@ -51,6 +51,29 @@ def test_each_probe_kind_is_built_as_specified(start, other_start, seed, length)
         assert probes["permuted"].rule == gold.rule and probes["permuted"].path != gold.path
         assert probes["permuted"].path in DOMAIN.positions
         assert probes["random"] in other
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([Domain(4, 1), Domain(4, 2), Domain(5, 1)]),
+       st.integers(1, 12), st.integers(1, 4))
+def test_the_fast_probe_sampler_draws_what_sample_probes_draws(seed, domain, length, other_length):
+    space = StateSpace(domain)
+    walk_rng = random.Random(seed)
+    chains = []
+    for n in (length, other_length):
+        here, ids = space.random_start(walk_rng), []
+        for _ in range(n):
+            events, nexts = space.moves(here)
+            r = walk_rng.randrange(len(events))
+            ids.append(events[r])
+            here = nexts[r]
+        chains.append(ids)
+    ids, other = chains
+    slow_rng, fast = random.Random(seed + 1), ProbeSampler(space, random.Random(seed + 1))
+    for t in range(length):
+        slow = sample_probes(slow_rng, [space.events[i] for i in ids], t, domain, [space.events[i] for i in other])
+        assert [(kind, space.events[i]) for kind, i in zip(PROBE_KINDS, fast.sample(ids, t, other))] == slow
+    assert slow_rng.random() == fast.rng.random()  # the same number of draws
 
 
 def every_event(max_depth=3):
