@@ -1,4 +1,5 @@
 """Probe events and Lean's verdicts on them, against the real Lean binary; the rules referee."""
+import hashlib
 import itertools
 import json
 import random
@@ -140,6 +141,17 @@ def probed(tmp_path_factory):
 
 def records(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# sha256 of each file of the probed fixture's dataset as main wrote it before the probes were
+# sampled and written per distinct probe (commit 1d95d02): see tests/test_certify.py.
+PROBED_SHA256 = {"train.jsonl": "0a46312178a59ebca0dc8c2636262e6dc58e88ea88f012df43b5d4f814835589",
+                 "test-8.jsonl": "47f682b180d0e015e7bf408309d56dd5cb9a292a09e2a95723376d856e7a8f2c",
+                 "test-16.jsonl": "f8be378e60985c4819d1c938c73179273d5aca6b5253915895f2771f570c51d3"}
+
+
+def test_probed_datasets_keep_their_bytes(probed):
+    assert {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in probed.glob("*.jsonl")} == PROBED_SHA256
 
 
 def test_probes_are_in_every_training_chain_and_the_first_test_chains(probed):
