@@ -89,8 +89,7 @@ def sample_partner(space: StateSpace, rng: random.Random, end: int, length: int)
     """A history of ``length`` events ending at ``end``."""
     states, ids = _walk_ids(space, rng, end, length)
     states.reverse()
-    inverse = space.inverse_id
-    forward = [inverse(i) for i in reversed(ids)]
+    forward = list(map(space.inverses.__getitem__, reversed(ids)))
     return Walk(tuple(states), tuple(map(space.events.__getitem__, forward)), tuple(forward))
 
 

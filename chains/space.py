@@ -66,7 +66,7 @@ class StateSpace:
         # events interned as small integers, for the hot loops of sampling and certification
         self.events: list[Event] = []
         self._event_ids: dict[Event, int] = {}
-        self._inverse: list[int] = []
+        self.inverses: list[int] = []  # event id -> the id of the event undoing it (same position)
         # state -> (event ids, next states, their count, its bit length): the sampler's table
         self.move_table: dict[int, tuple[tuple[int, ...], tuple[int, ...], int, int]] = {}
 
@@ -96,15 +96,9 @@ class StateSpace:
         if i is None:
             i = self._event_ids[event] = len(self.events)
             self.events.append(event)
-            self._inverse.append(-1)
+            self.inverses.append(i)  # until its inverse is interned (an event may be its own)
+            self.inverses[i] = self.event_id(event.inverse)
         return i
-
-    def inverse_id(self, i: int) -> int:
-        """The id of the event undoing event ``i`` at the same position."""
-        j = self._inverse[i]
-        if j < 0:
-            j = self._inverse[i] = self.event_id(self.events[i].inverse)
-        return j
 
     def moves(self, i: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``successors(i)`` as two aligned tuples: the event ids and the states they lead to."""
