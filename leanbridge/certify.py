@@ -9,7 +9,11 @@ Lean again, into a fresh store.
 """
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import queue
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator
@@ -31,7 +35,7 @@ from leanbridge.probing import ProbeBook, RefereeDisagreement
 from leanbridge.questions import Certify
 from leanbridge.render import Statement, equivalence_statement, step_statement
 from leanbridge.store import CertificateStore
-from leanbridge.verdicts import Answer, Rejected
+from leanbridge.verdicts import Rejected
 
 CERT_ID_LENGTH = 16
 PACKAGE_VERSION = "0.1.0"
@@ -83,35 +87,103 @@ class _Statements:
         return key
 
 
+class _LeanRun:
+    """The statements of a run that ``store`` lacks, asked of Lean in a background thread as
+    they are handed over (``hand_over``, between splits) while this thread goes on sampling and
+    rendering; on two cores Lean then works during Python's phases instead of after them.
+    Lean's answers are recorded in the store on this thread, whenever it hands over or waits,
+    so a killed run keeps what Lean answered. ``finish`` waits for every answer."""
+
+    def __init__(self, statements: _Statements, store: CertificateStore, bridge: AskConfig,
+                 progress: Progress) -> None:
+        self.statements, self.store, self.progress = statements, store, progress
+        self.asker = Asker(statements.lean, statements.core, statements.atoms, bridge)
+        self.todo: list[tuple[str, Statement]] = []  # sent to Lean, in order
+        self.rejected: dict[str, Rejected] = {}
+        self._handed = 0  # entries of statements.by_key looked at so far
+        self._chunks: queue.Queue = queue.Queue()  # (index of its first statement in todo, statements); None: stop
+        self._answers: queue.Queue = queue.Queue()  # (answers indexed into todo, Lean seconds per answer)
+        self._failure: tuple[int, BaseException] | None = None  # (index of the chunk's first statement, error)
+        self._thread: threading.Thread | None = None
+        self._recorded = 0
+
+    def hand_over(self) -> None:
+        """Send Lean the statements added since the last call that the store does not hold."""
+        keys = list(itertools.islice(self.statements.by_key, self._handed, None))
+        self._handed += len(keys)
+        have = self.store.certified(keys)
+        chunk = [(key, self.statements.by_key[key]) for key in keys if key not in have]
+        self._record()
+        if not chunk:
+            return
+        self._chunks.put((len(self.todo), [statement for _, statement in chunk]))
+        self.todo.extend(chunk)
+        self.progress("lean", self._recorded, len(self.todo))
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="certify-lean", daemon=True)
+            self._thread.start()
+
+    def _work(self) -> None:
+        while (item := self._chunks.get()) is not None:
+            first, chunk = item
+            if self._failure is not None:
+                continue  # drain: nothing more is asked after a failure
+            try:
+                self.asker.ask([Certify(statement) for statement in chunk], lambda answers, seconds: self._answers.put(
+                    ([(first + index, answer) for index, answer in answers], seconds)))
+            except BaseException as e:  # noqa: BLE001 -- handed to the owning thread, which raises it
+                self._failure = (first, e)
+
+    def _record(self) -> None:
+        while not self._answers.empty():
+            answers, seconds = self._answers.get()
+            rows = []
+            for index, answer in answers:
+                key, statement = self.todo[index]
+                rows.append((key, statement.kind, statement.text, answer, seconds))
+                if not answer.complete:
+                    self.rejected[key] = answer if isinstance(answer, Rejected) else Rejected("not_complete", str(answer))
+            self.store.record(rows)
+            self._recorded += len(rows)
+            self.progress("lean", self._recorded, len(self.todo))
+
+    def close(self) -> None:
+        """Ask nothing more (after a failure of this thread). The file in flight is not waited
+        for: its Lean process ends by itself, by its time-out, or with the thread that owns it
+        (which dies with this process)."""
+        if self._thread is not None:
+            self._failure = self._failure or (0, RuntimeError("stopped"))
+            self._chunks.put(None)
+            self._thread = None
+
+    def finish(self) -> tuple[int, dict[str, Rejected], int]:
+        """Hand over the rest, wait for every answer. Returns (kernel checked, rejections, processes)."""
+        self.hand_over()
+        self.progress("lean", self._recorded, len(self.todo))
+        if self._thread is not None:
+            self._chunks.put(None)
+            while self._thread.is_alive():
+                self._thread.join(0.2)
+                self._record()
+            self._thread = None
+        self._record()
+        if self._failure is not None:
+            first, error = self._failure
+            if isinstance(error, QuestionFailed):
+                key = self.todo[first + error.index][0]
+                raise CertificationFailed(f"{self.statements.first_use[key]}: {error}") from error
+            raise error
+        return len(self.todo), self.rejected, self.asker.processes
+
+
 def _check_all(statements: _Statements, store: CertificateStore, bridge: AskConfig,
                progress: Progress) -> tuple[int, dict[str, Rejected], int]:
     """Certify every statement missing from ``store``. Returns (kernel checked, rejections, processes)."""
-    keys = list(statements.by_key)
-    have = store.certified(keys)
-    todo = [(k, statements.by_key[k]) for k in keys if k not in have]
-    rejected: dict[str, Rejected] = {}
-    done = 0
-    progress("lean", 0, len(todo))
-
-    def on_answers(answers: list[tuple[int, Answer]], seconds: float) -> None:
-        nonlocal done
-        rows = []
-        for index, answer in answers:
-            key, statement = todo[index]
-            rows.append((key, statement.kind, statement.text, answer, seconds))
-            if not answer.complete:
-                rejected[key] = answer if isinstance(answer, Rejected) else Rejected("not_complete", str(answer))
-        store.record(rows)
-        done += len(answers)
-        progress("lean", done, len(todo))
-
-    asker = Asker(statements.lean, statements.core, statements.atoms, bridge)
+    run = _LeanRun(statements, store, bridge, progress)
     try:
-        asker.ask([Certify(statement) for _, statement in todo], on_answers)
-    except QuestionFailed as e:
-        key = todo[e.index][0]
-        raise CertificationFailed(f"{statements.first_use[key]}: {e}") from e
-    return len(todo), rejected, asker.processes
+        return run.finish()
+    finally:
+        run.close()
 
 
 _KEY_BITS = 20  # a step or probe (state, event id) as one int key: state << _KEY_BITS | event id
@@ -248,24 +320,29 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
     lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
     core = build_core(lean, bridge.limits)
     writer = DatasetWriter(out)  # fails early on an unwritable output
+    closing = contextlib.ExitStack()  # on failure: ask Lean nothing more, close the store
     try:
-        phases: dict[str, float] = {}  # wall seconds per phase, for the benchmark
-        mark = time.perf_counter()
+        phases: dict[str, float] = {"sample": 0.0, "render": 0.0}  # wall seconds per phase, for the benchmark
         space = StateSpace(spec.domain)
         statements = _Statements(core, lean, spec.domain.atom_names)
-        samples = {}
-        for name, count, length in spec.splits():
-            progress(f"sample {name}", 0, count)
-            samples[name] = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners)
-            progress(f"sample {name}", count, count)
-
-        phases["sample"] = time.perf_counter() - mark
-        mark = time.perf_counter()
         text = _LineWriter(space, statements)
         book = ProbeBook(lean, core, spec.domain.atom_names) if spec.probes else None
         probe_index: dict[int, int] = {}  # state << _KEY_BITS | event id -> the probe's index in book
         lines: dict[str, list] = {}  # per split: finished lines, or (line so far, goal, probe codes)
-        for name, split in samples.items():
+        equivalence_count = 0
+        store = CertificateStore(store_path, core.hash, lean.githash)
+        run = _LeanRun(statements, store, bridge, progress)
+        closing.callback(store.close)
+        closing.callback(run.close)
+        for name, count, length in spec.splits():
+            # split by split, and each split's new statements handed to Lean at once: Lean
+            # checks them while the next splits are sampled and rendered
+            mark = time.perf_counter()
+            progress(f"sample {name}", 0, count)
+            split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners)
+            progress(f"sample {name}", count, count)
+            phases["sample"] += time.perf_counter() - mark
+            mark = time.perf_counter()
             encoded: list = []
             rng = probe_rng(spec.seed, name)
             sampler = ProbeSampler(space, rng) if book is not None else None
@@ -281,6 +358,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
                     equivalence = _cert_id(statements.equivalence(
                         space.trees[chain.end], space.trees[mate.end], lambda: f"{mate_where} equivalence"))
                     partners.append(f'{{{history},"equivalence":{json.dumps(equivalence)}}}')
+                equivalence_count += len(partners)
                 line = f'{head}{",".join(partners)}]'
                 if sampler is not None and (name == "train" or n < spec.probe_chains):
                     other = split[(n + 1 + rng.randrange(max(1, len(split) - 1))) % len(split)].chain.ids
@@ -298,17 +376,18 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
                 else:
                     encoded.append(line + "}")
             lines[name] = encoded
+            run.hand_over()
+            phases["render"] += time.perf_counter() - mark
 
-        phases["render"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        with CertificateStore(store_path, core.hash, lean.githash) as store:
-            checked, rejected, processes = _check_all(statements, store, bridge, progress)
+        with store:
+            checked, rejected, processes = run.finish()
             certified = len(store.certified(statements.by_key))
             if rejected:
                 raise CertificationFailed(
                     f"{len(rejected)} of {len(statements.by_key)} statements failed; first: "
                     f"{_first_failure(statements, rejected)}")
-            phases["lean"] = time.perf_counter() - mark
+            phases["lean"] = time.perf_counter() - mark  # the wait for Lean after rendering
             mark = time.perf_counter()
             if book is not None:
                 probes_checked, probe_processes = book.ask(store, bridge, progress)
@@ -330,7 +409,6 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
             path = writer.write_lines(f"{name}.jsonl", finished(encoded))
             files[path.name] = {"chains": len(encoded), "sha256": file_sha256(path)}
         step_count, steps_by_rule = text.steps, text.steps_by_rule()
-        equivalence_count = sum(len(sample.partners) for split in samples.values() for sample in split)
         kinds = Counter(st.kind for st in statements.by_key.values())
         manifest = {
             "format": 1,
@@ -369,8 +447,10 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
         manifest["phase_seconds"] = {k: round(v, 3) for k, v in phases.items()}
         manifest["seconds"] = round(time.perf_counter() - started, 3)
         writer.commit(manifest)
+        closing.pop_all()
         return manifest
     except BaseException:
+        closing.close()
         writer.abort()
         raise
 
