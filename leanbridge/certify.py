@@ -249,34 +249,34 @@ class _LineWriter:
 class _ProbeVerdicts:
     """The ``"probes"`` JSON of a chain from Lean's answers, one string per distinct (probe,
     kind, complete or not) rather than a verdict per use, and the counts by kind and verdict.
-    A probe's code is ``index * len(PROBE_KINDS) + kind``."""
+    A probe's code is ``index * len(PROBE_KINDS) + kind``; a chain has ``len(PROBE_KINDS)``
+    codes per step, in ``PROBE_KINDS`` order, so the first kind's string opens the step's
+    list and the last one's closes it."""
 
     def __init__(self, book: ProbeBook, space: StateSpace) -> None:
         self.book = book
         outcomes = book.outcomes()
         self._labels = [label for label, _ in outcomes]
-        # the state a probe's accepted tree is, where that tree is a state (-1: no goal completes it)
-        self._completes = [-1 if tree is None or space.find(tree) is None else space.find(tree)
-                           for _, tree in outcomes]
-        self._text: dict[int, str] = {}  # code << 1 | complete -> [kind, event, verdict] as JSON
+        # per code: the state its probe's accepted tree is, where that tree is a state (-1: no goal completes it)
+        found = [-1 if tree is None or space.find(tree) is None else space.find(tree) for _, tree in outcomes]
+        self._completes = [state for state in found for _ in PROBE_KINDS]
+        self._text = _Fragments(self._fragment)  # code << 1 | complete -> [kind, event, verdict] as JSON
         self._uses: Counter[int] = Counter()
 
     def _fragment(self, use: int) -> str:
-        text = self._text.get(use)
-        if text is None:
-            index, kind = divmod(use >> 1, len(PROBE_KINDS))
-            verdict = "complete" if use & 1 else self._labels[index]
-            text = self._text[use] = json.dumps([PROBE_KINDS[kind], str(self.book.probes[index].event), verdict],
-                                                separators=(",", ":"))
-        return text
+        index, kind = divmod(use >> 1, len(PROBE_KINDS))
+        verdict = "complete" if use & 1 else self._labels[index]
+        text = json.dumps([PROBE_KINDS[kind], str(self.book.probes[index].event), verdict], separators=(",", ":"))
+        return ("[" if kind == 0 else "") + text + ("]" if kind == len(PROBE_KINDS) - 1 else "")
 
     def json(self, codes: list[int], goal: int) -> str:
-        """The probes of a chain ending at state ``goal``, ``len(PROBE_KINDS)`` codes per step."""
-        kinds, completes = len(PROBE_KINDS), self._completes
-        uses = [code << 1 | (completes[code // kinds] == goal) for code in codes]
+        """The probes of a chain ending at state ``goal``."""
+        if len(codes) % len(PROBE_KINDS):
+            raise ValueError("a chain's probes come in steps of one probe per kind")
+        completes = self._completes
+        uses = [code << 1 | (completes[code] == goal) for code in codes]
         self._uses.update(uses)
-        parts = [self._text.get(use) or self._fragment(use) for use in uses]
-        return "[" + ",".join(["[" + ",".join(parts[i:i + kinds]) + "]" for i in range(0, len(parts), kinds)]) + "]"
+        return "[" + ",".join(map(self._text.__getitem__, uses)) + "]"
 
     def counts(self) -> dict[str, Counter[str]]:
         out: dict[str, Counter[str]] = {kind: Counter() for kind in PROBE_KINDS}
@@ -284,6 +284,18 @@ class _ProbeVerdicts:
             index, kind = divmod(use >> 1, len(PROBE_KINDS))
             out[PROBE_KINDS[kind]]["complete" if use & 1 else self._labels[index]] += n
         return out
+
+
+class _Fragments(dict):
+    """A dict that makes a missing value with ``make(key)`` (``map(d.__getitem__, …)`` at C speed)."""
+
+    def __init__(self, make: Callable[[int], str]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key: int) -> str:
+        value = self[key] = self._make(key)
+        return value
 
 
 def _first_failure(statements: _Statements, rejected: dict[str, Rejected]) -> str:

@@ -70,11 +70,18 @@ def test_the_fast_probe_sampler_draws_what_sample_probes_draws(seed, domain, len
             here = nexts[r]
         chains.append(ids)
     ids, other = chains
-    slow_rng, fast = random.Random(seed + 1), ProbeSampler(space, random.Random(seed + 1))
-    for t in range(length):
-        slow = sample_probes(slow_rng, [space.events[i] for i in ids], t, domain, [space.events[i] for i in other])
-        assert [(kind, space.events[i]) for kind, i in zip(PROBE_KINDS, fast.sample(ids, t, other))] == slow
-    assert slow_rng.random() == fast.rng.random()  # the same number of draws
+    for make in (random.Random, _OtherRandom):  # CPython's draws inlined, and any generator's
+        slow_rng, fast = make(seed + 1), ProbeSampler(space, make(seed + 1))
+        for t in range(length):
+            slow = sample_probes(slow_rng, [space.events[i] for i in ids], t, domain,
+                                 [space.events[i] for i in other])
+            assert [(kind, space.events[i]) for kind, i in zip(PROBE_KINDS, fast.sample(ids, t, other))] == slow
+        assert slow_rng.random() == fast.rng.random()  # the same number of draws
+
+
+class _OtherRandom(random.Random):
+    def choice(self, seq):
+        return super().choice(seq)
 
 
 def every_event(max_depth=3):
