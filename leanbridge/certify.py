@@ -106,6 +106,7 @@ class _LeanRun:
         self._failure: tuple[int, BaseException] | None = None  # (index of the chunk's first statement, error)
         self._thread: threading.Thread | None = None
         self._recorded = 0
+        self.busy = 0.0  # wall seconds Lean was at work (overlapping this thread's sampling and rendering)
 
     def hand_over(self) -> None:
         """Send Lean the statements added since the last call that the store does not hold."""
@@ -128,11 +129,13 @@ class _LeanRun:
             first, chunk = item
             if self._failure is not None:
                 continue  # drain: nothing more is asked after a failure
+            started = time.perf_counter()
             try:
                 self.asker.ask([Certify(statement) for statement in chunk], lambda answers, seconds: self._answers.put(
                     ([(first + index, answer) for index, answer in answers], seconds)))
             except BaseException as e:  # noqa: BLE001 -- handed to the owning thread, which raises it
                 self._failure = (first, e)
+            self.busy += time.perf_counter() - started
 
     def _record(self) -> None:
         while not self._answers.empty():
@@ -399,7 +402,8 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
                 raise CertificationFailed(
                     f"{len(rejected)} of {len(statements.by_key)} statements failed; first: "
                     f"{_first_failure(statements, rejected)}")
-            phases["lean"] = time.perf_counter() - mark  # the wait for Lean after rendering
+            phases["lean wait"] = time.perf_counter() - mark  # for Lean, after rendering
+            phases["lean"] = run.busy  # Lean at work, from the first split rendered on
             mark = time.perf_counter()
             if book is not None:
                 probes_checked, probe_processes = book.ask(store, bridge, progress)
