@@ -14,6 +14,21 @@ measure to trust on a shared machine, at about 50 times the run time).
 - ``explicit``: ``after`` with every implicit argument of ``congrArg``/``Eq.symm`` given
   (``@congrArg N N x y (fun t => …) h``), so that Lean need not unify (tried, not adopted).
 
+Tried since, each against ``after`` (the statement's text, and so every store key, changes
+with those marked *text*; the others change the file only):
+
+- ``trivial``: ``theorem q : Eq N.zero N.zero := rfl`` and its ``#print axioms``: the floor
+  of a declaration and its audit, whatever the statement (a measure, not a certificate);
+- ``holes`` (*text*): the lemma's arguments as holes (``N.add_comm _ _``), left to unification;
+- ``fun-untyped`` (*text*): the congruence context's binder without its type (``fun t => …``);
+- ``holes-fun-untyped`` (*text*): both;
+- ``navigate`` (*text*): the proof as a probe's, the path walked by the core's
+  ``congr_fst``/``congr_snd`` with every other argument a hole (``congr_snd _ (N.add_comm _ _)``),
+  no congruence context at all;
+- ``open-N`` (*text*): ``open N`` in the header and the short names (``add``, ``add_comm``);
+- ``def``, ``opaque``: the declaration keyword (outside the statement's text);
+- ``cmdline-snapshots``: ``set_option internal.cmdlineSnapshots true`` in the header.
+
     .venv/bin/python benchmarks/lean_profile.py [--atoms 4] [--count 1000] [--callgrind]
 """
 from __future__ import annotations
@@ -33,11 +48,13 @@ from chains.space import Domain, StateSpace
 from chains.trees import subtree
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
-from leanbridge.questions import Certify, header, render
+from leanbridge.questions import Certify, header, probe_term, render
 from leanbridge.render import HOLE, LEMMAS, _arg, _term, bound_atoms, step_proof, step_statement
 from leanbridge.runner import MAX_ERRORS, LeanLimits, run_lean_file
 
-VARIANTS = ("header", "before", "linters-off", "after", "no-axioms", "explicit")
+VARIANTS = ("header", "before", "linters-off", "after", "no-axioms", "explicit", "trivial", "holes", "fun-untyped",
+            "holes-fun-untyped", "navigate", "open-N", "def", "opaque", "cmdline-snapshots")
+TEXT_VARIANTS = ("holes", "fun-untyped", "holes-fun-untyped", "navigate", "open-N")  # change the statement's text
 OLD_HEADER_LINE = "set_option linter.defProp false"
 
 
@@ -66,16 +83,45 @@ def explicit_proof(tree, event) -> str:
     return proof
 
 
+def text_variant(variant: str, tree, event, atoms: tuple[str, ...]) -> str:
+    """The statement's text (after ``theorem <name> ``) of a *text* variant."""
+    if variant == "navigate":
+        proof = probe_term(event)
+    else:
+        proof = step_proof(tree, event)
+        if variant in ("holes", "holes-fun-untyped"):
+            lemma, _ = LEMMAS[event.rule]
+            proof = proof.replace(f"{lemma} {' '.join(_arg(b, None, '') for b in redex(tree, event))}",
+                                  f"{lemma} {' '.join('_' for _ in redex(tree, event))}")
+        if variant in ("fun-untyped", "holes-fun-untyped"):
+            proof = proof.replace(f"fun ({HOLE} : N) =>", f"fun {HOLE} =>")
+    text = f"{step_statement(tree, event, atoms).text.split(' := ')[0]} := {proof}"
+    if variant == "open-N":
+        text = re.sub(r"\bN\.(add|mul)", r"\1", text)
+    return text
+
+
 def source(variant: str, atoms: tuple[str, ...], items: list[tuple]) -> str:
     head = header("Core")
     if variant in ("header", "before"):
         head = [OLD_HEADER_LINE if line.startswith("set_option linter") else line for line in head]
+    if variant == "open-N":
+        head = [*head, "open N"]
+    if variant == "cmdline-snapshots":
+        head = [*head, "set_option internal.cmdlineSnapshots true"]
     lines = list(head)
     if variant == "header":
         return "\n".join(lines) + "\n"
     for k, (tree, event) in enumerate(items):
         name = f"q{k}"
-        if variant in ("before", "linters-off"):
+        if variant == "trivial":
+            lines += [f"theorem {name} : Eq N.zero N.zero := rfl", f"#print axioms {name}"]
+        elif variant in TEXT_VARIANTS:
+            lines += [f"theorem {name} {text_variant(variant, tree, event, atoms)}", f"#print axioms {name}"]
+        elif variant in ("def", "opaque"):
+            block = render(Certify(step_statement(tree, event, atoms)), name, atoms).lines
+            lines += [block[0].replace("theorem ", f"{variant} ", 1), *block[1:]]
+        elif variant in ("before", "linters-off"):
             bound = " ".join(bound_atoms(atoms, [tree]))
             lines.append(f"theorem {name} : ∀ ({bound} : N), Eq ({_term(tree)}) ({_term(apply(tree, event))}) := "
                          f"fun {bound} => {step_proof(tree, event)}")
@@ -85,7 +131,7 @@ def source(variant: str, atoms: tuple[str, ...], items: list[tuple]) -> str:
             lines += [f"theorem {name} {text} := {explicit_proof(tree, event)}", f"#print axioms {name}"]
         else:
             block = render(Certify(step_statement(tree, event, atoms)), name, atoms).lines
-            lines.extend(block if variant == "after" else block[:-1])
+            lines.extend(block[:-1] if variant == "no-axioms" else block)
     return "\n".join(lines) + "\n"
 
 

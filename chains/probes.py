@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chains.rules import RULES, Event, apply
-from chains.space import Domain
+from chains.sampling import below, exact_getrandbits
+from chains.space import Domain, StateSpace
 from chains.trees import ADD, MUL, Tree, subtree
 
 PROBE_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
@@ -92,3 +93,84 @@ def referee(tree: Tree, event: Event) -> tuple[Tree | None, str | None]:
     if node is None or isinstance(node, str):
         return None, "leaf"
     return None, "operator" if node[0] != ROOT_OPERATION[event.rule] else "pattern"
+
+
+class ProbeSampler:
+    """``sample_probes`` over interned event ids (``StateSpace.events``): the same draws from
+    ``rng`` in the same order, so the same probes, at a fraction of the cost per step."""
+
+    def __init__(self, space: StateSpace, rng: random.Random) -> None:
+        self.space, self.rng = space, rng
+        self._below = below(rng)
+        self._getrandbits = exact_getrandbits(rng)
+        # gold id -> (ids of the other rules at its position, their count and its bit length,
+        #             ids of its rule at the other positions, their count and its bit length)
+        self._alternatives: dict[int, tuple[tuple[int, ...], int, int, tuple[int, ...], int, int]] = {}
+
+    def _alternatives_of(self, gold: int) -> tuple[tuple[int, ...], int, int, tuple[int, ...], int, int]:
+        event, domain, intern = self.space.events[gold], self.space.domain, self.space.event_id
+        swap = tuple(intern(Event(r, event.path)) for r in domain.rules if r != event.rule)
+        moved = tuple(intern(Event(event.rule, p)) for p in domain.positions if p != event.path)
+        if not swap or not moved:  # rng.choice of nothing (a two-atom domain's root)
+            raise IndexError(f"no other rule or position to probe beside {event}")
+        out = self._alternatives[gold] = (swap, len(swap), len(swap).bit_length(),
+                                          moved, len(moved), len(moved).bit_length())
+        return out
+
+    def sample(self, ids: Sequence[int], step: int, other: Sequence[int]) -> tuple[int, int, int, int, int]:
+        """The ids of the probes of ``step`` of a chain with event ids ``ids``, in ``PROBE_KINDS``
+        order; ``other`` holds the event ids of another chain of the split."""
+        gold = ids[step]
+        n = len(ids)
+        bits = self._getrandbits
+        if bits is None:
+            return self._sample(ids, step, other)
+        misplaced = gold
+        if n > 1:  # as _misplaced: a few draws of another step, preferring a different event
+            m = n - 1
+            k = m.bit_length()
+            for _ in range(8):
+                r = bits(k)
+                while r >= m:
+                    r = bits(k)
+                misplaced = ids[(step + 1 + r) % n]
+                if misplaced != gold:
+                    break
+            else:
+                misplaced = self._different(ids, gold)
+        swap, n_swap, k_swap, moved, n_moved, k_moved = self._alternatives.get(gold) or self._alternatives_of(gold)
+        # each draw is rng.choice's: the first getrandbits(bit length) below the count
+        r = bits(k_swap)
+        while r >= n_swap:
+            r = bits(k_swap)
+        swapped = swap[r]
+        r = bits(k_moved)
+        while r >= n_moved:
+            r = bits(k_moved)
+        permuted = moved[r]
+        m = len(other)
+        k = m.bit_length()
+        r = bits(k)
+        while r >= m:
+            r = bits(k)
+        return gold, misplaced, swapped, permuted, other[r]
+
+    def _different(self, ids: Sequence[int], gold: int) -> int:
+        different = [e for e in ids if e != gold]
+        return different[self._below(len(different))] if different else gold
+
+    def _sample(self, ids: Sequence[int], step: int, other: Sequence[int]) -> tuple[int, int, int, int, int]:
+        """``sample`` for a generator whose draws are not CPython's: every draw through it."""
+        below_ = self._below
+        gold = ids[step]
+        n = len(ids)
+        misplaced = gold
+        if n > 1:
+            for _ in range(8):
+                misplaced = ids[(step + 1 + below_(n - 1)) % n]
+                if misplaced != gold:
+                    break
+            else:
+                misplaced = self._different(ids, gold)
+        swap, _, _, moved, _, _ = self._alternatives.get(gold) or self._alternatives_of(gold)
+        return gold, misplaced, swap[below_(len(swap))], moved[below_(len(moved))], other[below_(len(other))]

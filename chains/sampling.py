@@ -9,7 +9,8 @@ partner, so partners come in every length, not only the reduced one.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from chains.rules import Event
 from chains.space import StateSpace
@@ -18,24 +19,66 @@ from chains.space import StateSpace
 @dataclass(frozen=True)
 class Walk:
     """A history as interned states: ``states[0]`` is the start, ``states[k+1]`` follows
-    ``events[k]``."""
+    ``events[k]``; ``ids[k]`` is the id of ``events[k]`` in its ``StateSpace.events``."""
 
     states: tuple[int, ...]
     events: tuple[Event, ...]
+    ids: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def end(self) -> int:
         return self.states[-1]
 
 
-def random_walk(space: StateSpace, rng: random.Random, start: int, length: int) -> Walk:
-    states, events = [start], []
+def exact_getrandbits(rng: random.Random) -> Callable[[int], int] | None:
+    """``rng.getrandbits`` when ``rng.choice(seq)`` is known to be ``seq[r]`` for the first
+    ``r = getrandbits(len(seq).bit_length())`` below ``len(seq)`` (CPython's ``Random``),
+    else None. The sampler's inner loop then draws exactly what ``rng.choice`` would, so the
+    same seed gives the same dataset bit for bit (``tests/test_sampling.py`` holds it to that)."""
+    kind = type(rng)
+    if (kind.choice is random.Random.choice and kind.getrandbits is random.Random.getrandbits
+            and kind._randbelow is random.Random._randbelow_with_getrandbits):
+        return rng.getrandbits
+    return None
+
+
+def below(rng: random.Random) -> Callable[[int], int]:
+    """``f(n)``: the index ``rng.choice`` would pick from ``n`` items, drawn the same way."""
+    if exact_getrandbits(rng) is not None:
+        return rng._randbelow
+    return lambda n: rng.choice(range(n))
+
+
+def _walk_ids(space: StateSpace, rng: random.Random, start: int, length: int) -> tuple[list[int], list[int]]:
+    """States and event ids of a uniformly random walk (``rng.choice`` over the successors)."""
+    states, ids = [start], []
     here = start
+    getrandbits = exact_getrandbits(rng)
+    if getrandbits is None:
+        for _ in range(length):
+            events, nexts = space.moves(here)
+            r = rng.choice(range(len(nexts)))
+            ids.append(events[r])
+            here = nexts[r]
+            states.append(here)
+        return states, ids
+    table = space.move_table  # state -> (event ids, next states, count, bits), filled on first use
+    append_state, append_id = states.append, ids.append
     for _ in range(length):
-        event, here = rng.choice(space.successors(here))
-        events.append(event)
-        states.append(here)
-    return Walk(tuple(states), tuple(events))
+        entry = table.get(here) or space.move_entry(here)
+        events, nexts, n, k = entry
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        append_id(events[r])
+        here = nexts[r]
+        append_state(here)
+    return states, ids
+
+
+def random_walk(space: StateSpace, rng: random.Random, start: int, length: int) -> Walk:
+    states, ids = _walk_ids(space, rng, start, length)
+    return Walk(tuple(states), tuple(map(space.events.__getitem__, ids)), tuple(ids))
 
 
 def sample_chain(space: StateSpace, rng: random.Random, length: int) -> Walk:
@@ -44,8 +87,10 @@ def sample_chain(space: StateSpace, rng: random.Random, length: int) -> Walk:
 
 def sample_partner(space: StateSpace, rng: random.Random, end: int, length: int) -> Walk:
     """A history of ``length`` events ending at ``end``."""
-    back = random_walk(space, rng, end, length)
-    return Walk(back.states[::-1], tuple(event.inverse for event in reversed(back.events)))
+    states, ids = _walk_ids(space, rng, end, length)
+    states.reverse()
+    forward = list(map(space.inverses.__getitem__, reversed(ids)))
+    return Walk(tuple(states), tuple(map(space.events.__getitem__, forward)), tuple(forward))
 
 
 def split_rng(seed: int, split: str) -> random.Random:

@@ -63,6 +63,12 @@ class StateSpace:
         self.trees: list[Tree] = []
         self._ids: dict[Tree, int] = {}
         self._succ: dict[int, list[tuple[Event, int]]] = {}
+        # events interned as small integers, for the hot loops of sampling and certification
+        self.events: list[Event] = []
+        self._event_ids: dict[Event, int] = {}
+        self.inverses: list[int] = []  # event id -> the id of the event undoing it (same position)
+        # state -> (event ids, next states, their count, its bit length): the sampler's table
+        self.move_table: dict[int, tuple[tuple[int, ...], tuple[int, ...], int, int]] = {}
 
     def id(self, tree: Tree) -> int:
         i = self._ids.get(tree)
@@ -78,6 +84,35 @@ class StateSpace:
                 (event, self.id(result))
                 for event, result in successors(self.trees[i], self.domain.rules, self.domain.size_bound)
             ]
+        return out
+
+    def find(self, tree: Tree) -> int | None:
+        """The id of ``tree`` if it is interned, else None (interns nothing)."""
+        return self._ids.get(tree)
+
+    def event_id(self, event: Event) -> int:
+        """The interned id of ``event`` (``self.events[id] == event``)."""
+        i = self._event_ids.get(event)
+        if i is None:
+            i = self._event_ids[event] = len(self.events)
+            self.events.append(event)
+            self.inverses.append(i)  # until its inverse is interned (an event may be its own)
+            self.inverses[i] = self.event_id(event.inverse)
+        return i
+
+    def moves(self, i: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``successors(i)`` as two aligned tuples: the event ids and the states they lead to."""
+        return self.move_entry(i)[:2]
+
+    def move_entry(self, i: int) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
+        """``moves(i)`` with the number of successors and its bit length (``move_table[i]``)."""
+        out = self.move_table.get(i)
+        if out is None:
+            succ = self.successors(i)
+            if not succ:
+                raise IndexError(f"state {i} has no successor to choose from")
+            out = self.move_table[i] = (tuple(self.event_id(e) for e, _ in succ), tuple(j for _, j in succ),
+                                        len(succ), len(succ).bit_length())
         return out
 
     def random_start(self, rng: random.Random) -> int:

@@ -20,7 +20,7 @@ from leanbridge.discovery import LeanInstall
 from leanbridge.errors import LeanBridgeError
 from leanbridge.questions import Probe, probe_statement, with_goal
 from leanbridge.store import CertificateStore
-from leanbridge.verdicts import Answer, Rejected, label
+from leanbridge.verdicts import Accepted, Answer, Rejected, label
 
 
 class RefereeDisagreement(LeanBridgeError):
@@ -60,6 +60,13 @@ class ProbeBook:
         if answer is None:
             raise RuntimeError("verdict asked before Lean answered")
         return label(with_goal(answer, goal))
+
+    def outcomes(self) -> list[tuple[str, Tree | None]]:
+        """Per probe, ``verdict``'s two cases: its label on a chain whose end is not the tree
+        it was accepted onto, and that tree (None when no goal makes it complete)."""
+        if any(answer is None for answer in self.answers):
+            raise RuntimeError("outcomes asked before Lean answered")
+        return [(label(answer), answer.tree if isinstance(answer, Accepted) else None) for answer in self.answers]
 
     def ask(self, store: CertificateStore, config: AskConfig, progress: Progress) -> tuple[int, int]:
         """Answer every probe from ``store`` or from Lean (recording Lean's answers), then hold

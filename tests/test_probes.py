@@ -1,4 +1,5 @@
 """Probe events and Lean's verdicts on them, against the real Lean binary; the rules referee."""
+import hashlib
 import itertools
 import json
 import random
@@ -10,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chains.dataset import DatasetError, parse_chain_line
-from chains.probes import PROBE_KINDS, referee, sample_probes
+from chains.probes import PROBE_KINDS, ProbeSampler, referee, sample_probes
 from chains.rules import Event, apply, successors, tier_rules
-from chains.space import Domain
+from chains.space import Domain, StateSpace
 from chains.trees import all_trees, parse_polish, polish
 from leanbridge.asker import AskConfig
 from leanbridge.cli import main
@@ -51,6 +52,36 @@ def test_each_probe_kind_is_built_as_specified(start, other_start, seed, length)
         assert probes["permuted"].rule == gold.rule and probes["permuted"].path != gold.path
         assert probes["permuted"].path in DOMAIN.positions
         assert probes["random"] in other
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([Domain(4, 1), Domain(4, 2), Domain(5, 1)]),
+       st.integers(1, 12), st.integers(1, 4))
+def test_the_fast_probe_sampler_draws_what_sample_probes_draws(seed, domain, length, other_length):
+    space = StateSpace(domain)
+    walk_rng = random.Random(seed)
+    chains = []
+    for n in (length, other_length):
+        here, ids = space.random_start(walk_rng), []
+        for _ in range(n):
+            events, nexts = space.moves(here)
+            r = walk_rng.randrange(len(events))
+            ids.append(events[r])
+            here = nexts[r]
+        chains.append(ids)
+    ids, other = chains
+    for make in (random.Random, _OtherRandom):  # CPython's draws inlined, and any generator's
+        slow_rng, fast = make(seed + 1), ProbeSampler(space, make(seed + 1))
+        for t in range(length):
+            slow = sample_probes(slow_rng, [space.events[i] for i in ids], t, domain,
+                                 [space.events[i] for i in other])
+            assert [(kind, space.events[i]) for kind, i in zip(PROBE_KINDS, fast.sample(ids, t, other))] == slow
+        assert slow_rng.random() == fast.rng.random()  # the same number of draws
+
+
+class _OtherRandom(random.Random):
+    def choice(self, seq):
+        return super().choice(seq)
 
 
 def every_event(max_depth=3):
@@ -117,6 +148,17 @@ def probed(tmp_path_factory):
 
 def records(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# sha256 of each file of the probed fixture's dataset as main wrote it before the probes were
+# sampled and written per distinct probe (commit 1d95d02): see tests/test_certify.py.
+PROBED_SHA256 = {"train.jsonl": "0a46312178a59ebca0dc8c2636262e6dc58e88ea88f012df43b5d4f814835589",
+                 "test-8.jsonl": "47f682b180d0e015e7bf408309d56dd5cb9a292a09e2a95723376d856e7a8f2c",
+                 "test-16.jsonl": "f8be378e60985c4819d1c938c73179273d5aca6b5253915895f2771f570c51d3"}
+
+
+def test_probed_datasets_keep_their_bytes(probed):
+    assert {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in probed.glob("*.jsonl")} == PROBED_SHA256
 
 
 def test_probes_are_in_every_training_chain_and_the_first_test_chains(probed):

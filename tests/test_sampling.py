@@ -1,3 +1,5 @@
+import random
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,3 +45,42 @@ def test_every_step_applies_and_partners_end_where_the_chain_ends(seed, domain):
 def test_partners_come_in_varied_lengths():
     lengths = {len(p[1]) for _, _, partners in _walks(Domain(), 3, count=50) for p in partners}
     assert len(lengths) > 5
+
+
+def _reference_split(space, rng, count, length, partners):
+    """The sampler as first written, one ``rng.choice`` over the successors per step: the fast
+    sampler must draw exactly the same chains (the datasets' bytes depend on it)."""
+    def walk(start, n):
+        states, events, here = [start], [], start
+        for _ in range(n):
+            event, here = rng.choice(space.successors(here))
+            events.append(event)
+            states.append(here)
+        return states, events
+
+    out = []
+    for _ in range(count):
+        states, events = walk(space.random_start(rng), length)
+        mates = []
+        for _ in range(partners):
+            back_states, back_events = walk(states[-1], rng.randint(0, length))
+            mates.append((tuple(back_states[::-1]), tuple(e.inverse for e in reversed(back_events))))
+        out.append(((tuple(states), tuple(events)), mates))
+    return out
+
+
+class _NotCPythonRandom(random.Random):
+    def choice(self, seq):  # a subclass may draw differently: the sampler must then call it
+        return super().choice(seq)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([Domain(4, 1), Domain(4, 2), Domain(6, 1), Domain(3, 2, 9)]))
+def test_the_fast_sampler_draws_what_rng_choice_draws(seed, domain):
+    for make in (random.Random, _NotCPythonRandom):
+        fast = sample_split(StateSpace(domain), make(seed), 30, 20, 2)
+        slow = _reference_split(StateSpace(domain), make(seed), 30, 20, 2)
+        assert [((s.chain.states, s.chain.events), [(p.states, p.events) for p in s.partners]) for s in fast] == slow
+        space = StateSpace(domain)
+        walk = sample_split(space, make(seed), 3, 20, 1)[0].partners[0]
+        assert walk.events == tuple(space.events[i] for i in walk.ids)
