@@ -37,8 +37,10 @@ def seed_list(seeds: str) -> tuple[int, ...]:
 
 
 def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Callable[[str, int], dict | None],
-              summary: Callable[[dict], str], workers: int, collect: bool, quiet: bool) -> dict[Job, dict]:
-    """The report of every job: found finished, or trained by ``train_one(arm, seed, quiet,
+              summary: Callable[[dict], str], workers: int, collect: bool,
+              quiet: bool) -> tuple[list[dict], list[dict]]:
+    """The reports of the jobs, in their order, and the jobs left without one ({"arm", "seed"}).
+    Each report is found finished, or trained by ``train_one(arm, seed, quiet,
     threads)`` (a picklable function: with ``workers`` > 1 each run trains in a process of its
     own at cores/workers threads, without a progress bar). With ``collect`` nothing is trained
     and the jobs not finished are left out. Dataset and checkpoint faults (ValueError) become one
@@ -66,7 +68,8 @@ def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Cal
                     click.echo(f"== {name} seed {seed}: {summary(report)}, {report['seconds']:.0f} s", err=True)
     except ValueError as e:  # DatasetError, CheckpointError
         raise click.ClickException(str(e)) from None
-    return done
+    return ([done[job] for job in jobs if job in done],
+            [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done])
 
 
 def write_results(out: Path, results: dict) -> None:

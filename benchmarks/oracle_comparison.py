@@ -215,11 +215,9 @@ def main(data, arms, seeds, steps, runs, out, workers, collect, quiet) -> None:
     if steps is not None:
         base = replace(base, steps=steps)
     jobs = [(name, seed) for name in chosen for seed in seed_list(seeds)]
-    done = run_batch(jobs, partial(run_arm, base=base, runs=Path(runs)),
-                     lambda name, seed: finished_report(name, seed, base, Path(runs)),
-                     lambda report: f"accuracy {json.dumps(report['accuracy'])}", workers, collect, quiet)
-    reports = [done[job] for job in jobs if job in done]
-    missing = [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done]
+    reports, missing = run_batch(jobs, partial(run_arm, base=base, runs=Path(runs)),
+                                 lambda name, seed: finished_report(name, seed, base, Path(runs)),
+                                 lambda report: f"accuracy {json.dumps(report['accuracy'])}", workers, collect, quiet)
     from oracle.plots import write_plots
 
     predictions = judge(reports)

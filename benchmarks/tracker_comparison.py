@@ -241,11 +241,9 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, collect, qui
     # an arm outside the registered batch runs seed 0 unless --seeds says otherwise
     jobs = [(name, seed) for name in chosen
             for seed in (seeds_given if seeds_given is not None else ARMS[name][2] or (0,))]
-    done = run_batch(jobs, partial(run_arm, base=base, runs=Path(runs), eval_config=EvalConfig(max_chains=eval_chains)),
-                     lambda name, seed: finished_report(name, seed, base, Path(runs)),
-                     lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
-    reports = [done[job] for job in jobs if job in done]
-    missing = [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done]
+    train_one = partial(run_arm, base=base, runs=Path(runs), eval_config=EvalConfig(max_chains=eval_chains))
+    reports, missing = run_batch(jobs, train_one, lambda name, seed: finished_report(name, seed, base, Path(runs)),
+                                 lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
     from tracker.plots import write_plots
 
     predictions = judge(reports)
