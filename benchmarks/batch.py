@@ -17,7 +17,30 @@ from pathlib import Path
 
 import click
 
+from tracker.options import stacked
+
 Job = tuple[str, int]  # (arm, seed)
+
+
+def batch_options(runs: str, out: str) -> Callable[[Callable], Callable]:
+    """The options every comparison takes beside its own: --steps, --runs, --out, --workers,
+    --collect and --quiet (defaults: the comparison's runs directory and results file)."""
+    options = [
+        click.option("--steps", type=click.IntRange(1), default=None,
+                     help="Override the training steps (partial runs)."),
+        click.option("--runs", type=click.Path(path_type=Path), default=Path(runs), show_default=True,
+                     help="Directory of the individual runs."),
+        click.option("--out", type=click.Path(path_type=Path), default=Path(out), show_default=True,
+                     help="Where the collected reports and predictions go."),
+        click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+                     help="Runs trained at once, each in its own process with cores/workers threads (no progress "
+                          "bars)."),
+        click.option("--collect", is_flag=True,
+                     help="Train nothing: collect the runs already finished, judge on them, and list the missing "
+                          "ones."),
+        click.option("--quiet", is_flag=True, help="No progress bars."),
+    ]
+    return stacked(options)
 
 
 def chosen_arms(arms: str, known: Sequence[str]) -> list[str]:

@@ -25,7 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import chosen_arms, run_batch, seed_list, write_results  # noqa: E402
+from benchmarks.batch import batch_options, chosen_arms, run_batch, seed_list, write_results  # noqa: E402
 from oracle.evaluate import OracleEvalConfig  # noqa: E402
 from oracle.train import OracleConfig, config_from_checkpoint, train  # noqa: E402
 from tracker.train import load_checkpoint  # noqa: E402
@@ -198,16 +198,7 @@ def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: Ora
 @click.option("--arms", default=",".join(ARMS), show_default=True,
               help=f"Comma-separated arms among {', '.join(ARMS)}.")
 @click.option("--seeds", default=",".join(map(str, SEEDS)), show_default=True, help="Comma-separated seeds.")
-@click.option("--steps", type=click.IntRange(1), default=None, help="Override the training steps (partial runs).")
-@click.option("--runs", type=click.Path(path_type=Path), default=Path("runs/oracle-comparison"), show_default=True,
-              help="Directory of the individual runs.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results/oracle.json"), show_default=True,
-              help="Where the collected reports and predictions go.")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
-              help="Runs trained at once, each in its own process with cores/workers threads (no progress bars).")
-@click.option("--collect", is_flag=True,
-              help="Train nothing: collect the runs already finished, judge on them, and list the missing ones.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@batch_options("runs/oracle-comparison", "results/oracle.json")
 def main(data, arms, seeds, steps, runs, out, workers, collect, quiet) -> None:
     """Run the registered oracle comparison (or a part of it) and judge its predictions."""
     chosen = chosen_arms(arms, tuple(ARMS))

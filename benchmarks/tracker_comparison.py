@@ -22,7 +22,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import chosen_arms, run_batch, seed_list, write_results  # noqa: E402
+from benchmarks.batch import batch_options, chosen_arms, run_batch, seed_list, write_results  # noqa: E402
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.train import TrainConfig, config_from_checkpoint, load_checkpoint, train  # noqa: E402
 
@@ -219,17 +219,8 @@ def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: Tra
               help=f"Comma-separated arms among {', '.join(ARMS)}.")
 @click.option("--seeds", default=None, help="Comma-separated seeds for every chosen arm [default: each arm's "
                                             "registered seeds; 0 for an arm outside the batch].")
-@click.option("--steps", type=click.IntRange(1), default=None, help="Override the training steps (partial runs).")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True, help="Test chains per length.")
-@click.option("--runs", type=click.Path(path_type=Path), default=Path("runs/comparison"), show_default=True,
-              help="Directory of the individual runs.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results/tracker.json"), show_default=True,
-              help="Where the collected reports and predictions go.")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
-              help="Runs trained at once, each in its own process with cores/workers threads (no progress bars).")
-@click.option("--collect", is_flag=True,
-              help="Train nothing: collect the runs already finished, judge on them, and list the missing ones.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@batch_options("runs/comparison", "results/tracker.json")
 def main(data, arms, seeds, steps, eval_chains, runs, out, workers, collect, quiet) -> None:
     """Run the registered tracker comparison (or a part of it) and judge its predictions."""
     chosen = chosen_arms(arms, tuple(ARMS))

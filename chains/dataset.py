@@ -273,6 +273,13 @@ def dataset_id(manifest: dict) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
+def trained_elsewhere(identity: dict, manifest: dict) -> str | None:
+    """Where a run with this ``identity`` (its checkpoint's) was trained, when that is not the
+    dataset of ``manifest``; None when it is."""
+    trained_on = identity.get("dataset", {}) if isinstance(identity, dict) else {}
+    return None if trained_on.get("dataset_id") == dataset_id(manifest) else str(trained_on.get("path", "?"))
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

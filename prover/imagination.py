@@ -108,7 +108,7 @@ class TrackerImagination:
         try:
             import torch
 
-            from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
+            from chains.dataset import DatasetError, domain_of, read_manifest, trained_elsewhere
             from tracker.data import Vocab
             from tracker.models import build_model
             from tracker.train import CheckpointError, config_from_checkpoint, load_checkpoint
@@ -129,10 +129,9 @@ class TrackerImagination:
             domain = domain_of(manifest, str(data_dir / "manifest.json"))
         except DatasetError as e:
             raise TrackerUnavailable(f"dataset {data_dir}: {e}") from None
-        trained_on = blob.get("identity", {}).get("dataset", {})
-        if trained_on.get("dataset_id") != dataset_id(manifest):
-            raise TrackerUnavailable(f"tracker {run_dir} was trained on another dataset "
-                                     f"({trained_on.get('path', '?')}), not {data_dir}")
+        elsewhere = trained_elsewhere(blob.get("identity", {}), manifest)
+        if elsewhere is not None:
+            raise TrackerUnavailable(f"tracker {run_dir} was trained on another dataset ({elsewhere}), not {data_dir}")
         if config.arch != "recurrence":
             raise TrackerUnavailable(f"tracker {run_dir}: the imagination adapter reads slot-recurrence "
                                      f"trackers only, this one is {config.arch}")
@@ -159,7 +158,7 @@ class TrackerImagination:
         self._index = self.vocab.index()
         self.identity = {"kind": "tracker", "run": str(run_dir), "arch": config.arch,
                          "objective": config.objective, "seed": config.seed, "steps": blob.get("step"),
-                         "trained_on": trained_on}
+                         "trained_on": blob.get("identity", {}).get("dataset", {})}
 
     def describe(self) -> dict:
         return self.identity

@@ -49,7 +49,7 @@ def load_oracle(run: Path, data: Path) -> VerdictOracle:
     """A finished ``train-oracle`` run as the searcher's verdict oracle; OracleUnavailable (one
     line) when the run is missing, is not a checkpoint, is a transformer (the scorer reads arms
     with a slot or none) or was trained on another dataset than ``data``."""
-    from chains.dataset import DatasetError, dataset_id, read_manifest
+    from chains.dataset import DatasetError, read_manifest, trained_elsewhere
     from oracle.scorer import TrainedOracle
     from tracker.train import CheckpointError
 
@@ -62,8 +62,7 @@ def load_oracle(run: Path, data: Path) -> VerdictOracle:
         manifest = read_manifest(data)
     except (CheckpointError, DatasetError, KeyError, ValueError) as e:
         raise OracleUnavailable(f"oracle {run}: {e}") from None
-    trained_on = oracle.identity.get("dataset", {})
-    if trained_on.get("dataset_id") != dataset_id(manifest):
-        raise OracleUnavailable(f"oracle {run} was trained on another dataset ({trained_on.get('path', '?')}), "
-                                f"not {data}")
+    elsewhere = trained_elsewhere(oracle.identity, manifest)
+    if elsewhere is not None:
+        raise OracleUnavailable(f"oracle {run} was trained on another dataset ({elsewhere}), not {data}")
     return oracle

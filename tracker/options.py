@@ -54,7 +54,7 @@ def training_options(defaults, batch_help: str) -> Decorator:
                      help="Steps between checkpoints."),
     ]
 
-    return _stacked(options)
+    return stacked(options)
 
 
 def run_options(default_out: str) -> Decorator:
@@ -69,12 +69,13 @@ def run_options(default_out: str) -> Decorator:
         click.option("--quiet", is_flag=True, help="No progress bar."),
     ]
 
-    return _stacked(options)
+    return stacked(options)
 
 
-def _stacked(options: list[Decorator]) -> Decorator:
+def stacked(options: list[Decorator]) -> Decorator:
+    """One decorator applying ``options`` in order (the first is shown first by --help)."""
     def decorate(command: Callable) -> Callable:
-        for option in reversed(options):  # the first listed is shown first by --help
+        for option in reversed(options):
             command = option(command)
         return command
 
