@@ -30,7 +30,8 @@ D = TrainConfig()  # the defaults shown by --help
 @click.option("--objective", type=click.Choice(OBJECTIVES), default=D.objective, show_default=True,
               help="plain: CE after every event; invariance/control: CE + mu(1 - centred cosine) on equivalent/"
                    "inequivalent pairs; nextlat: CE + next-latent prediction; metric: CE + Nerode metric loss; "
-                   "combo: CE + NextLat + invariance.")
+                   "combo: CE + NextLat + invariance; nerode: combo + the metric loss (both halves of the "
+                   "Nerode relation: equivalent histories together, inequivalent ones apart).")
 @click.option("--data", type=click.Path(path_type=Path), default=Path(D.data), show_default=True,
               help="Certified dataset directory (made by certify).")
 @click.option("--arch", type=click.Choice(ARCHS), default=D.arch, show_default=True,
@@ -89,8 +90,8 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, stop=stop,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()))
-    shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "steps", "exact", "pair_distance",
-                                    "pair_growth", "unrelated_distance", "seconds", "steps_per_second")}
+    shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "steps", "exact", "in_distribution",
+                                    "pair_distance", "pair_growth", "unrelated_distance", "seconds", "steps_per_second")}
     if "stop" in report:
         shown["stop"] = {k: v for k, v in report["stop"].items() if k not in ("checks", "config")}
     click.echo(json.dumps(shown, indent=2))

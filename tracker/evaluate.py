@@ -10,6 +10,9 @@ in lockstep. Reported per chain length L:
   end view and each certified partner's end view (partners have every length 0..L);
 - ``unrelated_distance_by_length[L]``: mean centred-cosine distance between the end views of
   chain i and chain i+1 where their end trees differ (the collapse detector);
+- ``in_distribution``: exact on the first chains of the training set (the training fit) beside
+  exact on the held-out chains of the training length (fresh chains from the same distribution);
+  a tracker that fits the first and not the second memorised its chains;
 - ``pair_growth``: pair_distance at the longest pair length over that at the shortest (256 over
   8 by default). Above 1 the states of equivalent histories drift apart along the chain: the
   drift diagnostic of section 43. None when either distance is missing or the shortest is 0.
@@ -66,6 +69,18 @@ def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig(
         model.train(was_training)
 
 
+def training_fit(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
+    """Exact after the last event on the first ``max_chains`` training chains, run free like the
+    test chains: {"length": events per training chain (the longest), "train": fraction exact}."""
+    trees = data.train["chain_trees"][: config.max_chains].long()  # (N, T), -1 after a chain's end
+    items = data.train["chain_items"][: config.max_chains]
+    last = (trees >= 0).sum(1) - 1  # (N,) index of each chain's last step
+    ends = trees[torch.arange(len(trees)), last]
+    predicted = model.readout(end_views(model, items, config.chunk)).argmax(-1)  # (N, P)
+    train = (predicted == data.tree_tokens[ends]).all(-1).float().mean().item()
+    return {"length": int(last.max()), "train": train}
+
+
 def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
     started = time.perf_counter()
     exact: dict[str, float | None] = {}
@@ -98,6 +113,7 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
                 pair[str(length)] = centred_cosine_distance(z[:, None, :].expand_as(zp), zp).mean().item()
         seconds[str(length)] = round(time.perf_counter() - t0, 3)
     lengths = sorted(int(n) for n in pair)
+    fit = training_fit(model, data, config)
     growth = None
     if len(lengths) >= 2 and pair[str(lengths[0])] > 0:
         growth = pair[str(lengths[-1])] / pair[str(lengths[0])]
@@ -105,5 +121,6 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
     return {"exact": exact, "pair_distance": pair, "pair_growth": growth,
             "pair_growth_lengths": [lengths[0], lengths[-1]] if len(lengths) >= 2 else None,
             "unrelated_distance": unrelated.get(shortest) if shortest else None,
+            "in_distribution": {**fit, "fresh": exact.get(str(fit["length"]))},
             "unrelated_distance_by_length": unrelated, "eval_seconds": round(time.perf_counter() - started, 3),
             "eval_seconds_by_length": seconds, "eval_threads": torch.get_num_threads(), "correct": correct}

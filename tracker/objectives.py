@@ -15,7 +15,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "control")
+OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "control")
 
 
 def centred_cosine_distance(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:

@@ -81,7 +81,8 @@ class TrainConfig:
     @property
     def terms(self) -> set[str]:
         return {"plain": set(), "invariance": {"invariance"}, "nextlat": {"nextlat"}, "metric": {"metric"},
-                "combo": {"invariance", "nextlat"}, "control": {"control"}}[self.objective]
+                "combo": {"invariance", "nextlat"}, "nerode": {"invariance", "nextlat", "metric"},
+                "control": {"control"}}[self.objective]
 
 
 class TrainingInterrupted(Exception):
@@ -332,7 +333,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     report = {
         "objective": config.objective, "arch": config.arch, "seed": config.seed, "steps": trainer.step,
         "schedule": schedule_of(config),
-        **{k: results[k] for k in ("exact", "pair_distance", "pair_growth", "unrelated_distance")},
+        **{k: results[k] for k in ("exact", "pair_distance", "pair_growth", "unrelated_distance", "in_distribution")},
         "seconds": round(trainer.train_seconds, 2),
         "steps_per_second": round(trainer.step / trainer.train_seconds, 3) if trainer.train_seconds else None,
         "dataset": data.identity["dataset"], "lean": data.identity["lean"],
@@ -342,7 +343,8 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         "compute_note": compute_note(config),
         "final_losses": last_losses,
         "evaluation": {k: v for k, v in results.items()
-                       if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance")},
+                       if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance",
+                                    "in_distribution")},
         "config": asdict(config),
     }
     if stop.enabled:
