@@ -64,3 +64,58 @@ def test_a_missing_run_leaves_the_predictions_over_it_untested(missing):
 def test_runs_outside_the_registered_batch_are_not_judged():
     runs = full_batch() + [report("plain-free", 0, {8: 1.0, 256: 0.0, 1024: 0.0, 4096: 0.0}, growth=0.5)]
     assert verdicts(runs) == verdicts(full_batch())
+
+
+# ---- the registered comparison on the hard domains (issue 13) ------------------------------------
+
+_hard_path = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_hard.py"
+_hard_spec = importlib.util.spec_from_file_location("tracker_hard", _hard_path)
+hard = importlib.util.module_from_spec(_hard_spec)
+_hard_spec.loader.exec_module(hard)
+
+
+def hard_batch(plain_256: dict[str, float]) -> list[dict]:
+    """Every registered run of both domains: combo exact, DeltaProduct lost, plain at the given
+    exact@256 per domain; the partner distance grows with the drift."""
+    runs = []
+    for domain in hard.DOMAINS:
+        for arm, (settings, seeds) in hard.ARMS.items():
+            for seed in seeds:
+                at_256 = {"combo": 1.0, "plain": plain_256[domain], "deltaproduct": 0.1}[arm]
+                runs.append({"domain": domain, "arm": arm, "seed": seed, "arch": settings.get("arch", "recurrence"),
+                             "exact": {"8": 1.0, "256": at_256}, "pair_growth": 2.0 - at_256 + seed * 1e-3})
+    return runs
+
+
+def hard_verdicts(runs: list[dict]) -> dict[str, str]:
+    return {p["id"]: p["verdict"] for p in hard.judge(runs)}
+
+
+def test_the_hard_batch_is_judged_per_domain():
+    v = hard_verdicts(hard_batch({"tier2": 0.5, "atoms5": 1.0}))
+    assert v == {"combo_exact_256[tier2]": "pass", "plain_drifts[tier2]": "pass",
+                 "combo_exact_256[atoms5]": "pass", "plain_drifts[atoms5]": "fail",
+                 "growth_predicts_drift": "pass"}
+
+
+def test_a_combo_seed_below_the_bar_fails_its_domain_only():
+    runs = hard_batch({"tier2": 0.5, "atoms5": 0.5})
+    next(r for r in runs if r["domain"] == "atoms5" and r["arm"] == "combo")["exact"]["256"] = 0.98
+    v = hard_verdicts(runs)
+    assert v["combo_exact_256[atoms5]"] == "fail" and v["combo_exact_256[tier2]"] == "pass"
+
+
+def test_missing_hard_runs_leave_their_predictions_untested():
+    runs = [r for r in hard_batch({"tier2": 1.0, "atoms5": 1.0}) if not (r["domain"] == "tier2" and r["seed"] == 2)]
+    v = hard_verdicts(runs)
+    assert v["combo_exact_256[tier2]"] == "untested" and v["plain_drifts[tier2]"] == "untested"
+    assert v["combo_exact_256[atoms5]"] == "pass" and v["growth_predicts_drift"] == "untested"
+
+
+def test_the_hard_arms_train_the_registered_recipe():
+    for job, seed in (("tier2/combo", 1), ("atoms5/plain", 0), ("tier2/deltaproduct", 0)):
+        config = hard.arm_config(job, seed)
+        assert config.data == hard.DOMAINS[job.split("/")[0]] and config.seed == seed
+        assert config.steps == hard.RECIPE["steps"]
+        if config.arch == "recurrence":
+            assert all(getattr(config, k) == v for k, v in hard.RECIPE.items())

@@ -15,7 +15,7 @@ from chains.space import Domain
 from leanbridge.certify import certify_dataset
 from tracker.cli import main as train_tracker
 from tracker.data import load_dataset, sample_batch
-from tracker.evaluate import EvalConfig, end_views, evaluate
+from tracker.evaluate import EvalConfig, end_views, evaluate, training_fit
 from tracker.models import ARCHS, ModelConfig, build_model
 from tracker.objectives import OBJECTIVES, centred_cosine_distance, invariance, metric, output_tv, schedule
 from tracker.schedules import SCHEDULES, schedule_of, scheduled
@@ -132,8 +132,9 @@ def test_dataset_whose_counts_disagree_is_refused(tiny, tmp_path):
 
 # ---- end to end --------------------------------------------------------------------------------
 
-REPORT_KEYS = {"objective", "arch", "seed", "steps", "exact", "pair_distance", "pair_growth", "unrelated_distance",
-               "seconds", "steps_per_second", "dataset", "lean", "package_version", "torch_version"}
+REPORT_KEYS = {"objective", "arch", "seed", "steps", "exact", "in_distribution", "pair_distance", "pair_growth",
+               "unrelated_distance", "seconds", "steps_per_second", "dataset", "lean", "package_version",
+               "torch_version"}
 
 
 def _check_report(report, objective, arch):
@@ -142,6 +143,8 @@ def _check_report(report, objective, arch):
     assert set(report["exact"]) == {"8", "16"}
     assert all(v is None or 0 <= v <= 1 for v in report["exact"].values())
     assert set(report["pair_distance"]) == {"8"}  # 16 is not a pair length
+    fit = report["in_distribution"]  # the training chains have 8 events: fresh is exact at 8
+    assert fit["length"] == 8 and 0 <= fit["train"] <= 1 and fit["fresh"] == report["exact"]["8"]
     assert len(report["dataset"]["dataset_id"]) == 64 and report["lean"]["githash"]
 
 
@@ -370,3 +373,25 @@ def test_faster_evaluation_gives_the_same_bits(tiny):
     first.pop("correct"), again.pop("correct")
     assert {k: v for k, v in first.items() if "seconds" not in k and k != "eval_threads"} == \
         {k: v for k, v in again.items() if "seconds" not in k and k != "eval_threads"}
+
+
+def test_training_fit_reads_each_training_chain_to_its_end(tiny):
+    """The fit is exact after the last event of each training chain, run free: with the tree table
+    rewritten so that the model is right about some end trees, the fit is the fraction of
+    training chains that end at one of them."""
+    data = load_dataset(tiny)
+    torch.manual_seed(1)
+    model = build_model(ModelConfig(width=32), data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len)
+    trees = data.train["chain_trees"].long()
+    assert (trees >= 0).all()  # every training chain has all 8 events
+    ends = trees[:, -1]
+    with torch.inference_mode():
+        predicted = model.readout(model.final_view(data.train["chain_items"].long())).argmax(-1)  # (N, P)
+    chosen = set(ends.unique()[::2].tolist())  # the model is made right about these end trees
+    for n, end in enumerate(ends.tolist()):
+        if end in chosen:
+            data.tree_tokens[end] = predicted[n]
+    expected = sum(bool((predicted[n] == data.tree_tokens[end]).all()) for n, end in enumerate(ends.tolist()))
+    fit = training_fit(model, data, EvalConfig(chunk=7))
+    assert fit["length"] == 8 and 0 < expected < len(ends)
+    assert fit["train"] == pytest.approx(expected / len(ends))

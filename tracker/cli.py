@@ -91,7 +91,8 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
         report = train(config, out, resume=resume, show_progress=not quiet, stop=stop,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()))
     shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "steps", "exact", "in_distribution",
-                                    "pair_distance", "pair_growth", "unrelated_distance", "seconds", "steps_per_second")}
+                                    "pair_distance", "pair_growth", "unrelated_distance", "seconds",
+                                    "steps_per_second")}
     if "stop" in report:
         shown["stop"] = {k: v for k, v in report["stop"].items() if k not in ("checks", "config")}
     click.echo(json.dumps(shown, indent=2))

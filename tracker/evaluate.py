@@ -69,6 +69,7 @@ def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig(
         model.train(was_training)
 
 
+@torch.inference_mode()
 def training_fit(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
     """Exact after the last event on the first ``max_chains`` training chains, run free like the
     test chains: {"length": events per training chain (the longest), "train": fraction exact}."""

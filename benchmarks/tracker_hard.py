@@ -1,0 +1,206 @@
+"""The registered comparison on the hard domains (issue 13): tier 2 (four atoms, every rule) and
+five atoms (tier 1), where the tier-1 comparison could not tell the objectives apart.
+
+    python benchmarks/tracker_hard.py --workers 2      # the registered batch (hours; resumable)
+    python benchmarks/tracker_hard.py --collect        # judge the runs finished so far
+    python benchmarks/tracker_hard.py --domains tier2 --arms combo --seeds 0 --steps 200   # a part
+
+The recurrence's settings (RECIPE) were chosen on validation datasets, the same domains
+certified from another seed (VALIDATION), and written down with the predictions before any run
+of the batch (README "Hard domains"). Each run lives in ``<runs>/<domain>/<arm>-s<seed>``; a
+finished run with the same settings is reused and an interrupted one resumed. Results go to
+``results/tracker-hard.json`` (runs, predictions and their verdicts, the validation runs) and
+one figure directory per domain.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+
+import click
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from benchmarks.batch import batch_options, chosen_arms, run_batch, seed_list, write_results  # noqa: E402
+from benchmarks.tracker_comparison import same_settings, spearman  # noqa: E402
+from tracker.evaluate import EvalConfig  # noqa: E402
+from tracker.train import TrainConfig, config_from_checkpoint, load_checkpoint, train  # noqa: E402
+
+DOMAINS = {"tier2": "data/tier2-a4", "atoms5": "data/tier1-a5"}  # certify --atoms 4 --tier 2; --atoms 5 --tier 1
+
+# The recurrence's settings on both domains, chosen on the validation runs below (README "Hard
+# domains", registered before the batch). The other arms keep their own architecture's settings.
+RECIPE = {"ticks": 2, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 6_000}
+
+# arm -> (settings on top of TrainConfig's defaults, registered seeds)
+ARMS: dict[str, tuple[dict, tuple[int, ...]]] = {
+    "combo": ({**RECIPE, "objective": "combo"}, (0, 1, 2)),
+    "plain": ({**RECIPE, "objective": "plain"}, (0, 1, 2)),
+    # DeltaProduct with both halves of the certified signal: the invariance term and NextLat (the
+    # seed's combination) and the metric loss (the distinction half it was never given)
+    "deltaproduct": ({"arch": "deltaproduct", "objective": "nerode", "steps": RECIPE["steps"]}, (0,)),
+}
+REGISTERED = tuple(ARMS)
+
+# validation runs: train-tracker on the validation datasets (the same domains from certify --seed 1,
+# test chains at 8, 64 and 256 only), checks every 500 steps recorded, never stopping
+VALIDATION_DATA = {"tier2": "data/validation/tier2-a4-s1", "atoms5": "data/validation/tier1-a5-s1"}
+VALIDATION_RUNS = "runs/hard-validation"
+
+EXACT = 0.99
+
+PREDICTIONS = [
+    ("combo_exact_256", "On each hard domain, the recurrence + combo (CE + NextLat + invariance) exact (>= 0.99) "
+                        "at 256 on 3 of 3 seeds"),
+    ("plain_drifts", "On each hard domain, the plain recurrence (fixed norm) below 0.95 exact at 256 on at least "
+                     "one seed"),
+    ("growth_predicts_drift", "Over the batch's runs that carry a state (recurrence and DeltaProduct, both "
+                              "domains), the growth of the partner distance from 8 to 256 predicts the drift "
+                              "(1 - exact at 256): Spearman >= 0.7"),
+]
+
+
+def run_dir(job: str, seed: int, runs: Path) -> Path:
+    domain, arm = job.split("/")
+    return runs / domain / f"{arm}-s{seed}"
+
+
+def arm_config(job: str, seed: int) -> TrainConfig:
+    domain, arm = job.split("/")
+    return replace(TrainConfig(), **ARMS[arm][0], data=DOMAINS[domain], seed=seed)
+
+
+def finished_report(job: str, seed: int, runs: Path, steps: int | None) -> dict | None:
+    config = with_steps(arm_config(job, seed), steps)
+    path = run_dir(job, seed, runs) / "report.json"
+    if path.is_file():
+        report = json.loads(path.read_text())
+        if same_settings(report.get("config", {}), config):
+            return {**report, "domain": job.split("/")[0], "arm": job.split("/")[1]}
+    return None
+
+
+def with_steps(config: TrainConfig, steps: int | None) -> TrainConfig:
+    return config if steps is None else replace(config, steps=steps)
+
+
+def run_job(job: str, seed: int, quiet: bool, threads: int | None, *, runs: Path, steps: int | None,
+            eval_config: EvalConfig) -> dict:
+    """Train (or resume, or find finished) one run of the batch."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    report = finished_report(job, seed, runs, steps)
+    if report is not None:
+        return report
+    config, out = with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs)
+    checkpoint = out / "checkpoint.pt"
+    resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
+    report = train(config, out, resume=resume, show_progress=not quiet, eval_config=eval_config)
+    return {**report, "domain": job.split("/")[0], "arm": job.split("/")[1]}
+
+
+def judge(reports: list[dict]) -> list[dict]:
+    """Every registered prediction, per domain where it is per domain, with what was measured and
+    a verdict (untested while the runs it needs are missing)."""
+    out = []
+
+    def verdict(key: str, ok: bool | None, measured, domain: str | None = None) -> None:
+        out.append({"id": key if domain is None else f"{key}[{domain}]", "prediction": dict(PREDICTIONS)[key],
+                    "measured": measured, "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+
+    def at_256(domain: str, arm: str) -> dict[int, float | None]:
+        return {r["seed"]: r["exact"].get("256") for r in reports if r["domain"] == domain and r["arm"] == arm}
+
+    for domain in DOMAINS:
+        combo, plain = at_256(domain, "combo"), at_256(domain, "plain")
+        complete = len(combo) == len(ARMS["combo"][1])
+        verdict("combo_exact_256", all(v >= EXACT for v in combo.values()) if complete else None, combo, domain)
+        drifted = any(v < 0.95 for v in plain.values())
+        verdict("plain_drifts", True if drifted else (False if len(plain) == len(ARMS["plain"][1]) else None),
+                plain, domain)
+    stateful = [r for r in reports if r["arch"] in ("recurrence", "deltaproduct") and r.get("pair_growth") is not None]
+    rho = spearman([r["pair_growth"] for r in stateful], [1 - r["exact"]["256"] for r in stateful])
+    expected = sum(len(seeds) for _, seeds in ARMS.values()) * len(DOMAINS)
+    verdict("growth_predicts_drift", None if rho is None or len(stateful) < expected else rho >= 0.7,
+            {"spearman_256": rho, "runs": len(stateful)})
+    return out
+
+
+def validation_summary() -> list[dict]:
+    """The validation runs' reports, as far as they exist: settings, checks and final figures."""
+    rows = []
+    for path in sorted(Path(VALIDATION_RUNS).glob("*/report.json")):
+        r = json.loads(path.read_text())
+        rows.append({"run": path.parent.name, "data": r["config"]["data"], "objective": r["objective"],
+                     "arch": r["arch"], "seed": r["seed"], "steps": r["steps"],
+                     "settings": r["schedule"]["overrides"], "exact": r["exact"],
+                     "in_distribution": r.get("in_distribution"), "pair_distance": r["pair_distance"],
+                     "unrelated_distance": r["unrelated_distance"], "seconds": r["seconds"],
+                     "checks": [{"step": c["step"], "exact": c["exact"]} for c in r.get("stop", {}).get("checks", [])]})
+    return rows
+
+
+def _fmt(v) -> str:
+    return "–" if v is None else f"{v:.3f}"
+
+
+def table(reports: list[dict], predictions: list[dict]) -> str:
+    lengths = sorted({int(k) for r in reports for k in r["exact"]})
+    head = (["domain", "arm", "seed", "steps", "train fit", "fresh@8"] + [f"exact@{n}" for n in lengths]
+            + ["pair@8", "pair@256", "growth", "unrelated", "steps/s"])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in reports:
+        fit = r.get("in_distribution") or {}
+        pair = r["pair_distance"]
+        row = ([r["domain"], r["arm"], str(r["seed"]), str(r["steps"]), _fmt(fit.get("train")), _fmt(fit.get("fresh"))]
+               + [_fmt(r["exact"].get(str(n))) for n in lengths]
+               + [f"{pair[k]:.2e}" if k in pair else "–" for k in ("8", "256")]
+               + [_fmt(r["pair_growth"]), _fmt(r["unrelated_distance"]), _fmt(r["steps_per_second"])])
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "| registered prediction | measured | verdict |", "|---|---|---|"]
+    for p in predictions:
+        lines.append(f"| {p['id']}: {p['prediction']} | `{json.dumps(p['measured'])}` | {p['verdict']} |")
+    return "\n".join(lines)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--domains", default=",".join(DOMAINS), show_default=True,
+              help=f"Comma-separated domains among {', '.join(DOMAINS)}.")
+@click.option("--arms", default=",".join(REGISTERED), show_default=True, help=f"Comma-separated arms among "
+                                                                               f"{', '.join(ARMS)}.")
+@click.option("--seeds", default=None, help="Comma-separated seeds for every chosen arm [default: each arm's "
+                                            "registered seeds].")
+@click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True, help="Test chains per length.")
+@batch_options("runs/hard", "results/tracker-hard.json")
+def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, collect, quiet) -> None:
+    """Run the registered comparison on the hard domains (or a part of it) and judge its predictions."""
+    chosen_domains = chosen_arms(domains, tuple(DOMAINS))
+    chosen = chosen_arms(arms, tuple(ARMS))
+    seeds_given = None if seeds is None else seed_list(seeds)
+    # seed-major: the first seed of every arm on both domains comes before any second seed
+    jobs = [(f"{domain}/{arm}", seed) for seed in sorted({s for a in chosen for s in (seeds_given or ARMS[a][1])})
+            for domain in chosen_domains for arm in chosen if seed in (seeds_given or ARMS[arm][1])]
+    train_one = partial(run_job, runs=Path(runs), steps=steps, eval_config=EvalConfig(max_chains=eval_chains))
+    reports, missing = run_batch(jobs, train_one, lambda job, seed: finished_report(job, seed, Path(runs), steps),
+                                 lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
+    from tracker.plots import write_plots
+
+    predictions = judge(reports)
+    write_results(out, {"recipe": RECIPE, "domains": DOMAINS, "validation": validation_summary(), "runs": reports,
+                        "missing": missing, "predictions": predictions, "registered": dict(PREDICTIONS)})
+    for domain in chosen_domains:
+        mine = [r for r in reports if r["domain"] == domain]
+        if mine:
+            figures = out.parent / f"{out.stem}-figures" / domain
+            figures.mkdir(parents=True, exist_ok=True)
+            write_plots(mine, figures)
+    click.echo(table(reports, predictions))
+    click.echo(f"\nwrote {out} and {out.parent / (out.stem + '-figures')}", err=True)
+
+
+if __name__ == "__main__":
+    main()
