@@ -81,7 +81,7 @@ def hard_batch(plain_256: dict[str, float]) -> list[dict]:
     for domain in hard.DOMAINS:
         for arm, (settings, seeds) in hard.ARMS.items():
             for seed in seeds:
-                at_256 = {"combo": 1.0, "plain": plain_256[domain], "deltaproduct": 0.1}[arm]
+                at_256 = {"combo": 1.0, "plain": plain_256[domain], "deltaproduct": 0.1, "transformer": 0.0}[arm]
                 runs.append({"domain": domain, "arm": arm, "seed": seed, "arch": settings.get("arch", "recurrence"),
                              "exact": {"8": 1.0, "256": at_256}, "pair_growth": 2.0 - at_256 + seed * 1e-3})
     return runs
@@ -93,8 +93,8 @@ def hard_verdicts(runs: list[dict]) -> dict[str, str]:
 
 def test_the_hard_batch_is_judged_per_domain():
     v = hard_verdicts(hard_batch({"tier2": 0.5, "atoms5": 1.0}))
-    assert v == {"combo_exact_256[tier2]": "pass", "plain_drifts[tier2]": "pass",
-                 "combo_exact_256[atoms5]": "pass", "plain_drifts[atoms5]": "fail",
+    assert v == {"combo_exact_256[tier2]": "pass", "plain_drifts[tier2]": "pass", "transformer_fails[tier2]": "pass",
+                 "combo_exact_256[atoms5]": "pass", "plain_drifts[atoms5]": "fail", "transformer_fails[atoms5]": "pass",
                  "growth_predicts_drift": "pass"}
 
 
@@ -112,10 +112,18 @@ def test_missing_hard_runs_leave_their_predictions_untested():
     assert v["combo_exact_256[atoms5]"] == "pass" and v["growth_predicts_drift"] == "untested"
 
 
+def test_a_transformer_at_or_above_half_fails_its_prediction():
+    runs = hard_batch({"tier2": 0.5, "atoms5": 0.5})
+    next(r for r in runs if r["domain"] == "tier2" and r["arm"] == "transformer")["exact"]["256"] = 0.5
+    assert hard_verdicts(runs)["transformer_fails[tier2]"] == "fail"
+
+
 def test_the_hard_arms_train_the_registered_recipe():
-    for job, seed in (("tier2/combo", 1), ("atoms5/plain", 0), ("tier2/deltaproduct", 0)):
+    for job, seed in (("tier2/combo", 1), ("atoms5/plain", 0), ("tier2/deltaproduct", 0), ("tier2/transformer", 0)):
         config = hard.arm_config(job, seed)
-        assert config.data == hard.DOMAINS[job.split("/")[0]] and config.seed == seed
+        domain, arm = job.split("/")
+        assert config.data == (hard.MANY_CHAINS if arm == "transformer" else hard.DOMAINS)[domain]
+        assert config.seed == seed
         assert config.steps == hard.RECIPE["steps"]
         if config.arch == "recurrence":
             assert all(getattr(config, k) == v for k, v in hard.RECIPE.items())
