@@ -99,9 +99,14 @@ def run_one(name: str, seed: int, data: str, runs: Path, stop: StopConfig, eval_
 
 
 def merge(rows: list[dict], path: Path) -> list[dict]:
-    """Add ``rows`` to the file's rows (a row with the same candidate, seed, machine and cooldown is replaced)."""
+    """Add ``rows`` to the file's rows; a row with the same candidate, seed, machine, dataset and stop
+    rule (every setting of it) is replaced."""
     old = json.loads(path.read_text())["runs"] if path.is_file() else []
-    key = lambda r: (r["candidate"], r["seed"], r["machine"], r["stop"].get("cooldown", 0))  # noqa: E731
+
+    def key(r: dict) -> tuple:
+        stop = {"cooldown": 0, **r["stop"]}  # rows from before the cooldown existed
+        return r["candidate"], r["seed"], r["machine"], r["dataset_id"], tuple(sorted(stop.items()))
+
     fresh = {key(r) for r in rows}
     merged = [r for r in old if key(r) not in fresh] + rows
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """The judge of the registered tracker comparison: a prediction is decided only when the runs it
 ranges over are in, and each verdict follows from the measured numbers."""
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,26 @@ def test_the_hard_arms_train_the_registered_recipe():
         assert config.steps == hard.RECIPE["steps"]
         if config.arch == "recurrence":
             assert all(getattr(config, k) == v for k, v in hard.RECIPE.items())
+
+
+# ---- the time-to-exact record ------------------------------------------------------------------
+
+_tte_path = Path(__file__).resolve().parents[1] / "benchmarks" / "time_to_exact.py"
+_tte_spec = importlib.util.spec_from_file_location("time_to_exact", _tte_path)
+tte = importlib.util.module_from_spec(_tte_spec)
+_tte_spec.loader.exec_module(tte)
+
+
+def test_a_run_under_another_stop_rule_or_dataset_is_kept_beside_the_old_row(tmp_path):
+    def row(patience, cooldown, dataset="d1", exact=1.0):
+        return {"candidate": "fast", "seed": 3, "machine": "m", "dataset_id": dataset, "exact_at_longest": exact,
+                "stop": {"every": 250, "chains": 64, "patience": patience, "threshold": 0.99, "cooldown": cooldown}}
+
+    path = tmp_path / "tte.json"
+    tte.merge([row(1, 250), row(2, 0)], path)
+    tte.merge([row(2, 250), row(1, 250, dataset="d2")], path)
+    assert len(json.loads(path.read_text())["runs"]) == 4
+    tte.merge([row(2, 250, exact=0.5)], path)  # the same run again replaces its row
+    runs = json.loads(path.read_text())["runs"]
+    assert len(runs) == 4 and [r["exact_at_longest"] for r in runs if r["stop"]["patience"] == 2
+                                 and r["stop"]["cooldown"] == 250] == [0.5]
