@@ -129,8 +129,10 @@ def judge(reports: list[dict]) -> list[dict]:
 
     for domain in DOMAINS:
         combo, plain = at_256(domain, "combo"), at_256(domain, "plain")
-        complete = len(combo) == len(ARMS["combo"][1])
-        verdict("combo_exact_256", all(v >= EXACT for v in combo.values()) if complete else None, combo, domain)
+        # failed by the first seed below the bar; passed only once every seed is in
+        missed = any(v < EXACT for v in combo.values())
+        verdict("combo_exact_256", False if missed else (True if len(combo) == len(ARMS["combo"][1]) else None),
+                combo, domain)
         drifted = any(v < 0.95 for v in plain.values())
         verdict("plain_drifts", True if drifted else (False if len(plain) == len(ARMS["plain"][1]) else None),
                 plain, domain)

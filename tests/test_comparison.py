@@ -106,6 +106,13 @@ def test_a_combo_seed_below_the_bar_fails_its_domain_only():
     assert v["combo_exact_256[atoms5]"] == "fail" and v["combo_exact_256[tier2]"] == "pass"
 
 
+def test_one_combo_seed_below_the_bar_fails_before_the_other_seeds_are_in():
+    runs = [r for r in hard_batch({"tier2": 0.5, "atoms5": 0.5}) if r["seed"] == 0]
+    next(r for r in runs if r["domain"] == "atoms5" and r["arm"] == "combo")["exact"]["256"] = 0.77
+    v = hard_verdicts(runs)
+    assert v["combo_exact_256[atoms5]"] == "fail" and v["combo_exact_256[tier2]"] == "untested"
+
+
 def test_missing_hard_runs_leave_their_predictions_untested():
     runs = [r for r in hard_batch({"tier2": 1.0, "atoms5": 1.0}) if not (r["domain"] == "tier2" and r["seed"] == 2)]
     v = hard_verdicts(runs)
