@@ -66,6 +66,9 @@ CANDIDATES: dict[str, dict] = {
     "combo-1k5-b16": {"steps": 1_500, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50, "invariance_delay": 0.0},
     "combo-2k-b16-floor": {"steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50,
                            "invariance_delay": 0.0, "final_lr_fraction": 0.01},
+    # the fast schedule with the combination after its plain phase: NextLat switched on and ramped
+    # exactly as the invariance term is (stop 12's candidate, registered in the README)
+    "fast-combo": {**SCHEDULES["fast"], "objective": "combo", "nextlat_delay": 0.4, "nextlat_ramp": 0.1},
 }
 
 
