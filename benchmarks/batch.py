@@ -12,12 +12,15 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict
 from multiprocessing import get_context
 from pathlib import Path
 
 import click
+import torch
 
 from tracker.options import stacked
+from tracker.train import load_checkpoint
 
 Job = tuple[str, int]  # (arm, seed)
 
@@ -93,6 +96,38 @@ def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Cal
         raise click.ClickException(str(e)) from None
     return ([done[job] for job in jobs if job in done],
             [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done])
+
+
+def same_settings(stored: dict, config) -> bool:
+    """A report's stored config is ``config`` (a config dataclass); a setting added to the
+    dataclass after the run counts at its default (which is what the run trained with)."""
+    current, defaults = asdict(config), asdict(type(config)())
+    return set(stored) <= set(current) and all(stored.get(k, defaults[k]) == v for k, v in current.items())
+
+
+def finished_report(config, out: Path) -> dict | None:
+    """The report in ``out`` of a run finished earlier with exactly the settings ``config``, else None."""
+    path = out / "report.json"
+    if path.is_file():
+        report = json.loads(path.read_text())
+        if same_settings(report.get("config", {}), config):
+            return report
+    return None
+
+
+def finished_or_trained(config, out: Path, train: Callable[..., dict], config_from_checkpoint: Callable[[dict], object],
+                        quiet: bool, threads: int | None, **train_options) -> dict:
+    """One run of a batch: its finished report, else ``train(config, out, ...)``, resumed from
+    ``out/checkpoint.pt`` when that checkpoint's settings are ``config``. ``threads``: torch
+    threads for this process (None leaves them)."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    report = finished_report(config, out)
+    if report is not None:
+        return report
+    checkpoint = out / "checkpoint.pt"
+    resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
+    return train(config, out, resume=resume, show_progress=not quiet, **train_options)
 
 
 def write_results(out: Path, results: dict) -> None:

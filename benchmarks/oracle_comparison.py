@@ -16,19 +16,18 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import click
-import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import batch_options, chosen_arms, run_batch, seed_list, write_results  # noqa: E402
+from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report, run_batch,  # noqa: E402
+                              seed_list, write_results)
 from oracle.evaluate import OracleEvalConfig  # noqa: E402
 from oracle.train import OracleConfig, config_from_checkpoint, train  # noqa: E402
-from tracker.train import load_checkpoint  # noqa: E402
 
 SEEDS = (0, 1)  # two seeds per arm
 # arm -> (arch, objective)
@@ -169,27 +168,15 @@ def arm_config(name: str, seed: int, base: OracleConfig) -> OracleConfig:
     return replace(base, arch=arch, objective=objective, seed=seed)
 
 
-def finished_report(name: str, seed: int, base: OracleConfig, runs: Path) -> dict | None:
+def finished(name: str, seed: int, base: OracleConfig, runs: Path) -> dict | None:
     """The report of a run finished earlier with exactly these settings, else None."""
-    path = run_dir(name, seed, runs) / "report.json"
-    if path.is_file():
-        report = json.loads(path.read_text())
-        if report.get("config") == asdict(arm_config(name, seed, base)):
-            return report
-    return None
+    return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs))
 
 
 def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path) -> dict:
     """Train (or resume, or find finished) one run of the batch."""
-    if threads is not None:
-        torch.set_num_threads(threads)
-    report = finished_report(name, seed, base, runs)
-    if report is not None:
-        return report
-    config, out = arm_config(name, seed, base), run_dir(name, seed, runs)
-    checkpoint = out / "checkpoint.pt"
-    resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
-    return train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig())
+    return finished_or_trained(arm_config(name, seed, base), run_dir(name, seed, runs), train, config_from_checkpoint,
+                               quiet, threads, eval_config=OracleEvalConfig())
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -207,7 +194,7 @@ def main(data, arms, seeds, steps, runs, out, workers, collect, quiet) -> None:
         base = replace(base, steps=steps)
     jobs = [(name, seed) for name in chosen for seed in seed_list(seeds)]
     reports, missing = run_batch(jobs, partial(run_arm, base=base, runs=Path(runs)),
-                                 lambda name, seed: finished_report(name, seed, base, Path(runs)),
+                                 lambda name, seed: finished(name, seed, base, Path(runs)),
                                  lambda report: f"accuracy {json.dumps(report['accuracy'])}", workers, collect, quiet)
     from oracle.plots import write_plots
 

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import click
-import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import batch_options, chosen_arms, run_batch, seed_list, write_results  # noqa: E402
+from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report, run_batch,  # noqa: E402
+                              seed_list, write_results)
 from tracker.evaluate import EvalConfig  # noqa: E402
-from tracker.train import TrainConfig, config_from_checkpoint, load_checkpoint, train  # noqa: E402
+from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
 
 # arm -> (arch, objective, registered seeds, fixed norm). The recurrence arms run at a fixed
 # norm (the README's decision, registered before the batch); the "-free" arms are the same
@@ -180,36 +180,16 @@ def arm_config(name: str, seed: int, base: TrainConfig) -> TrainConfig:
     return replace(base, arch=arch, objective=objective, seed=seed, fixed_norm=fixed_norm)
 
 
-def finished_report(name: str, seed: int, base: TrainConfig, runs: Path) -> dict | None:
+def finished(name: str, seed: int, base: TrainConfig, runs: Path) -> dict | None:
     """The report of a run finished earlier with exactly these settings, else None."""
-    config = arm_config(name, seed, base)
-    path = run_dir(name, seed, runs) / "report.json"
-    if path.is_file():
-        report = json.loads(path.read_text())
-        if same_settings(report.get("config", {}), config):
-            return report
-    return None
-
-
-def same_settings(stored: dict, config: TrainConfig) -> bool:
-    """A report's stored config is ``config``; a setting added to TrainConfig after the run counts
-    at its default (which is what the run trained with)."""
-    current, defaults = asdict(config), asdict(TrainConfig())
-    return set(stored) <= set(current) and all(stored.get(k, defaults[k]) == v for k, v in current.items())
+    return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs))
 
 
 def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: TrainConfig, runs: Path,
             eval_config: EvalConfig) -> dict:
     """Train (or resume, or find finished) one run of the batch."""
-    if threads is not None:
-        torch.set_num_threads(threads)
-    report = finished_report(name, seed, base, runs)
-    if report is not None:
-        return report
-    config, out = arm_config(name, seed, base), run_dir(name, seed, runs)
-    checkpoint = out / "checkpoint.pt"
-    resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
-    return train(config, out, resume=resume, show_progress=not quiet, eval_config=eval_config)
+    return finished_or_trained(arm_config(name, seed, base), run_dir(name, seed, runs), train, config_from_checkpoint,
+                               quiet, threads, eval_config=eval_config)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -233,7 +213,7 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, collect, qui
     jobs = [(name, seed) for name in chosen
             for seed in (seeds_given if seeds_given is not None else ARMS[name][2] or (0,))]
     train_one = partial(run_arm, base=base, runs=Path(runs), eval_config=EvalConfig(max_chains=eval_chains))
-    reports, missing = run_batch(jobs, train_one, lambda name, seed: finished_report(name, seed, base, Path(runs)),
+    reports, missing = run_batch(jobs, train_one, lambda name, seed: finished(name, seed, base, Path(runs)),
                                  lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
     from tracker.plots import write_plots
 

@@ -21,14 +21,14 @@ from functools import partial
 from pathlib import Path
 
 import click
-import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import batch_options, chosen_arms, run_batch, seed_list, write_results  # noqa: E402
-from benchmarks.tracker_comparison import same_settings, spearman  # noqa: E402
+from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report, run_batch,  # noqa: E402
+                              seed_list, write_results)
+from benchmarks.tracker_comparison import spearman  # noqa: E402
 from tracker.evaluate import EvalConfig  # noqa: E402
-from tracker.train import TrainConfig, config_from_checkpoint, load_checkpoint, train  # noqa: E402
+from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
 
 # The recurrence's settings, chosen on the validation runs (README "Hard domains", registered before
 # any run of the batch): the seed's 4 ticks, its longer budget of 24,000 steps, the small start slot
@@ -86,14 +86,15 @@ def arm_config(job: str, seed: int) -> TrainConfig:
     return replace(TrainConfig(), **ARMS[arm][0], data=data, seed=seed)
 
 
-def finished_report(job: str, seed: int, runs: Path, steps: int | None) -> dict | None:
-    config = with_steps(arm_config(job, seed), steps)
-    path = run_dir(job, seed, runs) / "report.json"
-    if path.is_file():
-        report = json.loads(path.read_text())
-        if same_settings(report.get("config", {}), config):
-            return {**report, "domain": job.split("/")[0], "arm": job.split("/")[1]}
-    return None
+def finished(job: str, seed: int, runs: Path, steps: int | None) -> dict | None:
+    """The report of a run finished earlier with exactly these settings (with its domain and arm), else None."""
+    report = finished_report(with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs))
+    return None if report is None else labelled(report, job)
+
+
+def labelled(report: dict, job: str) -> dict:
+    domain, arm = job.split("/")
+    return {**report, "domain": domain, "arm": arm}
 
 
 def with_steps(config: TrainConfig, steps: int | None) -> TrainConfig:
@@ -103,16 +104,9 @@ def with_steps(config: TrainConfig, steps: int | None) -> TrainConfig:
 def run_job(job: str, seed: int, quiet: bool, threads: int | None, *, runs: Path, steps: int | None,
             eval_config: EvalConfig) -> dict:
     """Train (or resume, or find finished) one run of the batch."""
-    if threads is not None:
-        torch.set_num_threads(threads)
-    report = finished_report(job, seed, runs, steps)
-    if report is not None:
-        return report
-    config, out = with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs)
-    checkpoint = out / "checkpoint.pt"
-    resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
-    report = train(config, out, resume=resume, show_progress=not quiet, eval_config=eval_config)
-    return {**report, "domain": job.split("/")[0], "arm": job.split("/")[1]}
+    report = finished_or_trained(with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs), train,
+                                 config_from_checkpoint, quiet, threads, eval_config=eval_config)
+    return labelled(report, job)
 
 
 def judge(reports: list[dict]) -> list[dict]:
@@ -203,7 +197,7 @@ def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, collect, 
     jobs = [(f"{domain}/{arm}", seed) for seed in sorted({s for a in chosen for s in (seeds_given or ARMS[a][1])})
             for domain in chosen_domains for arm in chosen if seed in (seeds_given or ARMS[arm][1])]
     train_one = partial(run_job, runs=Path(runs), steps=steps, eval_config=EvalConfig(max_chains=eval_chains))
-    reports, missing = run_batch(jobs, train_one, lambda job, seed: finished_report(job, seed, Path(runs), steps),
+    reports, missing = run_batch(jobs, train_one, lambda job, seed: finished(job, seed, Path(runs), steps),
                                  lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
     from tracker.plots import write_plots
 

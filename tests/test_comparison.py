@@ -158,3 +158,37 @@ def test_a_run_under_another_stop_rule_or_dataset_is_kept_beside_the_old_row(tmp
     runs = json.loads(path.read_text())["runs"]
     assert len(runs) == 4 and [r["exact_at_longest"] for r in runs if r["stop"]["patience"] == 2
                                  and r["stop"]["cooldown"] == 250] == [0.5]
+
+
+# the finished-or-trained helper every batch shares
+from benchmarks import batch  # noqa: E402
+from tracker.train import TrainConfig  # noqa: E402
+
+
+def test_a_finished_run_is_reused_only_with_exactly_its_settings(tmp_path):
+    config = TrainConfig(steps=7, seed=3)
+    stored = {k: v for k, v in json.loads(json.dumps(config.__dict__)).items() if k != "ticks"}  # an older report
+    (tmp_path / "report.json").write_text(json.dumps({"config": stored, "exact": {"8": 1.0}}))
+    assert batch.finished_report(config, tmp_path)["exact"] == {"8": 1.0}  # ticks missing = at its default
+    assert batch.finished_report(TrainConfig(steps=8, seed=3), tmp_path) is None
+    assert batch.finished_report(TrainConfig(steps=7, seed=3, ticks=2), tmp_path) is None
+    assert batch.finished_report(config, tmp_path / "elsewhere") is None
+
+
+def test_an_unfinished_run_is_trained_and_resumed_only_from_its_own_checkpoint(tmp_path, monkeypatch):
+    config, calls = TrainConfig(steps=7), []
+
+    def fake_train(cfg, out, resume, show_progress, **options):
+        calls.append((cfg, resume, show_progress, options))
+        return {"trained": True}
+
+    assert batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=True, threads=None,
+                                     eval_config="E") == {"trained": True}
+    assert calls[-1] == (config, False, False, {"eval_config": "E"})  # no checkpoint: a fresh run
+    (tmp_path / "checkpoint.pt").write_bytes(b"x")
+    monkeypatch.setattr(batch, "load_checkpoint", lambda path: config)
+    batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
+    assert calls[-1][1] is True  # the checkpoint holds these settings: resumed
+    monkeypatch.setattr(batch, "load_checkpoint", lambda path: TrainConfig(steps=9))
+    batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
+    assert calls[-1][1] is False  # another run's checkpoint: trained afresh
