@@ -11,7 +11,11 @@ single question is an exception (``QuestionFailed``), never an answer.
 
 ``answer_batch`` is the unit of work: a pure function of its arguments, so it can run in a
 thread here (``LocalExecutor``) or as a task on another machine (``leanbridge.cluster``,
-imported only when ``AskConfig.cluster`` names a Ray cluster).
+imported only when ``AskConfig.cluster`` names a Ray cluster). With ``AskConfig.checker``
+``"kernel"`` it sends the steps and equivalences (``Certify``) to the kernel route
+(``leanbridge.kernel``, the same retry and bisection, the same positive confirmation read from
+the kernel); probes and path claims are elaborated against holes, so they always go to Lean's
+elaborator as text.
 """
 from __future__ import annotations
 
@@ -25,7 +29,8 @@ from typing import Protocol
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall
 from leanbridge.errors import LeanBridgeError
-from leanbridge.questions import Block, Question, confirm, header, rejection, render
+from leanbridge.kernel import answer_kernel_batch
+from leanbridge.questions import Block, Certify, Question, confirm, header, rejection, render
 from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, Message, run_lean_file
 from leanbridge.verdicts import Answer
 
@@ -48,6 +53,12 @@ class AskConfig:
     batch_size: int = 1000  # questions per Lean file at most
     retries: int = 1  # reruns of a file whose Lean crashed, before bisecting it
     cluster: str | None = None  # a Ray address ("auto": a running local cluster); None: Lean here
+    checker: str = "elaborator"  # who certifies steps and equivalences: one of CHECKERS
+
+
+# "elaborator": Lean text through Lean's parser, elaborator and kernel, with #print axioms;
+# "kernel": explicit kernel terms straight to the kernel through kcheck (leanbridge.kernel).
+CHECKERS = ("elaborator", "kernel")
 
 
 @dataclass(frozen=True)
@@ -58,8 +69,19 @@ class BatchResult:
 
 
 def answer_batch(lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], limits: LeanLimits,
-                 items: Sequence[tuple[int, Question]], retries: int = 1) -> BatchResult:
-    """Answer ``(index, question)`` pairs in as few Lean files as the answers allow."""
+                 items: Sequence[tuple[int, Question]], retries: int = 1, checker: str = "elaborator") -> BatchResult:
+    """Answer ``(index, question)`` pairs in as few Lean files (or kcheck runs) as the answers allow."""
+    if checker not in CHECKERS:
+        raise LeanBridgeError(f"unknown checker {checker!r}: one of {', '.join(CHECKERS)}")
+    if checker == "kernel":
+        certify = [(i, q) for i, q in items if isinstance(q, Certify)]
+        answers, processes, seconds = answer_kernel_batch(lean, core, atoms, limits, certify, retries, QuestionFailed)
+        rest = [(i, q) for i, q in items if not isinstance(q, Certify)]
+        if rest:
+            text = answer_batch(lean, core, atoms, limits, rest, retries)
+            answers += text.answers
+            processes, seconds = processes + text.processes, seconds + text.seconds
+        return BatchResult(tuple(answers), processes, seconds)
     runs = [0, 0.0]
 
     def run(blocks: list[Block]) -> list[Message]:
@@ -167,7 +189,7 @@ class LocalExecutor:
 
     def answers(self, atoms: tuple[str, ...], config: AskConfig, batches: list[Items]) -> Iterator[BatchResult]:
         def task(items: Items) -> BatchResult:
-            return answer_batch(self.lean, self.core, atoms, config.limits, items, config.retries)
+            return answer_batch(self.lean, self.core, atoms, config.limits, items, config.retries, config.checker)
 
         if len(batches) <= 1:
             yield from map(task, batches)

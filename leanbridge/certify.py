@@ -6,10 +6,16 @@ certified (for this Lean build and core library), and writes the dataset only wh
 statement is certified. ``verify_dataset`` trusts nothing stored: it re-parses every line,
 replays every event, recomputes every certificate id and sends every distinct statement to
 Lean again, into a fresh store.
+
+The checker (``AskConfig.checker``: Lean's elaborator, or the kernel route through kcheck)
+is part of a certificate's identity: a kernel-route statement's key names ``kernel:<kcheck
+sources' sha256>``, and the manifest's ``checker`` says which one certified the dataset
+(``elaborator`` when absent: datasets written before there was a choice).
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import queue
@@ -26,6 +32,7 @@ from chains.rules import Event, apply
 from chains.sampling import Walk, sample_split, split_rng
 from chains.space import StateSpace, domain_size
 from chains.trees import Tree, polish
+from leanbridge import kernel
 from leanbridge.asker import AskConfig, Asker, QuestionFailed
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import PROBE_TIMEOUT_S, LeanInstall, find_lean
@@ -55,18 +62,29 @@ class CertificationFailed(Exception):
     """Lean rejected at least one statement; the message names the first."""
 
 
+ELABORATOR = "elaborator"
+
+
+def checker_identity(checker: str) -> str:
+    """What the manifest records as the checker: ``elaborator``, or ``kernel:<kcheck sha256>``."""
+    return kernel.identity() if checker == "kernel" else ELABORATOR
+
+
 class _Statements:
     """Distinct statements of a run, keyed by content address, with the first place each is used."""
 
-    def __init__(self, core: CoreLibrary, lean: LeanInstall, atoms: tuple[str, ...]) -> None:
+    def __init__(self, core: CoreLibrary, lean: LeanInstall, atoms: tuple[str, ...], checker: str = ELABORATOR
+                 ) -> None:
         self.core, self.lean, self.atoms = core, lean, atoms
+        # the elaborator's keys are the keys of every dataset made before the kernel route
+        self.checker = None if checker == ELABORATOR else checker
         self.by_key: dict[str, Statement] = {}
         self.first_use: dict[str, str] = {}
         self._steps: dict[tuple[Hashable, Event], str] = {}
         self._equivalences: dict[tuple[Tree, Tree], str] = {}
 
     def _add(self, statement: Statement, where: str) -> str:
-        key = statement.key(self.core.hash, self.lean.githash)
+        key = statement.key(self.core.hash, self.lean.githash, self.checker)
         if key not in self.by_key:
             self.by_key[key] = statement
             self.first_use[key] = where
@@ -334,12 +352,15 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
     started = time.perf_counter()
     lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
     core = build_core(lean, bridge.limits)
+    checker = checker_identity(bridge.checker)
+    if bridge.checker == "kernel":
+        kernel.prepare(lean, core, bridge.limits)  # built and audited before anything is opened for writing
     writer = DatasetWriter(out)  # fails early on an unwritable output
     closing = contextlib.ExitStack()  # on failure: ask Lean nothing more, close the store
     try:
         phases: dict[str, float] = {"sample": 0.0, "render": 0.0}  # wall seconds per phase, for the benchmark
         space = StateSpace(spec.domain)
-        statements = _Statements(core, lean, spec.domain.atom_names)
+        statements = _Statements(core, lean, spec.domain.atom_names, checker)
         text = _LineWriter(space, statements)
         book = ProbeBook(lean, core, spec.domain.atom_names) if spec.probes else None
         probe_index: dict[int, int] = {}  # state << _KEY_BITS | event id -> the probe's index in book
@@ -452,6 +473,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
             "lean_processes": processes,
             "lean": lean.describe(),
             "core_hash": core.hash,
+            "checker": checker,
             "package_version": PACKAGE_VERSION,
             "store": str(store_path),
             "files": files,
@@ -471,8 +493,11 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
         raise
 
 
-def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: Progress = _quiet) -> dict:
-    """Re-check a dataset from scratch; raise DatasetError naming the first failure."""
+def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: Progress = _quiet,
+                   checker: str | None = None) -> dict:
+    """Re-check a dataset from scratch; raise DatasetError naming the first failure. The
+    statements go to ``checker`` (``AskConfig.checker``'s values), by default the one the
+    manifest names; certificate ids are always those of the manifest's checker."""
     started = time.perf_counter()
     directory = Path(directory)
     manifest = read_manifest(directory)
@@ -487,7 +512,17 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
             f"{where_manifest}: certified with Lean {shown(str(manifest.get('lean', {}).get('githash', '?')), 12)} "
             f"and core {shown(str(manifest.get('core_hash', '?')), 12)}; this is Lean {lean.githash[:12]} and core "
             f"{core.hash[:12]}")
-    statements = _Statements(core, lean, domain.atom_names)
+    certified_by = manifest.get("checker", ELABORATOR)
+    if not isinstance(certified_by, str) or not (certified_by == ELABORATOR or certified_by.startswith("kernel:")):
+        raise DatasetError(f"{where_manifest}: checker {shown(str(certified_by), 40)} is not elaborator or kernel:<sha256>")
+    if certified_by != ELABORATOR and certified_by != kernel.identity():
+        raise DatasetError(f"{where_manifest}: certified by kcheck {shown(certified_by[7:], 12)}; this package's kcheck "
+                           f"is {kernel.sources_hash()[:12]}")
+    manifest_checker = ELABORATOR if certified_by == ELABORATOR else "kernel"
+    bridge = dataclasses.replace(bridge, checker=checker or manifest_checker)
+    if bridge.checker == "kernel":
+        kernel.prepare(lean, core, bridge.limits)
+    statements = _Statements(core, lean, domain.atom_names, certified_by)
     bound = domain.size_bound
     steps = equivalences = 0
     expected_files = manifest.get("files")
@@ -579,4 +614,5 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
             "distinct_statements": len(statements.by_key), "kernel_checked": checked, "failed": 0,
             "probes": len(probe_uses), "distinct_probes": probes_checked,
             "lean_processes": processes, "seconds": round(time.perf_counter() - started, 3),
-            "lean": lean.describe(), "core_hash": core.hash}
+            "lean": lean.describe(), "core_hash": core.hash, "checker": bridge.checker,
+            "manifest_checker": manifest_checker}

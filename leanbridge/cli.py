@@ -9,7 +9,7 @@ import click
 
 from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetError, DatasetSpec
 from chains.space import Domain
-from leanbridge.asker import AskConfig
+from leanbridge.asker import CHECKERS, AskConfig
 from leanbridge.certify import CertificationFailed, certify_dataset, default_store, verify_dataset
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from leanbridge.runner import LeanLimits
@@ -48,6 +48,12 @@ from leanbridge.runner import LeanLimits
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="Send the batches of statements to the Ray cluster at ADDRESS as tasks (auto: the one running "
                    "on this machine); its CPUs replace --jobs. Needs the package's [cluster] extra.")
+@click.option("--checker", type=click.Choice(CHECKERS), default=None,
+              help="Who certifies the steps and equivalences: elaborator (Lean text through Lean's elaborator and "
+                   "kernel, #print axioms after each) or kernel (explicit kernel terms straight to the Lean kernel "
+                   "through kcheck, a C program built with gcc on first use; about twenty times faster). Probes always "
+                   "go to the elaborator. A kernel-route certificate is stored and identified apart from the "
+                   "elaborator's. [default: elaborator; with --verify, the checker the manifest names]")
 @click.option("--verify", "verify_dir", type=click.Path(path_type=Path), default=None,
               help="Re-check every step and equivalence of this dataset in Lean, trusting nothing stored.")
 @click.option("--mathlib", "mathlib_dir", type=click.Path(path_type=Path), default=None,
@@ -67,7 +73,7 @@ from leanbridge.runner import LeanLimits
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
 def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_chains, seed, jobs, out, store,
-         timeout, memory_mb, probes, probe_chains, cluster, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
+         timeout, memory_mb, probes, probe_chains, cluster, checker, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
 
@@ -79,7 +85,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
     if mathlib_dir is not None:
         chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "test_chains",
                             "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "cluster",
-                            "verify_dir"))
+                            "checker", "verify_dir"))
         if chain_only:
             raise click.UsageError(f"{chain_only[0].replace('verify-dir', 'verify')} is for rewrite chains, "
                                    f"not for --mathlib")
@@ -87,14 +93,18 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
         return
     if mathlib_only:
         raise click.UsageError(f"{mathlib_only[0]} goes with --mathlib")
-    bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb), cluster=cluster)
+    bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb), cluster=cluster,
+                       checker=checker or "elaborator")
     bars = PhaseBars()
     with user_errors(CertificationFailed, cleanup=bars.close,
                      interrupted="interrupted; certificates committed so far are kept in the store"):
         if verify_dir is not None:
-            report = verify_dataset(verify_dir, bridge, bars)
+            report = verify_dataset(verify_dir, bridge, bars, checker)
             bars.close()
             click.echo(json.dumps(report, indent=2))
+            if report["checker"] != report["manifest_checker"]:
+                click.echo(f"note: {verify_dir} was certified by the {report['manifest_checker']} checker; "
+                           f"re-checked with the {report['checker']} checker, as --checker asked")
             probes = f", {report['probes']} probe verdicts confirmed by Lean" if report["probes"] else ""
             click.echo(f"verified {verify_dir}: {report['steps']} steps and {report['equivalences']} "
                        f"equivalences, {report['distinct_statements']} distinct statements certified by Lean{probes}")

@@ -58,7 +58,7 @@ def answer_on_node(atoms: tuple[str, ...], config: AskConfig, items: Items) -> N
     except LeanBridgeError as e:
         return NodeAnswer(node, "", "", None, f"no usable Lean on this node: {e}")
     try:
-        result = answer_batch(lean, core, atoms, config.limits, items, config.retries)
+        result = answer_batch(lean, core, atoms, config.limits, items, config.retries, config.checker)
     except QuestionFailed as e:
         return NodeAnswer(node, lean.githash, core.hash, None, str(e), e.index)
     except LeanRunError as e:

@@ -25,9 +25,12 @@ CORE_ENV = "EXACT_STATE_CORE"
 CORE_MODULE = "Core"
 # The only axioms the core may declare: the compiler's, never usable in a proof of a Prop.
 ALLOWED_AXIOMS = {"lcAny", "lcErased", "lcProof", "lcUnreachable"}
-# Lemmas every certificate may use; each must itself depend on no axiom.
+# Constants every certificate may use (the lemmas, and the kernel route's whole whitelist: the
+# numbers, their operations and Eq); each must itself depend on no axiom.
 AUDITED = ("rfl", "Eq.symm", "Eq.trans", "congrArg", "N.add_comm", "N.mul_comm", "N.add_assoc",
-           "N.mul_assoc", "N.left_distrib", "N.right_distrib", "congr_fst", "congr_snd")
+           "N.mul_assoc", "N.left_distrib", "N.right_distrib", "congr_fst", "congr_snd", "N", "N.add", "N.mul", "Eq")
+# Written beside Core.olean by the audit: the constants Lean confirmed, one a line.
+AUDIT_RECORD = "audited.txt"
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,19 @@ def _compile(lean: LeanInstall, directory: Path, source: Path, limits: LeanLimit
         raise CoreLibraryError(f"compiling {source}: Lean wrote no {CORE_MODULE}.olean ({said})")
 
 
+def audited_constants(lean: LeanInstall, core: CoreLibrary, limits: LeanLimits = LeanLimits()) -> frozenset[str]:
+    """The constants whose ``#print axioms`` Lean confirmed for this build of the core library:
+    the audit's record, or (a core built before the record was kept, or with a shorter list)
+    the audit run again now."""
+    record = core.olean_dir / AUDIT_RECORD
+    with file_lock(core.olean_dir.parent / f".{core.olean_dir.name}.lock"):
+        names = frozenset(record.read_text().split()) if record.is_file() else frozenset()
+        if not names >= set(AUDITED):
+            _audit_lemmas(lean, core.olean_dir, limits)
+            names = frozenset(record.read_text().split())
+    return names
+
+
 def _audit_lemmas(lean: LeanInstall, olean_dir: Path, limits: LeanLimits) -> None:
     lines = ["prelude", f"import {CORE_MODULE}"] + [f"#print axioms {name}" for name in AUDITED]
     try:
@@ -129,3 +145,6 @@ def _audit_lemmas(lean: LeanInstall, olean_dir: Path, limits: LeanLimits) -> Non
     errors = [m for m in messages if m.severity != "information"]
     if errors:
         raise CoreLibraryError(f"auditing the core library: {errors[0].text.splitlines()[0]}")
+    staged = olean_dir / f".{AUDIT_RECORD}.tmp"
+    staged.write_text("".join(f"{name}\n" for name in AUDITED))
+    os.replace(staged, olean_dir / AUDIT_RECORD)

@@ -197,51 +197,85 @@ class InferredTypeError(ValueError):
     pass
 
 
-def parse_inferred_type(text: str, name: str, atoms: Sequence[str]) -> tuple[Tree, Tree]:
-    """Parse Lean's ``#check`` answer ``name : ∀ (a b : N), Eq lhs rhs`` into (lhs, rhs)."""
-    toks = _TOKEN.findall(text)
-    pos = 0
+class _Reader:
+    """The tokens of a type Lean printed, read left to right."""
 
-    def take(expected: str | None = None) -> str:
-        nonlocal pos
-        if pos >= len(toks):
+    def __init__(self, text: str, atoms: Sequence[str]) -> None:
+        self.toks, self.pos, self.atoms = _TOKEN.findall(text), 0, atoms
+
+    def peek(self) -> str | None:
+        return self.toks[self.pos] if self.pos < len(self.toks) else None
+
+    def take(self, expected: str | None = None) -> str:
+        if self.pos >= len(self.toks):
             raise InferredTypeError("type ends early")
-        tok = toks[pos]
-        pos += 1
+        tok = self.toks[self.pos]
+        self.pos += 1
         if expected is not None and tok != expected:
             raise InferredTypeError(f"expected {expected!r}, found {tok!r}")
         return tok
 
-    def term() -> Tree:
-        tok = take()
+    def term(self) -> Tree:
+        tok = self.take()
         if tok == "(":
-            head = take()
+            head = self.take()
             if head not in _NAME:
                 raise InferredTypeError(f"unexpected head {head!r}")
-            left, right = term(), term()
-            take(")")
+            left, right = self.term(), self.term()
+            self.take(")")
             return (_NAME[head], left, right)
-        if tok in atoms:
+        if tok in self.atoms:
             return tok
         raise InferredTypeError(f"unexpected token {tok!r}")
 
-    take(name)
-    take(":")
-    if pos < len(toks) and toks[pos] == "∀":
-        take("∀")
-        take("(")
-        while pos < len(toks) and toks[pos] != ":":
-            if take() not in atoms:
+    def end(self) -> None:
+        if self.pos != len(self.toks):
+            raise InferredTypeError("trailing tokens after the equation")
+
+
+def parse_inferred_type(text: str, name: str, atoms: Sequence[str]) -> tuple[Tree, Tree]:
+    """Parse Lean's ``#check`` answer ``name : ∀ (a b : N), Eq lhs rhs`` into (lhs, rhs)."""
+    read = _Reader(text, atoms)
+    read.take(name)
+    read.take(":")
+    if read.peek() == "∀":
+        read.take("∀")
+        read.take("(")
+        while read.peek() not in (":", None):
+            if read.take() not in atoms:
                 raise InferredTypeError("a bound variable that is not an atom")
-        take(":")
-        take("N")
-        take(")")
-        take(",")
-    take("Eq")
-    lhs, rhs = term(), term()
-    if pos != len(toks):
-        raise InferredTypeError("trailing tokens after the equation")
+        read.take(":")
+        read.take("N")
+        read.take(")")
+        read.take(",")
+    read.take("Eq")
+    lhs, rhs = read.term(), read.term()
+    read.end()
     return lhs, rhs
+
+
+def parse_kernel_type(text: str, atoms: Sequence[str]) -> tuple[list[str], Tree, Tree]:
+    """Parse the kernel route's rendering of a checked type (Lean's ``Expr`` printer, universes
+    shown: ``forall (a : N) (b : N), Eq.{1} N lhs rhs``) into (bound atoms in order, lhs, rhs)."""
+    read = _Reader(text, atoms)
+    bound = []
+    if read.peek() == "forall":
+        read.take("forall")
+        while read.peek() == "(":
+            read.take("(")
+            atom = read.take()
+            if atom not in atoms:
+                raise InferredTypeError("a bound variable that is not an atom")
+            bound.append(atom)
+            read.take(":")
+            read.take("N")
+            read.take(")")
+        read.take(",")
+    read.take("Eq.{1}")
+    read.take("N")
+    lhs, rhs = read.term(), read.term()
+    read.end()
+    return bound, lhs, rhs
 
 
 _MISMATCH = re.compile(r"has type\s+Eq (?P<has>.*?)\s+but is expected to have type\s+Eq (?P<want>.*?)"

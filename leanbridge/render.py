@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from chains.rules import RULES, Event, apply, redex
@@ -105,10 +105,19 @@ class Statement:
 
     kind: str
     text: str  # "(a b : N) : Eq ... := ...", what follows ``theorem <name> ``
+    # What the text was rendered from, for the kernel route (``leanbridge.kernelterms``):
+    # (tree, event) for a step, (left, right) for an equivalence. Not part of the statement's
+    # identity, which the text carries.
+    source: tuple = field(default=(), compare=False, repr=False)
 
-    def key(self, core_hash: str, lean_githash: str) -> str:
-        """Content address: the statement, the core library and the Lean build."""
-        return hashlib.sha256(f"{core_hash}\n{lean_githash}\n{self.kind}\n{self.text}".encode()).hexdigest()
+    def key(self, core_hash: str, lean_githash: str, checker: str | None = None) -> str:
+        """Content address: the statement, the core library and the Lean build; and, for a
+        checker other than the elaborator, that checker's identity (``kernel:<sources' sha256>``),
+        so its certificates never answer for the elaborator's nor the other way round."""
+        material = f"{core_hash}\n{lean_githash}\n{self.kind}\n{self.text}"
+        if checker is not None:
+            material = f"{checker}\n{material}"
+        return hashlib.sha256(material.encode()).hexdigest()
 
 
 def lean_term(tree: Tree) -> str:
@@ -138,10 +147,10 @@ def step_statement(tree: Tree, event: Event, atoms: Sequence[str]) -> Statement:
     proof = step_proof(tree, event)
     result = apply(tree, event)
     return Statement("step", f"({' '.join(bound_atoms(atoms, [tree]))} : N) : "
-                             f"Eq ({_term(tree)}) ({_term(result)}) := {proof}")
+                             f"Eq ({_term(tree)}) ({_term(result)}) := {proof}", (tree, event))
 
 
 def equivalence_statement(left: Tree, right: Tree, atoms: Sequence[str]) -> Statement:
     """The two histories end at the same tree: ``left = right`` by ``rfl``."""
     return Statement("equivalence", f"({' '.join(bound_atoms(atoms, [left, right]))} : N) : "
-                                    f"Eq ({_term(left)}) ({_term(right)}) := rfl")
+                                    f"Eq ({_term(left)}) ({_term(right)}) := rfl", (left, right))

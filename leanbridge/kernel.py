@@ -1,0 +1,202 @@
+"""The kernel route (``certify --checker kernel``): steps and equivalences checked by the Lean
+kernel directly, through kcheck, a small C program linked against the bundled Lean library
+(``leanbridge/kcheck/``, package data, compiled with the machine's gcc into the cache on first
+use, one binary per sources' hash and Lean githash).
+
+kcheck skips Lean's parser and elaborator: it reads each statement as a fully explicit kernel
+term (``leanbridge.kernelterms``) and hands the theorem to ``lean_add_decl``, about twenty
+times as many statements per CPU-second as the text route. A statement is certified only when
+(a) kcheck started, which it does only once its own audit found no axiom in the closure of the
+constants a statement may name, and once Lean's ``#print axioms`` confirmed each of those
+constants for this build of the core library (``corelib.audited_constants``); (b) the kernel
+added the theorem; and (c) Lean's rendering of the type of the constant it added reads back,
+with the product's parser, as exactly the question's two trees. A kcheck that crashes, hangs or
+answers out of turn is an exception: the batch is retried, then bisected, as in
+``leanbridge.asker``, until the statement at fault is isolated (``QuestionFailed``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from functools import cache
+from pathlib import Path
+
+from leanbridge.corelib import CoreLibrary, audited_constants
+from leanbridge.discovery import LEAN_GITHASH, LeanInstall, _bundled_dir
+from leanbridge.errors import LeanBridgeError, shown
+from leanbridge.kernelterms import KernelStatement, kernel_statement
+from leanbridge.paths import cache_dir, file_lock
+from leanbridge.questions import InferredTypeError, Question, parse_kernel_type
+from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, lean_process
+from leanbridge.verdicts import Answer, Complete, Rejected
+
+SOURCE_DIR = Path(__file__).resolve().parent / "kcheck"
+SOURCES = ("kcheck.c", "lean_abi.h")
+# The constants kcheck lets a statement name (its ALLOWED table); Lean's text-route audit must
+# have confirmed each of them too.
+ALLOWED = ("N", "N.add", "N.mul", "Eq", "rfl", "Eq.symm", "Eq.trans", "congrArg", "N.add_comm", "N.mul_comm",
+           "N.add_assoc", "N.mul_assoc", "N.left_distrib", "N.right_distrib")
+EXIT_REFUSED = 3  # kcheck's exit status when it will not check anything (its audit failed)
+
+
+class KernelCheckerError(LeanBridgeError):
+    """kcheck cannot be built, or refuses to start (its axiom audit, another Lean build)."""
+
+
+@cache
+def sources_hash() -> str:
+    """sha256 over kcheck's source files (names and bytes): its identity in certificate keys."""
+    digest = hashlib.sha256()
+    for name in SOURCES:
+        try:
+            data = (SOURCE_DIR / name).read_bytes()
+        except OSError as e:
+            raise KernelCheckerError(f"kcheck source {SOURCE_DIR / name}: {e.strerror or e} "
+                                     "(reinstall the package)") from None
+        digest.update(f"{name}\n{len(data)}\n".encode() + data)
+    return digest.hexdigest()
+
+
+def identity() -> str:
+    """What a kernel-route certificate names as its checker (store keys, dataset manifests)."""
+    return f"kernel:{sources_hash()}"
+
+
+def build_kcheck(lean: LeanInstall) -> Path:
+    """The kcheck binary for these sources and the bundled Lean library, built with gcc into the
+    cache on first use."""
+    if lean.githash != LEAN_GITHASH:
+        raise KernelCheckerError(f"the kernel route runs the bundled Lean library ({LEAN_GITHASH[:12]}); this run's "
+                                 f"Lean {lean.path} is {lean.githash[:12]}: use --checker elaborator")
+    try:
+        libdir = _bundled_dir()
+    except LeanBridgeError as e:
+        raise KernelCheckerError(f"the kernel route needs the bundled Lean library: {e}") from None
+    target_dir = cache_dir() / "kcheck" / f"{LEAN_GITHASH[:12]}-{sources_hash()[:16]}"
+    target = target_dir / "kcheck"
+    if target.exists():
+        return target
+    target_dir.mkdir(parents=True, exist_ok=True)
+    with file_lock(target_dir / ".lock"):
+        if target.exists():
+            return target
+        if shutil.which("gcc") is None:
+            raise KernelCheckerError("building the kernel checker kcheck needs gcc, which is not on PATH")
+        with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
+            for name in SOURCES:  # the very bytes that were hashed
+                shutil.copyfile(SOURCE_DIR / name, Path(tmp) / name)
+            built = Path(tmp) / "kcheck"
+            result = subprocess.run(
+                ["gcc", "-O2", "-std=gnu11", str(Path(tmp) / "kcheck.c"), "-o", str(built), f"-L{libdir}",
+                 "-lleanshared", f"-Wl,-rpath,{libdir}"], capture_output=True, text=True)
+            if result.returncode != 0 or not built.is_file():
+                said = shown(result.stderr.strip() or result.stdout.strip(), 300) or f"exit status {result.returncode}"
+                raise KernelCheckerError(f"gcc could not build the kernel checker kcheck: {said}")
+            os.replace(built, target)
+    return target
+
+
+def prepare(lean: LeanInstall, core: CoreLibrary, limits: LeanLimits) -> Path:
+    """kcheck, built, for a core library whose text-route audit covers every constant kcheck
+    allows; a run checks this before it asks anything or opens anything for writing."""
+    confirmed = audited_constants(lean, core, limits)
+    missing = [name for name in ALLOWED if name not in confirmed]
+    if missing:
+        raise KernelCheckerError(f"Lean's audit of the core library did not confirm {', '.join(missing)}: "
+                                 "the kernel route will not start")
+    return build_kcheck(lean)
+
+
+def run_kcheck(binary: Path, core: CoreLibrary, lines: Sequence[str], limits: LeanLimits,
+               githash: str) -> list[str]:
+    """kcheck's answer lines to ``lines``, one per line, in order (each begins with its name).
+
+    Raises KernelCheckerError when kcheck refuses to start, LeanTimeout past ``limits``, and
+    LeanRunError when it dies or answers anything but one line per statement."""
+    with tempfile.TemporaryDirectory(prefix="leanbridge-kernel-") as tmp:
+        path = Path(tmp) / "statements.k"
+        path.write_text("".join(f"{line}\n" for line in lines))
+        argv = [str(binary), str(core.olean_dir), core.module, str(path)]
+        with lean_process(argv, dict(os.environ), limits) as proc:
+            try:
+                stdout, stderr = proc.communicate(timeout=limits.timeout_s)
+            except subprocess.TimeoutExpired as e:
+                raise LeanTimeout(f"kcheck ran past {limits.timeout_s:.0f} s") from e
+    said = shown(stderr.decode(errors="replace").strip())
+    if proc.returncode == EXIT_REFUSED:
+        raise KernelCheckerError(said or "kcheck refused to start")
+    if proc.returncode != 0:
+        reason = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        raise LeanRunError(f"kcheck died ({reason}){': ' + said if said else ''}")
+    out = stdout.decode(errors="replace").splitlines()
+    ready = out[0].split() if out else []
+    if len(ready) != 3 or ready[0] != "ready":
+        raise LeanRunError(f"kcheck did not say it was ready: {shown(out[0] if out else '')}")
+    if ready[1] != githash:
+        raise KernelCheckerError(f"kcheck runs Lean {shown(ready[1], 12)}, this run uses {githash[:12]}")
+    answers = out[1:]
+    names = [line.split(" ", 1)[0] for line in lines]
+    if len(answers) != len(lines) or any(a.split(" ", 1)[0] != n for a, n in zip(answers, names)):
+        raise LeanRunError(f"kcheck answered {len(answers)} lines to {len(lines)} statements, or out of turn")
+    return answers
+
+
+def read_answer(statement: KernelStatement, said: str, atoms: Sequence[str]) -> Answer:
+    """The answer to one statement from kcheck's line about it: certified only when the kernel
+    added the theorem and Lean's rendering of its type is the question's equation."""
+    _, verdict, rest = (said.split(" ", 2) + [""])[:3]
+    if verdict == "ok":
+        try:
+            binders, lhs, rhs = parse_kernel_type(rest, atoms)
+        except InferredTypeError as e:
+            return Rejected("type_readback", f"cannot read the kernel's type ({e}): {rest[:120]}")
+        if (tuple(binders), lhs, rhs) != (statement.binders, statement.lhs, statement.rhs):
+            return Rejected("type_readback", f"the kernel checked another statement: {rest[:120]}")
+        return Complete()
+    if verdict == "rejected":
+        kind, _, message = rest.partition(": ")
+        return Rejected(kind, message or f"the kernel rejected the theorem ({kind})")
+    return Rejected("parse_error", f"kcheck could not read the statement ({verdict} {rest})".strip())
+
+
+def answer_kernel_batch(lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], limits: LeanLimits,
+                        items: Sequence[tuple[int, Question]], retries: int,
+                        failed: Callable[[str, int], Exception]) -> tuple[list[tuple[int, Answer]], int, float]:
+    """Answer ``(index, Certify question)`` pairs with kcheck: (answers, processes, seconds).
+    ``failed(message, index)`` makes the exception for kcheck failing on one question alone."""
+    binary = prepare(lean, core, limits)
+    runs = [0, 0.0]
+
+    def run(batch: list[tuple[int, KernelStatement]]) -> list[str]:
+        for attempt in range(retries + 1):
+            start = time.perf_counter()
+            runs[0] += 1
+            try:
+                return run_kcheck(binary, core, [st.line for _, st in batch], limits, lean.githash)
+            except LeanTimeout:
+                raise  # the same statements would time out again: bisect instead
+            except LeanRunError:
+                if attempt == retries:
+                    raise
+            finally:
+                runs[1] += time.perf_counter() - start
+        raise AssertionError("unreachable")
+
+    def answer(batch: list[tuple[int, KernelStatement]]) -> list[tuple[int, Answer]]:
+        try:
+            said = run(batch)
+        except LeanRunError as e:
+            if len(batch) > 1:
+                mid = len(batch) // 2
+                return answer(batch[:mid]) + answer(batch[mid:])
+            raise failed(f"kcheck failed on certify {batch[0][0]}: {e}", batch[0][0]) from e
+        return [(index, read_answer(st, line, atoms)) for (index, st), line in zip(batch, said)]
+
+    statements = [(index, kernel_statement(q, f"q{index}", atoms)) for index, q in items]
+    answers = answer(statements) if statements else []
+    return answers, runs[0], runs[1]
