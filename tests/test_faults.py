@@ -679,3 +679,66 @@ def test_the_first_faults_found_as_processes(micro, run, lean, built_cache, tmp_
     _garbage(copy / "checkpoint.pt")
     line = one_line_process("prover.cli", ["--data", micro, "--tracker", copy, "--out", tmp_path / "prove"])
     assert "not a readable checkpoint" in line and not (tmp_path / "prove").exists()
+
+
+# -- the kernel route (certify --checker kernel): kcheck cannot be built, crashes, or refuses ------
+
+KERNEL_CERTIFY = ["--atoms", 3, "--chains", 1, "--length", 1, "--partners", 0, "--test-lengths", 1,
+                  "--test-chains", 1, "--jobs", 1, "--checker", "kernel"]
+
+
+def kernel_env(tmp_path, lean, built_cache, **extra) -> dict:
+    """The real Lean named explicitly (no launcher to build) and a copy of a cache that holds
+    its compiled, audited core library but no kcheck yet."""
+    cache = tmp_path / "cache"
+    shutil.copytree(built_cache, cache, ignore=shutil.ignore_patterns("kcheck"))
+    return {LEAN_ENV: str(lean.path), CACHE_ENV: str(cache), **extra}
+
+
+def assert_kernel_run_left_nothing(tmp_path, env) -> None:
+    assert not (tmp_path / "data").exists() and not leftovers(tmp_path)
+    kcheck = Path(env[CACHE_ENV]) / "kcheck"
+    assert not kcheck.exists() or all(p.name == ".lock" for d in kcheck.iterdir() for p in d.iterdir())
+
+
+@pytest.mark.parametrize("gcc", ["missing", "failing"])
+def test_kernel_route_without_a_working_gcc_is_one_line(tmp_path, lean, built_cache, gcc):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if gcc == "failing":
+        write_executable(bin_dir / "gcc", "#!/bin/sh\necho 'kcheck.c:1:1: error: out of cheese' >&2\nexit 1\n")
+    env = kernel_env(tmp_path, lean, built_cache, PATH=str(bin_dir))
+    code, output = invoke(certify, [*KERNEL_CERTIFY, "--out", tmp_path / "data", "--store", tmp_path / "s.sqlite"],
+                          env=env)
+    assert_one_line(code, output, "kcheck", "not on PATH" if gcc == "missing" else "out of cheese")
+    assert not (tmp_path / "s.sqlite").exists()  # refused before the store opens
+    assert_kernel_run_left_nothing(tmp_path, env)
+
+
+def test_kernel_route_with_a_crashing_kcheck_is_one_line(tmp_path, lean, built_cache):
+    env = kernel_env(tmp_path, lean, built_cache, KCHECK_ABORT_AT="q0")  # kcheck's test hook: abort on q0
+    code, output = invoke(certify, [*KERNEL_CERTIFY, "--out", tmp_path / "data", "--store", tmp_path / "s.sqlite"],
+                          env=env)
+    assert_one_line(code, output, "kcheck failed on certify 0", "kcheck died (signal 6)")
+    assert not (tmp_path / "data").exists() and not leftovers(tmp_path)
+
+
+def test_kernel_route_refuses_a_core_library_with_an_axiom(tmp_path, lean, built_cache):
+    """The cached Core.olean swapped for one whose add_comm rests on an axiom: kcheck's own audit
+    refuses to start, whatever the cache says of the core's text-route audit."""
+    lemma = "theorem N.add_comm (n m : N) : Eq (N.add n m) (N.add m n) :="
+    text = (Path(__file__).resolve().parents[1] / "lake" / "Core.lean").read_text()
+    start = text.index(lemma)
+    end = text.index("\ntheorem", start + 1)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "Core.lean").write_text(text[:start] + "axiom cheat (n m : N) : Eq (N.add n m) (N.add m n)\n\n"
+                                   f"{lemma} cheat n m\n" + text[end:])
+    subprocess.run([str(lean.path), "Core.lean", "-o", "Core.olean"], cwd=bad, check=True, capture_output=True)
+    env = kernel_env(tmp_path, lean, built_cache)
+    [olean] = Path(env[CACHE_ENV]).glob("core/*/Core.olean")
+    shutil.copyfile(bad / "Core.olean", olean)
+    code, output = invoke(certify, [*KERNEL_CERTIFY, "--out", tmp_path / "data", "--store", tmp_path / "s.sqlite"],
+                          env=env)
+    assert_one_line(code, output, "axiom audit", "axiom cheat")
+    assert not (tmp_path / "data").exists() and not leftovers(tmp_path)
