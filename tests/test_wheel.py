@@ -71,3 +71,10 @@ def test_the_wheel_installs_and_certifies_from_any_directory(tmp_path):
     assert manifest["lean"]["source"] == "bundled"
     verified = run([venv / "bin" / "certify", "--verify", "data"], cwd=elsewhere, env=env)
     assert "verified data" in verified
+
+    # the kernel route's C sources travel in the wheel too, and compile there on first use
+    run([venv / "bin" / "certify", "--atoms", "3", "--chains", "3", "--length", "2", "--partners", "1",
+         "--test-lengths", "2", "--test-chains", "1", "--jobs", "1", "--checker", "kernel", "--out", "kdata",
+         "--store", "store.sqlite"], cwd=elsewhere, env=env)
+    assert json.loads((elsewhere / "kdata" / "manifest.json").read_text())["checker"].startswith("kernel:")
+    assert "verified kdata" in run([venv / "bin" / "certify", "--verify", "kdata"], cwd=elsewhere, env=env)
