@@ -55,6 +55,10 @@ class AskConfig:
     cluster: str | None = None  # a Ray address ("auto": a running local cluster); None: Lean here
     checker: str = "elaborator"  # who certifies steps and equivalences: one of CHECKERS
 
+    def __post_init__(self) -> None:
+        if self.checker not in CHECKERS:
+            raise LeanBridgeError(f"unknown checker {self.checker!r}: one of {', '.join(CHECKERS)}")
+
 
 # "elaborator": Lean text through Lean's parser, elaborator and kernel, with #print axioms;
 # "kernel": explicit kernel terms straight to the kernel through kcheck (leanbridge.kernel).
