@@ -13,7 +13,10 @@ seed paper's figure: about 1.3 million certificates in about fifteen minutes on 
 (Lean 4.35), about 1,440 per second.
 
     .venv/bin/python benchmarks/certify_bench.py [--tiers 1,2] [--atoms 4] [--jobs N]
-        [--cluster-atoms 5] [--estimate] [--probes]
+        [--checker elaborator|kernel] [--cluster-atoms 5] [--estimate] [--probes]
+
+With ``--checker kernel`` the steps and equivalences go through the kernel route (kcheck) and
+the entries are named with a ``-kernel`` suffix beside the elaborator's.
 
 With ``--probes`` the default tier-1 dataset is also certified with probe verdicts (entry
 ``tier1-probes``): every distinct probe asked of Lean from an empty store.
@@ -31,7 +34,7 @@ from pathlib import Path
 from chains.dataset import PROBE_TEST_LENGTHS, DatasetSpec
 from chains.sampling import sample_split, split_rng
 from chains.space import Domain, StateSpace
-from leanbridge.asker import AskConfig
+from leanbridge.asker import CHECKERS, AskConfig
 from leanbridge.certify import certify_dataset
 
 SEED_STEPS_PER_SECOND = 1.3e6 / (15 * 60)
@@ -47,11 +50,13 @@ def bench(spec: DatasetSpec, config: AskConfig, cores: int, workdir: Path, label
     instances = manifest["steps"] + manifest["equivalences"]
     phases = manifest["phase_seconds"]
     where = f"--cluster {config.cluster}" if config.cluster else f"--jobs {config.jobs}"
+    where += f" --checker {config.checker}"
     return {
         "atoms": spec.domain.atoms,
         "tier": spec.domain.tier,
         "command": f"certify --atoms {spec.domain.atoms} --tier {spec.domain.tier} {where} (empty store)",
         "backend": "ray" if config.cluster else "local",
+        "checker": manifest["checker"],
         "lean_cores": cores,
         "wall_seconds": round(wall, 2),
         "phase_seconds": phases,
@@ -84,7 +89,7 @@ def _probe_figures(manifest: dict) -> dict:
             "distinct_probes_per_lean_second": round(p["kernel_checked"] / manifest["phase_seconds"]["lean probes"], 1)}
 
 
-def cluster_comparison(atoms: int, jobs: int, workdir: Path) -> dict:
+def cluster_comparison(atoms: int, jobs: int, workdir: Path, checker: str) -> dict:
     """The same dataset on the local backend and on a two-node Ray cluster, one after the other."""
     import ray
     from ray.cluster_utils import Cluster
@@ -100,11 +105,11 @@ def cluster_comparison(atoms: int, jobs: int, workdir: Path) -> dict:
     cluster.wait_for_nodes()
     cluster_start = time.perf_counter() - started
     try:
-        on_cluster = bench(spec, AskConfig(cluster=cluster.address), 2, workdir, f"ray-a{atoms}")
+        on_cluster = bench(spec, AskConfig(cluster=cluster.address, checker=checker), 2, workdir, f"ray-a{atoms}")
     finally:
         ray.shutdown()
         cluster.shutdown()
-    local = bench(spec, AskConfig(jobs=jobs), jobs, workdir, f"local-a{atoms}")
+    local = bench(spec, AskConfig(jobs=jobs, checker=checker), jobs, workdir, f"local-a{atoms}")
     return {
         "what": f"tier 1, {atoms} atoms, default dataset, from empty stores: the local backend (--jobs {jobs}) "
                 "and a two-node Ray cluster on this machine (ray.cluster_utils.Cluster, one CPU per node, "
@@ -164,25 +169,29 @@ def main() -> None:
                         help="with --cluster-atoms: 64-core estimates for six atoms and for tier 2 at five atoms")
     parser.add_argument("--out", type=Path, default=Path("results/certify.json"))
     parser.add_argument("--probes", action="store_true", help="also the tier-1 dataset with probe verdicts")
+    parser.add_argument("--checker", choices=CHECKERS, default="elaborator",
+                        help="who certifies steps and equivalences (probes always go to the elaborator)")
     args = parser.parse_args()
     results = json.loads(args.out.read_text()) if args.out.exists() else {"runs": {}}
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
+    suffix = "" if args.checker == "elaborator" else f"-{args.checker}"
     with tempfile.TemporaryDirectory(prefix="certify-bench-") as tmp:
         for tier in (int(t) for t in args.tiers.split(",") if t):
             spec = DatasetSpec(Domain(atoms=args.atoms, tier=tier))
-            entry = bench(spec, AskConfig(jobs=args.jobs), args.jobs, Path(tmp), f"tier{tier}-a{args.atoms}")
+            entry = bench(spec, AskConfig(jobs=args.jobs, checker=args.checker), args.jobs, Path(tmp),
+                          f"tier{tier}-a{args.atoms}")
             entry["machine"] = machine
-            results["runs"][f"tier{tier}" if args.atoms == 4 else f"tier{tier}-a{args.atoms}"] = entry
+            results["runs"][f"tier{tier}" + ("" if args.atoms == 4 else f"-a{args.atoms}") + suffix] = entry
             print(json.dumps(entry, indent=2), flush=True)
         if args.probes:
             spec = DatasetSpec(Domain(atoms=4, tier=1), test_lengths=PROBE_TEST_LENGTHS, probes=True)
-            entry = bench(spec, AskConfig(jobs=args.jobs), args.jobs, Path(tmp), "tier1-probes")
+            entry = bench(spec, AskConfig(jobs=args.jobs, checker=args.checker), args.jobs, Path(tmp), "tier1-probes")
             entry["command"] += " --probes"
             entry["machine"] = machine
-            results["runs"]["tier1-probes"] = entry
+            results["runs"]["tier1-probes" + suffix] = entry
             print(json.dumps(entry, indent=2), flush=True)
         if args.cluster_atoms is not None:
-            comparison = cluster_comparison(args.cluster_atoms, args.jobs, Path(tmp))
+            comparison = cluster_comparison(args.cluster_atoms, args.jobs, Path(tmp), args.checker)
             comparison["machine"] = machine
             if args.estimate:
                 measured = comparison["ray"]
@@ -190,7 +199,7 @@ def main() -> None:
                     "tier1-a6": estimate(measured, DatasetSpec(Domain(atoms=6, tier=1))),
                     "tier2-a5": estimate(measured, DatasetSpec(Domain(atoms=5, tier=2))),
                 }
-            results["cluster"] = comparison
+            results["cluster" + suffix] = comparison
             print(json.dumps(comparison, indent=2), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = args.out.with_suffix(".json.tmp")
