@@ -1,7 +1,8 @@
 """Batches of questions answered as Ray tasks on the nodes of a cluster (``certify --cluster``).
 
 Each task finds Lean and builds (or loads) the core library on its own node, answers its batch
-with ``answer_batch`` and returns the answers with the node's Lean githash and core hash. The
+with ``answer_batch`` and returns the answers with the node's Lean githash and core hash, and
+on the kernel route its kcheck's identity (sources' sha256 and the Lean githash it runs). The
 driver refuses answers whose identity differs from its own, and it alone writes the
 certificate store. A task whose worker dies is retried by Ray on another worker (its answers
 arrive once, whichever attempt gives them); its Lean dies with the worker (see
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 import ray
 
+from leanbridge import kernel
 from leanbridge.asker import AskConfig, BatchResult, Items, QuestionFailed, answer_batch
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
@@ -28,7 +30,7 @@ TASK_RETRIES = 3  # reruns of a task whose worker or node died
 
 
 class ClusterError(LeanBridgeError):
-    """The cluster cannot be reached, or a node answered with another Lean or core library."""
+    """The cluster cannot be reached, or a node answered with another Lean, core library or kcheck."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class NodeAnswer:
     result: BatchResult | None
     failure: str | None = None  # Lean's failure, when there is no result
     failed_index: int | None = None  # the question Lean failed on alone (QuestionFailed)
+    # the kernel route only: (kcheck's sources' sha256, the Lean githash it runs); None otherwise
+    kcheck: tuple[str, str] | None = None
 
 
 @functools.cache
@@ -55,15 +59,16 @@ def answer_on_node(atoms: tuple[str, ...], config: AskConfig, items: Items) -> N
     node = f"{socket.gethostname()} (pid {os.getpid()})"
     try:
         lean, core = _node_lean(config.limits)
+        kcheck = kernel.running_identity(lean) if config.checker == "kernel" else None
     except LeanBridgeError as e:
         return NodeAnswer(node, "", "", None, f"no usable Lean on this node: {e}")
     try:
         result = answer_batch(lean, core, atoms, config.limits, items, config.retries, config.checker)
     except QuestionFailed as e:
-        return NodeAnswer(node, lean.githash, core.hash, None, str(e), e.index)
+        return NodeAnswer(node, lean.githash, core.hash, None, str(e), e.index, kcheck)
     except LeanRunError as e:
-        return NodeAnswer(node, lean.githash, core.hash, None, str(e))
-    return NodeAnswer(node, lean.githash, core.hash, result)
+        return NodeAnswer(node, lean.githash, core.hash, None, str(e), kcheck=kcheck)
+    return NodeAnswer(node, lean.githash, core.hash, result, kcheck=kcheck)
 
 
 def connect(address: str) -> None:
@@ -85,12 +90,20 @@ class RayExecutor:
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(answer_on_node)
 
-    def checked(self, reply: NodeAnswer) -> BatchResult:
-        """The batch's answers, once the node is known to have asked this run's Lean and core."""
+    def checked(self, reply: NodeAnswer, checker: str = "elaborator") -> BatchResult:
+        """The batch's answers, once the node is known to have asked this run's Lean and core
+        (and, on the kernel route, this run's kcheck)."""
         if reply.lean_githash and (reply.lean_githash, reply.core_hash) != (self.lean.githash, self.core.hash):
             raise ClusterError(
                 f"node {reply.node} answered with Lean {reply.lean_githash[:12]} and core {reply.core_hash[:12]}; "
                 f"this run uses Lean {self.lean.githash[:12]} and core {self.core.hash[:12]}")
+        if reply.lean_githash and checker == "kernel":
+            ours = kernel.running_identity(self.lean)
+            if reply.kcheck != ours:
+                theirs = (f"kcheck {reply.kcheck[0][:12]} on Lean {reply.kcheck[1][:12]}" if reply.kcheck
+                          else "no kcheck")
+                raise ClusterError(f"node {reply.node} answered with {theirs}; this run uses kcheck {ours[0][:12]} "
+                                   f"on Lean {ours[1][:12]} (install the same leanbridge on every node)")
         if reply.failed_index is not None:
             raise QuestionFailed(f"on node {reply.node}: {reply.failure}", reply.failed_index)
         if reply.result is None:
@@ -106,7 +119,7 @@ class RayExecutor:
                     reply = ray.get(done[0])
                 except ray.exceptions.RayError as e:
                     raise ClusterError(f"a task failed on the cluster after {TASK_RETRIES} retries: {e}") from e
-                yield self.checked(reply)
+                yield self.checked(reply, config.checker)
         finally:  # a failure, or the consumer stopped early: stop the rest
             for ref in pending:
                 ray.cancel(ref, force=True)

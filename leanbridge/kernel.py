@@ -67,6 +67,14 @@ def identity() -> str:
     return f"kernel:{sources_hash()}"
 
 
+def running_identity(lean: LeanInstall) -> tuple[str, str]:
+    """kcheck as this process runs it with ``lean``: (its sources' sha256, the Lean githash it
+    runs). ``run_kcheck`` refuses a kcheck that says it runs another Lean than ``lean``, and
+    ``build_kcheck`` builds one only for the bundled library, so the pair names every kcheck
+    answer this process gives; a cluster's driver compares its nodes' with its own."""
+    return sources_hash(), lean.githash
+
+
 def build_kcheck(lean: LeanInstall) -> Path:
     """The kcheck binary for these sources and the bundled Lean library, built with gcc into the
     cache on first use."""

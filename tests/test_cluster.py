@@ -1,6 +1,7 @@
 """certify --cluster: batches as Ray tasks on a two-node cluster started on this machine
 (about 35 s together on this 2-core machine at a light load, 2.5 minutes at load 12;
 ``make test-cluster`` runs them alone)."""
+import dataclasses
 import json
 import os
 import signal
@@ -157,6 +158,31 @@ def test_a_node_with_another_core_library_is_refused_by_name(tmp_path):
     finally:
         ray.shutdown()
         one.shutdown()
+
+
+def test_a_node_with_another_kcheck_is_refused_by_name(lean, core):
+    # The task's body runs here, without Ray (it is a plain function): its answer names the
+    # kcheck it used, the driver accepts that, and refuses another kcheck's or none.
+    from leanbridge import kernel
+    from leanbridge.cluster import RayExecutor, answer_on_node
+    from leanbridge.questions import Certify
+    from leanbridge.render import equivalence_statement
+
+    atoms = ("a", "b")
+    items = [(0, Certify(equivalence_statement(("+", "a", "b"), ("+", "a", "b"), atoms)))]
+    reply = answer_on_node(atoms, AskConfig(checker="kernel"), items)
+    assert reply.result is not None and reply.kcheck == (kernel.sources_hash(), lean.githash)
+    assert answer_on_node(atoms, AskConfig(), items).kcheck is None
+    driver = object.__new__(RayExecutor)  # its check alone, with no cluster to connect to
+    driver.lean, driver.core = lean, core
+    assert driver.checked(reply, "kernel") is reply.result
+    other = dataclasses.replace(reply, kcheck=("0" * 64, lean.githash))
+    with pytest.raises(ClusterError, match=r"node .* answered with kcheck 000000000000 on Lean .*; this run uses "
+                                           rf"kcheck {kernel.sources_hash()[:12]}"):
+        driver.checked(other, "kernel")
+    with pytest.raises(ClusterError, match="answered with no kcheck"):
+        driver.checked(dataclasses.replace(reply, kcheck=None), "kernel")
+    assert driver.checked(dataclasses.replace(reply, kcheck=None), "elaborator") is reply.result
 
 
 def test_without_a_cluster_ray_is_never_imported(tmp_path):
