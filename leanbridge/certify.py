@@ -8,7 +8,8 @@ replays every event, recomputes every certificate id and sends every distinct st
 Lean again, into a fresh store.
 
 The checker (``AskConfig.checker``: Lean's elaborator, or the kernel route through kcheck)
-is part of a certificate's identity: a kernel-route statement's key names ``kernel:<kcheck
+is part of a certificate's identity. Datasets are made by the kernel route unless the caller
+asks for the elaborator (``DATASET_BRIDGE``; ``certify --checker elaborator``): a kernel-route statement's key names ``kernel:<kcheck
 sources' sha256>``, and the manifest's ``checker`` says which one certified the dataset
 (``elaborator`` when absent: datasets written before there was a choice).
 """
@@ -63,6 +64,9 @@ class CertificationFailed(Exception):
 
 
 ELABORATOR = "elaborator"
+# What ``certify_dataset`` asks with when its caller names nothing: the kernel route.
+# (``AskConfig()`` itself keeps the elaborator, for the prover's and the probes' questions.)
+DATASET_BRIDGE = AskConfig(checker="kernel")
 
 
 def checker_identity(checker: str) -> str:
@@ -343,9 +347,10 @@ def probe_manifest(counts: dict[str, Counter[str]], probe_chains: int, distinct:
             "accepted_fraction": accepted, "seed_accepted_fraction": SEED_ACCEPTED}
 
 
-def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskConfig = AskConfig(),
+def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskConfig = DATASET_BRIDGE,
                     progress: Progress = _quiet) -> dict:
     """Sample, certify and write the dataset of ``spec`` to ``out``; return its manifest.
+    ``bridge.checker`` certifies the steps and equivalences (by default the kernel route).
 
     Raises CertificationFailed (and writes nothing) when Lean rejects any statement.
     """

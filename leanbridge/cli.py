@@ -10,7 +10,7 @@ import click
 from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetError, DatasetSpec
 from chains.space import Domain
 from leanbridge.asker import CHECKERS, AskConfig
-from leanbridge.certify import CertificationFailed, certify_dataset, default_store, verify_dataset
+from leanbridge.certify import DATASET_BRIDGE, CertificationFailed, certify_dataset, default_store, verify_dataset
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from leanbridge.runner import LeanLimits
 
@@ -49,11 +49,12 @@ from leanbridge.runner import LeanLimits
               help="Send the batches of statements to the Ray cluster at ADDRESS as tasks (auto: the one running "
                    "on this machine); its CPUs replace --jobs. Needs the package's [cluster] extra.")
 @click.option("--checker", type=click.Choice(CHECKERS), default=None,
-              help="Who certifies the steps and equivalences: elaborator (Lean text through Lean's elaborator and "
-                   "kernel, #print axioms after each) or kernel (explicit kernel terms straight to the Lean kernel "
-                   "through kcheck, a C program built with gcc on first use; about twenty times faster). Probes always "
-                   "go to the elaborator. A kernel-route certificate is stored and identified apart from the "
-                   "elaborator's. [default: elaborator; with --verify, the checker the manifest names]")
+              help="Who certifies the steps and equivalences: kernel (explicit kernel terms straight to the Lean "
+                   "kernel through kcheck, a C program built with gcc on first use, about twenty times as many statements per "
+                   "CPU-second; the bundled Lean only) or elaborator (Lean text through Lean's elaborator and kernel, "
+                   "#print axioms after each; any Lean 4.35.0). Probes always go to the elaborator. A kernel-route certificate "
+                   "is stored and identified apart from the elaborator's. [default: kernel; with --verify, the "
+                   "checker the manifest names]")
 @click.option("--verify", "verify_dir", type=click.Path(path_type=Path), default=None,
               help="Re-check every step and equivalence of this dataset in Lean, trusting nothing stored.")
 @click.option("--mathlib", "mathlib_dir", type=click.Path(path_type=Path), default=None,
@@ -94,7 +95,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, test_cha
     if mathlib_only:
         raise click.UsageError(f"{mathlib_only[0]} goes with --mathlib")
     bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb), cluster=cluster,
-                       checker=checker or "elaborator")
+                       checker=checker or DATASET_BRIDGE.checker)
     bars = PhaseBars()
     with user_errors(CertificationFailed, cleanup=bars.close,
                      interrupted="interrupted; certificates committed so far are kept in the store"):

@@ -15,6 +15,9 @@ from click.testing import CliRunner
 from leanbridge.cli import main
 
 SMALL = ["--chains", "60", "--test-lengths", "8,32", "--test-chains", "12", "--jobs", "2"]
+# The elaborator route, named: the fixtures' bytes are pinned (REFERENCE_SHA256) from before the
+# kernel route became certify's default, and its certificate ids differ from the kernel route's.
+ELABORATOR = ["--checker", "elaborator"]
 
 
 def run(args, **kwargs):
@@ -30,7 +33,7 @@ def store(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tier1(tmp_path_factory, store):
     out = tmp_path_factory.mktemp("data") / "tier1"
-    code, output = run([*SMALL, "--out", str(out), "--store", str(store)])
+    code, output = run([*SMALL, *ELABORATOR, "--out", str(out), "--store", str(store)])
     assert code == 0, output
     return out
 
@@ -38,7 +41,7 @@ def tier1(tmp_path_factory, store):
 @pytest.fixture(scope="module")
 def tier2(tmp_path_factory, store):
     out = tmp_path_factory.mktemp("data") / "tier2"
-    code, output = run(["--tier", "2", "--chains", "400", "--test-lengths", "8", "--test-chains", "8",
+    code, output = run(["--tier", "2", "--chains", "400", "--test-lengths", "8", "--test-chains", "8", *ELABORATOR,
                         "--out", str(out), "--store", str(store)])
     assert code == 0, output
     return out
@@ -95,11 +98,40 @@ def test_the_same_seed_gives_the_bytes_it_always_gave(tier1, tier2):
 
 
 def test_a_second_run_checks_nothing_again_and_writes_the_same_bytes(tier1, store, tmp_path):
-    code, output = run([*SMALL, "--out", str(tmp_path / "again"), "--store", str(store)])
+    code, output = run([*SMALL, *ELABORATOR, "--out", str(tmp_path / "again"), "--store", str(store)])
     assert code == 0, output
     assert json.loads((tmp_path / "again" / "manifest.json").read_text())["kernel_checked"] == 0
     for name in ("train.jsonl", "test-8.jsonl", "test-32.jsonl"):
         assert (tmp_path / "again" / name).read_bytes() == (tier1 / name).read_bytes()
+
+
+def histories(directory):
+    """Every file's chains without their certificate ids (which name the checker)."""
+    out = {}
+    for path in sorted(directory.glob("*.jsonl")):
+        records = lines(path)
+        for record in records:
+            for history in (record, *record["partners"]):
+                history.pop("certs")
+                history.pop("equivalence", None)
+        out[path.name] = records
+    return out
+
+
+def test_the_default_kernel_route_gives_the_same_bytes_twice_and_the_elaborators_chains(tier1, tmp_path):
+    from leanbridge import kernel
+    for n in (1, 2):  # two stores: the second run certifies every statement again
+        code, output = run([*SMALL, "--out", str(tmp_path / f"k{n}"), "--store", str(tmp_path / f"s{n}.sqlite")])
+        assert code == 0, output
+    manifests = [json.loads((tmp_path / f"k{n}" / "manifest.json").read_text()) for n in (1, 2)]
+    assert manifests[0]["checker"] == manifests[1]["checker"] == kernel.identity()
+    assert manifests[0]["kernel_checked"] == manifests[1]["kernel_checked"] == manifests[0]["certified"] > 0
+    assert manifests[0]["files"] == manifests[1]["files"]
+    for name in manifests[0]["files"]:
+        assert (tmp_path / "k1" / name).read_bytes() == (tmp_path / "k2" / name).read_bytes(), name
+    assert histories(tmp_path / "k1") == histories(tier1)  # the same chains; only the certificate ids differ
+    code, output = run(["--verify", str(tmp_path / "k1")])
+    assert code == 0 and '"checker": "kernel"' in output, output
 
 
 def test_another_seed_gives_another_dataset(tier1, store, tmp_path):
@@ -194,8 +226,9 @@ def test_verify_of_a_directory_without_manifest_is_one_line(tmp_path):
 def test_a_run_killed_mid_certification_resumes_without_loss(tmp_path):
     """kill -9 while Lean results are being committed; the rerun checks only what is missing."""
     store, out = tmp_path / "s.sqlite", tmp_path / "out"
+    # the elaborator route: its Lean files take long enough that the kill lands mid-run
     args = [sys.executable, "-m", "leanbridge.cli", "--chains", "2000", "--test-lengths", "8", "--test-chains", "8",
-            "--jobs", "1", "--out", str(out), "--store", str(store)]
+            "--jobs", "1", *ELABORATOR, "--out", str(out), "--store", str(store)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     committed = 0
     deadline = time.time() + 120

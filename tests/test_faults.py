@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from chains.dataset import DatasetError, DatasetSpec, file_sha256, parse_chain_line
 from chains.space import Domain
+from leanbridge.asker import AskConfig
 from leanbridge.certify import certify_dataset
 from leanbridge.cli import main as certify
 from leanbridge.corelib import build_core
@@ -81,7 +82,9 @@ def root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def micro(root):
-    certify_dataset(MICRO, root / "micro", root / "store.sqlite")
+    # the elaborator route: --verify re-checks with the manifest's checker, and the faulty Leans
+    # below fail the elaborator's checks (the kernel route runs the bundled library through kcheck)
+    certify_dataset(MICRO, root / "micro", root / "store.sqlite", AskConfig(checker="elaborator"))
     return root / "micro"
 
 
@@ -568,7 +571,7 @@ def test_certify_with_a_faulty_lean_is_one_line(tmp_path, lean, built_cache, sta
     out = tmp_path / "data"
     code, output = invoke(certify, ["--atoms", 3, "--chains", 1, "--length", 1, "--partners", 0, "--test-lengths", 1,
                                     "--test-chains", 1, "--jobs", 2, "--timeout", timeout_for(fault),
-                                    "--out", out, "--store", tmp_path / "s.sqlite"], env=env)
+                                    "--checker", "elaborator", "--out", out, "--store", tmp_path / "s.sqlite"], env=env)
     assert_one_line(code, output, SAYS[stage])
     assert not out.exists() and not leftovers(tmp_path)
     assert stage == "check" or not (tmp_path / "s.sqlite").exists()  # the store opens after the core's audit

@@ -271,6 +271,15 @@ def test_a_second_kernel_run_hits_the_store(datasets, tmp_path):
         assert (tmp_path / "again" / name).read_bytes() == (datasets / "kernel" / name).read_bytes()
 
 
+def test_the_kernel_route_is_certifys_default(datasets, tmp_path):
+    code, output = run([*SMALL, "--out", tmp_path / "default", "--store", datasets / "s.sqlite"])
+    assert code == 0, output
+    manifest = json.loads((tmp_path / "default" / "manifest.json").read_text())
+    assert manifest["checker"] == kernel.identity() and manifest["kernel_checked"] == 0  # the kernel route's keys
+    for name in ("train.jsonl", "test-6.jsonl"):
+        assert (tmp_path / "default" / name).read_bytes() == (datasets / "kernel" / name).read_bytes()
+
+
 def test_verify_uses_the_manifests_checker_or_the_one_asked_for(datasets):
     code, output = run(["--verify", datasets / "kernel"])
     assert code == 0 and '"checker": "kernel"' in output and "note:" not in output, output
