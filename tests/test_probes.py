@@ -141,7 +141,9 @@ def test_the_referee_reads_the_rules(tree, event):
 def probed(tmp_path_factory):
     out = tmp_path_factory.mktemp("data") / "probed"
     store = tmp_path_factory.mktemp("store") / "s.sqlite"
-    result = CliRunner().invoke(main, [*TINY, "--out", str(out), "--store", str(store)], catch_exceptions=False)
+    # the elaborator route, named: PROBED_SHA256 pins its bytes (its certificate ids are not the kernel route's)
+    result = CliRunner().invoke(main, [*TINY, "--checker", "elaborator", "--out", str(out), "--store", str(store)],
+                                catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return out
 
@@ -159,6 +161,20 @@ PROBED_SHA256 = {"train.jsonl": "0a46312178a59ebca0dc8c2636262e6dc58e88ea88f012d
 
 def test_probed_datasets_keep_their_bytes(probed):
     assert {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in probed.glob("*.jsonl")} == PROBED_SHA256
+
+
+def test_the_default_kernel_route_writes_the_same_probed_bytes_twice(probed, tmp_path):
+    from leanbridge import kernel
+    for n in (1, 2):  # two stores: the second run asks Lean everything again
+        result = CliRunner().invoke(main, [*TINY, "--out", str(tmp_path / f"k{n}"), "--store",
+                                           str(tmp_path / f"s{n}.sqlite")], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "k1" / "manifest.json").read_text())["checker"] == kernel.identity()
+    for name in PROBED_SHA256:
+        assert (tmp_path / "k1" / name).read_bytes() == (tmp_path / "k2" / name).read_bytes(), name
+        # the probes go to the elaborator on either route: the same verdicts as the pinned dataset's
+        assert [r.get("probes") for r in records(tmp_path / "k1" / name)] == \
+            [r.get("probes") for r in records(probed / name)]
 
 
 def test_probes_are_in_every_training_chain_and_the_first_test_chains(probed):
