@@ -158,6 +158,19 @@ def estimate(measured: dict, target: DatasetSpec, cores: int = ESTIMATE_CORES) -
                        "render-and-write seconds per instance"}
 
 
+def route_comparison(runs: dict) -> dict:
+    """Each dataset measured by both checkers (entries ``NAME`` and ``NAME-kernel``): wall seconds,
+    distinct statements per second and each phase's share, before (the elaborator's text route)
+    and after (the kernel route), with the ratio."""
+    def figures(entry: dict) -> dict:
+        return {k: entry[k] for k in ("command", "wall_seconds", "distinct_statements", "distinct_checked_per_second",
+                                      "phase_share", "load_average_before_after")}
+
+    return {name: {"elaborator": figures(runs[name]), "kernel": figures(runs[f"{name}-kernel"]),
+                   "wall_ratio": round(runs[name]["wall_seconds"] / runs[f"{name}-kernel"]["wall_seconds"], 2)}
+            for name in sorted(runs) if f"{name}-kernel" in runs}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiers", default="1,2", help="comma-separated tiers to run on the local backend ('' for none)")
@@ -201,6 +214,7 @@ def main() -> None:
                 }
             results["cluster" + suffix] = comparison
             print(json.dumps(comparison, indent=2), flush=True)
+    results["checker_comparison"] = route_comparison(results["runs"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = args.out.with_suffix(".json.tmp")
     tmp_out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
