@@ -29,7 +29,7 @@ from pathlib import Path
 from leanbridge.corelib import CoreLibrary, audited_constants
 from leanbridge.discovery import LEAN_GITHASH, LeanInstall, _bundled_dir
 from leanbridge.errors import LeanBridgeError, shown
-from leanbridge.kernelterms import KernelStatement, kernel_statement
+from leanbridge.kernelterms import KernelStatement, kernel_statement, kernel_type_text
 from leanbridge.paths import cache_dir, file_lock
 from leanbridge.questions import InferredTypeError, Question, parse_kernel_type
 from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, lean_process
@@ -156,9 +156,16 @@ def run_kcheck(binary: Path, core: CoreLibrary, lines: Sequence[str], limits: Le
 
 def read_answer(statement: KernelStatement, said: str, atoms: Sequence[str]) -> Answer:
     """The answer to one statement from kcheck's line about it: certified only when the kernel
-    added the theorem and Lean's rendering of its type is the question's equation."""
+    added the theorem and Lean's rendering of its type is the question's equation.
+
+    A rendering that is, character for character, ``kernel_type_text`` of the question's trees
+    is that equation without being parsed again (``parse_kernel_type`` reads that text as exactly
+    those binders and trees: ``tests/test_kernel_checker.py`` holds the two to it); any other
+    rendering is parsed, and certified only when it reads as the same equation."""
     _, verdict, rest = (said.split(" ", 2) + [""])[:3]
     if verdict == "ok":
+        if rest == kernel_type_text(statement, atoms):
+            return Complete()
         try:
             binders, lhs, rhs = parse_kernel_type(rest, atoms)
         except InferredTypeError as e:

@@ -95,8 +95,22 @@ def bound_atoms(atoms: Sequence[str], trees: Sequence[Tree]) -> list[str]:
     return bound
 
 
-def _leaves(tree: Tree) -> set[str]:
-    return {tree} if isinstance(tree, str) else _leaves(tree[1]) | _leaves(tree[2])
+def _leaves(tree: Tree) -> frozenset[str]:
+    try:
+        return _cached_leaves(tree)
+    except TypeError:  # unhashable, so not a tree: as before, the walk meets what is wrong
+        return _walk_leaves(tree)
+
+
+@lru_cache(maxsize=1 << 18)
+def _cached_leaves(tree: Tree) -> frozenset[str]:
+    """The leaves of ``tree``, found once per distinct (sub)tree (every statement asks twice:
+    its text here, its kernel term in ``kernelterms``)."""
+    return _walk_leaves(tree)
+
+
+def _walk_leaves(tree: Tree) -> frozenset[str]:
+    return frozenset((tree,)) if isinstance(tree, str) else _leaves(tree[1]) | _leaves(tree[2])
 
 
 @dataclass(frozen=True)

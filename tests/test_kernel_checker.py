@@ -1,6 +1,7 @@
 """The kernel route (certify --checker kernel) against the real kcheck binary and the real Lean:
 correct steps and equivalences certified, wrong ones rejected, a core library with an axiom
 refused, the same datasets as the elaborator route, and the same verdicts on random statements."""
+import hashlib
 import json
 import random
 import shutil
@@ -21,8 +22,8 @@ from leanbridge.cli import main as certify
 from leanbridge.corelib import CORE_MODULE, CoreLibrary, core_source
 from leanbridge.errors import RenderError
 from leanbridge.kernel import KernelCheckerError, read_answer, run_kcheck
-from leanbridge.kernelterms import KERNEL_TOKEN, kernel_statement
-from leanbridge.questions import Certify, Probe
+from leanbridge.kernelterms import KERNEL_TOKEN, KernelStatement, kernel_statement, kernel_type_text
+from leanbridge.questions import Certify, Probe, parse_kernel_type
 from leanbridge.render import equivalence_statement, step_statement
 from leanbridge.runner import LeanLimits
 from leanbridge.verdicts import Complete, Rejected
@@ -69,6 +70,44 @@ def test_a_kernel_line_holds_only_the_grammars_tokens(tree, data):
     line = kernel_statement(question, f"q{data.draw(st.integers(0, 10**6))}", atoms).line
     assert KERNEL_TOKEN.sub("", line).strip(" ") == ""
     assert line.count("(") == line.count(")")
+
+
+def kernel_lines_digest() -> tuple[int, str]:
+    """sha256 over the kernel lines of every tier-2 step and self-equivalence of every tree on
+    three and four atoms."""
+    digest, n = hashlib.sha256(), 0
+    for k in (3, 4):
+        atoms = atom_names(k)
+        for tree in all_trees(atoms):
+            questions = [Certify(step_statement(tree, event, atoms)) for event, _ in successors(tree, tier_rules(2), 15)]
+            questions.append(Certify(equivalence_statement(tree, tree, atoms)))
+            for question in questions:
+                digest.update(kernel_statement(question, f"q{n}", atoms).line.encode() + b"\n")
+                n += 1
+    return n, digest.hexdigest()
+
+
+def test_kernel_lines_keep_their_bytes():
+    # as the kernel route first wrote them (commit def329a), before its terms were cached per subtree
+    assert kernel_lines_digest() == (5460, "e7f97820c666c6eef1330ef326715850ad3c9224d20db4ea1a8844f690895cfb")
+
+
+@settings(max_examples=300)
+@given(lhs=any_trees("abcde", 12), rhs=any_trees("abcde", 12), data=st.data())
+def test_the_printed_type_is_what_the_parser_reads_as_the_question(lhs, rhs, data):
+    # read_answer certifies a rendering equal to kernel_type_text without parsing it: that text
+    # must read back as exactly the statement's binders and trees, and anything else is parsed
+    atoms = atom_names(5)
+    statement = kernel_statement(Certify(equivalence_statement(lhs, rhs, atoms)), "q1", atoms)
+    text = kernel_type_text(statement, atoms)
+    assert parse_kernel_type(text, atoms) == (list(statement.binders), lhs, rhs)
+    assert read_answer(statement, f"q1 ok {text}", atoms) == Complete()
+    assert read_answer(statement, f"q1 ok {text.replace(' ', '  ')}", atoms) == Complete()  # parsed: same trees
+    other = data.draw(any_trees("abcde", 12))
+    if other != rhs:
+        wrong = kernel_type_text(KernelStatement("", statement.binders, lhs, other), atoms)
+        assert read_answer(statement, f"q1 ok {wrong}", atoms).error_class == "type_readback"
+    assert kernel_type_text(statement, atoms[:1]) is None or set(statement.binders) <= {"a"}
 
 
 @pytest.mark.parametrize("bad", [("+", "a", "z"), ("-", "a", "b"), ("+", "a"), 7, "ab", ("+", "a", ["b"])])
