@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -42,6 +43,9 @@ SOURCES = ("kcheck.c", "lean_abi.h")
 ALLOWED = ("N", "N.add", "N.mul", "Eq", "rfl", "Eq.symm", "Eq.trans", "congrArg", "N.add_comm", "N.mul_comm",
            "N.add_assoc", "N.mul_assoc", "N.left_distrib", "N.right_distrib")
 EXIT_REFUSED = 3  # kcheck's exit status when it will not check anything (its audit failed)
+# kcheck's answer to one statement, after its name (kcheck.c's header): anything else, or output
+# that does not end with a whole line, is a faulty kcheck, never a verdict for the store
+VERDICT = re.compile(r"ok \S.*|rejected [A-Za-z][A-Za-z0-9_]*(: .*)?|parse_error column [0-9]+")
 
 
 class KernelCheckerError(LeanBridgeError):
@@ -125,7 +129,7 @@ def run_kcheck(binary: Path, core: CoreLibrary, lines: Sequence[str], limits: Le
     """kcheck's answer lines to ``lines``, one per line, in order (each begins with its name).
 
     Raises KernelCheckerError when kcheck refuses to start, LeanTimeout past ``limits``, and
-    LeanRunError when it dies or answers anything but one line per statement."""
+    LeanRunError when it dies or answers anything but one line per statement, in its protocol."""
     with tempfile.TemporaryDirectory(prefix="leanbridge-kernel-") as tmp:
         path = Path(tmp) / "statements.k"
         path.write_text("".join(f"{line}\n" for line in lines))
@@ -151,6 +155,9 @@ def run_kcheck(binary: Path, core: CoreLibrary, lines: Sequence[str], limits: Le
     names = [line.split(" ", 1)[0] for line in lines]
     if len(answers) != len(lines) or any(a.split(" ", 1)[0] != n for a, n in zip(answers, names)):
         raise LeanRunError(f"kcheck answered {len(answers)} lines to {len(lines)} statements, or out of turn")
+    bad = next((a for a in answers if not VERDICT.fullmatch(a.split(" ", 1)[1] if " " in a else "")), None)
+    if bad is not None or not stdout.endswith(b"\n"):
+        raise LeanRunError(f"kcheck answered outside its protocol: {shown(bad if bad is not None else out[-1], 80)}")
     return answers
 
 

@@ -13,6 +13,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from unittest import mock
 
@@ -29,6 +30,7 @@ from leanbridge.certify import certify_dataset
 from leanbridge.cli import main as certify
 from leanbridge.corelib import build_core
 from leanbridge.discovery import LEAN_ENV
+from leanbridge.kernel import build_kcheck
 from leanbridge.paths import CACHE_ENV
 from leanbridge.store import CertificateStore
 from prover.cli import main as prove
@@ -745,3 +747,103 @@ def test_kernel_route_refuses_a_core_library_with_an_axiom(tmp_path, lean, built
                           env=env)
     assert_one_line(code, output, "axiom audit", "axiom cheat")
     assert not (tmp_path / "data").exists() and not leftovers(tmp_path)
+
+
+# -- the kernel route: a kcheck that hangs, prints garbage or stops short ------------------------
+# The real kcheck, built once, wrapped by a script put where kernel.py runs it (the cache's
+# kcheck/<githash>-<sources>/kcheck); $REAL is the real binary, which the script runs or not.
+
+KCHECK_FAULTS = {  # fault: (script, what the one line says)
+    "hang": ("exec sleep 600", "ran past 1 s"),
+    "hang-mid-batch": ('"$REAL" "$@" | head -n 2; exec sleep 600', "ran past 1 s"),
+    "garbage": (r"""printf '\377\376\000garbage \033[2J{"severity":\n'; exit 0""", "did not say it was ready"),
+    "garbage-lines": (r""""$REAL" "$@"; printf '\377\376\000junk \033[2J\n'""", "kcheck answered"),
+    # each statement answered by name, in turn, with a verdict outside the protocol
+    "garbage-verdicts": (r""""$REAL" "$@" | sed '2,$s/^\(q[0-9]*\) .*/\1 maybe so/'""", "outside its protocol"),
+    "out-of-turn": ("\"$REAL\" \"$@\" | sed 's/^q\\([0-9]\\)/q9\\1/'", "out of turn"),
+    "wrong-githash": ("\"$REAL\" \"$@\" | sed '1s/^ready [0-9a-f]*/ready 0123456789abcdef0123456789abcdef01234567/'",
+                      "kcheck runs Lean 0123456789ab"),
+    "truncated": ("\"$REAL\" \"$@\" | awk 'NR == 1 { print; next } { a[NR] = $0 } "
+                  "END { for (i = 2; i <= 1 + int((NR - 1) / 2); i++) print a[i] }'", "kcheck answered"),
+    "truncated-mid-line": ('"$REAL" "$@" | head -c -7', "outside its protocol"),
+}
+# four statements in kcheck's first batch, so that a fault mid-batch is one
+KERNEL_BATCH = ["--atoms", 3, "--chains", 2, "--length", 2, "--partners", 0, "--test-lengths", 1,
+                "--test-chains", 1, "--jobs", 1, "--checker", "kernel"]
+
+
+@pytest.fixture(scope="module")
+def real_kcheck(root, lean, built_cache) -> Path:
+    """The real kcheck, built once into a cache of its own (the tests' caches get a wrapper)."""
+    cache = root / "kcheck-cache"
+    shutil.copytree(built_cache, cache, ignore=shutil.ignore_patterns("kcheck"))
+    with mock.patch.dict(os.environ, {CACHE_ENV: str(cache)}):
+        return build_kcheck(lean)
+
+
+def wrap_kcheck(env: dict, real: Path, script: str) -> Path:
+    target = Path(env[CACHE_ENV]) / "kcheck" / real.parent.name / "kcheck"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return write_executable(target, f"#!/bin/sh\nREAL='{real}'\n{script}\n")
+
+
+def assert_store_sound(store: Path) -> None:
+    """The store, if the run opened one, is a sound SQLite file holding no verdict but certified ones."""
+    if store.exists():
+        with sqlite3.connect(store) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            assert conn.execute("SELECT verdict, COUNT(*) FROM certificates WHERE verdict != 'certified' "
+                                "GROUP BY verdict").fetchall() == []
+
+
+@pytest.mark.parametrize("fault", KCHECK_FAULTS)
+def test_kernel_route_with_a_faulty_kcheck_is_one_line(tmp_path, lean, built_cache, real_kcheck, micro, fault,
+                                                         monkeypatch):
+    script, says = KCHECK_FAULTS[fault]
+    # kcheck's faults are retried, then bisected down to one statement; another Lean is refused outright
+    bisected = () if fault == "wrong-githash" else ("kcheck failed on certify",)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where run_kcheck writes its statements
+    env = kernel_env(tmp_path, lean, built_cache)
+    wrapper = wrap_kcheck(env, real_kcheck, script)
+    timeout = 1 if fault.startswith("hang") else 60
+    out, store = tmp_path / "data", tmp_path / "s.sqlite"
+    code, output = invoke(certify, [*KERNEL_BATCH, "--timeout", timeout, "--out", out, "--store", store], env=env)
+    assert_one_line(code, output, says, *bisected)
+    assert not out.exists() and not leftovers(tmp_path) and not list(temp.iterdir())
+    assert [p.name for p in wrapper.parent.iterdir()] == ["kcheck"]
+    assert_store_sound(store)
+
+    before = {p.name: p.read_bytes() for p in micro.iterdir() if p.is_file()}
+    code, output = invoke(certify, ["--verify", micro, "--checker", "kernel", "--timeout", timeout], env=env)
+    assert_one_line(code, output, says, *bisected)
+    assert {p.name: p.read_bytes() for p in micro.iterdir() if p.is_file()} == before
+    assert not list(temp.iterdir())
+
+    # the store the faulty run left is sound: the real kcheck certifies every statement from it
+    wrap_kcheck(env, real_kcheck, 'exec "$REAL" "$@"')
+    code, output = invoke(certify, [*KERNEL_BATCH, "--out", out, "--store", store], env=env)
+    assert code == 0, output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["failed"] == 0 and manifest["certified"] > 0
+
+
+REVERSED = """wc -l < "$3" >> "$RUNS"
+"$REAL" "$@" | awk 'NR == 1 { print; next } { a[NR] = $0 } END { for (i = NR; i > 1; i--) print a[i] }'"""
+
+
+def test_kernel_route_with_kcheck_answering_out_of_order_recovers(tmp_path, lean, built_cache, real_kcheck):
+    """A kcheck that answers a batch in reverse order: no answer is taken for another statement's;
+    the batch is bisected down to batches of one, whose answers are in order, and all is certified."""
+    env = kernel_env(tmp_path, lean, built_cache)
+    runs = tmp_path / "runs"
+    wrap_kcheck(env, real_kcheck, f"RUNS='{runs}'\n{REVERSED}")
+    code, output = invoke(certify, [*KERNEL_BATCH, "--out", tmp_path / "data", "--store", tmp_path / "s.sqlite"],
+                          env=env)
+    assert code == 0, output
+    manifest = json.loads((tmp_path / "data" / "manifest.json").read_text())
+    assert manifest["failed"] == 0 and manifest["certified"] > 0
+    assert_store_sound(tmp_path / "s.sqlite")
+    sizes = [int(n) for n in runs.read_text().split()]
+    assert sizes[:2] == [4, 4] and 1 in sizes  # the batch of four, retried, then bisected to ones
