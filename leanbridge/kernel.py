@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from leanbridge.corelib import CoreLibrary, audited_constants
-from leanbridge.discovery import LEAN_GITHASH, LeanInstall, _bundled_dir
+from leanbridge.discovery import LEAN_GITHASH, LeanInstall, bundled_lean_library
 from leanbridge.errors import LeanBridgeError, shown
 from leanbridge.kernelterms import KernelStatement, kernel_statement, kernel_type_text
 from leanbridge.paths import cache_dir, file_lock
@@ -86,7 +86,7 @@ def build_kcheck(lean: LeanInstall) -> Path:
         raise KernelCheckerError(f"the kernel route runs the bundled Lean library ({LEAN_GITHASH[:12]}); this run's "
                                  f"Lean {lean.path} is {lean.githash[:12]}: use --checker elaborator")
     try:
-        libdir = _bundled_dir()
+        libdir = bundled_lean_library()
     except LeanBridgeError as e:
         raise KernelCheckerError(f"the kernel route needs the bundled Lean library: {e}") from None
     target_dir = cache_dir() / "kcheck" / f"{LEAN_GITHASH[:12]}-{sources_hash()[:16]}"
