@@ -20,7 +20,6 @@ elaborator as text.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from leanbridge.discovery import LeanInstall
 from leanbridge.errors import LeanBridgeError
 from leanbridge.kernel import answer_kernel_batch
 from leanbridge.questions import Block, Certify, Question, confirm, header, rejection, render
-from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, Message, run_lean_file
+from leanbridge.runner import LeanLimits, LeanRunError, Message, run_lean_file, with_retries
 from leanbridge.verdicts import Answer
 
 
@@ -93,19 +92,7 @@ def answer_batch(lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], lim
         for block in blocks:
             lines.extend(block.lines)
         source = "\n".join(lines) + "\n"
-        for attempt in range(retries + 1):
-            start = time.perf_counter()
-            runs[0] += 1
-            try:
-                return run_lean_file(lean, source, core.olean_dir, limits)
-            except LeanTimeout:
-                raise  # the same file would time out again: bisect instead
-            except LeanRunError:
-                if attempt == retries:
-                    raise
-            finally:
-                runs[1] += time.perf_counter() - start
-        raise AssertionError("unreachable")
+        return with_retries(lambda: run_lean_file(lean, source, core.olean_dir, limits), retries, runs)
 
     named = [(index, q, render(q, f"q{index}", atoms)) for index, q in items]
     answers = _answer(named, run, atoms, len(header(core.module)))

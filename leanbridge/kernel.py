@@ -22,7 +22,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -33,7 +32,7 @@ from leanbridge.errors import LeanBridgeError, shown
 from leanbridge.kernelterms import KernelStatement, kernel_statement, kernel_type_text
 from leanbridge.paths import cache_dir, file_lock
 from leanbridge.questions import InferredTypeError, Question, parse_kernel_type
-from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, lean_process
+from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, lean_process, with_retries
 from leanbridge.verdicts import Answer, Complete, Rejected
 
 SOURCE_DIR = Path(__file__).resolve().parent / "kcheck"
@@ -195,19 +194,8 @@ def answer_kernel_batch(lean: LeanInstall, core: CoreLibrary, atoms: Sequence[st
     runs = [0, 0.0]
 
     def run(batch: list[tuple[int, KernelStatement]]) -> list[str]:
-        for attempt in range(retries + 1):
-            start = time.perf_counter()
-            runs[0] += 1
-            try:
-                return run_kcheck(binary, core, [st.line for _, st in batch], limits, lean.githash)
-            except LeanTimeout:
-                raise  # the same statements would time out again: bisect instead
-            except LeanRunError:
-                if attempt == retries:
-                    raise
-            finally:
-                runs[1] += time.perf_counter() - start
-        raise AssertionError("unreachable")
+        return with_retries(lambda: run_kcheck(binary, core, [st.line for _, st in batch], limits, lean.githash),
+                            retries, runs)
 
     def answer(batch: list[tuple[int, KernelStatement]]) -> list[tuple[int, Answer]]:
         try:

@@ -13,8 +13,10 @@ import resource
 import signal
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,6 +81,28 @@ def lean_process(argv: list[str], env: dict[str, str], limits: LeanLimits,
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+Result = TypeVar("Result")
+
+
+def with_retries(call: Callable[[], Result], retries: int, tally: list) -> Result:
+    """``call()`` (one Lean or kcheck process), rerun up to ``retries`` times when it crashes; a
+    time-out is raised at once (the same input would time out again: the caller bisects).
+    ``tally`` ([processes started, seconds spent]) counts every attempt."""
+    for attempt in range(retries + 1):
+        start = time.perf_counter()
+        tally[0] += 1
+        try:
+            return call()
+        except LeanTimeout:
+            raise
+        except LeanRunError:
+            if attempt == retries:
+                raise
+        finally:
+            tally[1] += time.perf_counter() - start
+    raise AssertionError("unreachable")
 
 
 def run_lean_file(lean: LeanInstall, source: str, lean_path: Path, limits: LeanLimits) -> list[Message]:
