@@ -69,6 +69,12 @@ CANDIDATES: dict[str, dict] = {
     # the fast schedule with the combination after its plain phase: NextLat switched on and ramped
     # exactly as the invariance term is (stop 12's candidate, registered in the README)
     "fast-combo": {**SCHEDULES["fast"], "objective": "combo", "nextlat_delay": 0.4, "nextlat_ramp": 0.1},
+    # stop 13's exploration on seed 3, the seed every stop rule left short at 4,096: the fast schedule
+    # with noise on the slot after every event once the invariance term comes in (the next events
+    # must correct it), or with the invariance term four times stronger (equivalent states tighter)
+    "fast-noise": {**SCHEDULES["fast"], "slot_noise": 0.1, "slot_noise_delay": 0.4},
+    "fast-noise3": {**SCHEDULES["fast"], "slot_noise": 0.3, "slot_noise_delay": 0.4},
+    "fast-mu4": {**SCHEDULES["fast"], "mu": 4.0},
 }
 
 

@@ -396,3 +396,35 @@ def test_training_fit_reads_each_training_chain_to_its_end(tiny):
     fit = training_fit(model, data, EvalConfig(chunk=7))
     assert fit["length"] == 8 and 0 < expected < len(ends)
     assert fit["train"] == pytest.approx(expected / len(ends))
+
+
+def test_slot_noise_perturbs_each_event_after_its_delay_and_repeats_with_the_seed(tiny):
+    """The noise is off before its delay (the step's losses are those of a run without it), on
+    after it (the slot after every event moves, so the losses differ), and drawn from the step's
+    generator (the same seed gives the same bits)."""
+    data = load_dataset(tiny)
+    base = TrainConfig(data=str(tiny), objective="invariance", steps=10, batch_chains=4, invariance_delay=0.0)
+    noisy = TrainConfig(**{**base.__dict__, "slot_noise": 0.5, "slot_noise_delay": 0.5})
+
+    def losses_at(config, step):
+        trainer = Trainer(config, data)
+        generator = torch.Generator().manual_seed(step)
+        return {k: v.item() for k, v in trainer.losses(sample_batch(data, 4, generator), step, generator).items()}
+
+    assert losses_at(noisy, 4) == losses_at(base, 4)  # step 4 < 0.5 * 10: no noise yet
+    assert losses_at(noisy, 5) != losses_at(base, 5)
+    assert losses_at(noisy, 5) == losses_at(noisy, 5)
+    model = Trainer(noisy, data).model
+    items = data.tests[16]["chain_items"].long()
+    with torch.no_grad():
+        clean, _ = model(items)
+        moved, _ = model(items, noise=0.5, generator=torch.Generator().manual_seed(0))
+    assert not torch.allclose(clean, moved)
+    assert torch.equal(clean, model(items)[0])  # without noise the forward is deterministic
+
+
+def test_slot_noise_is_refused_where_there_is_no_slot():
+    with pytest.raises(ValueError, match="slot_noise"):
+        TrainConfig(arch="transformer", slot_noise=0.1)
+    with pytest.raises(ValueError, match="slot_noise"):
+        TrainConfig(slot_noise=-0.1)

@@ -51,6 +51,11 @@ D = TrainConfig()  # the defaults shown by --help
               help="Recurrence: scale of the start slot's normal init (small: the first item writes the slot).")
 @click.option("--embed-init-std", type=click.FloatRange(min=0, min_open=True), default=D.embed_init_std,
               show_default=True, help="Std of the token embeddings at init.")
+@click.option("--slot-noise", type=click.FloatRange(0), default=D.slot_noise, show_default=True,
+              help="Recurrence: std of the noise added to the slot (coordinates of RMS 1 at the fixed norm) after "
+                   "every event in training, so that the next events must correct it.")
+@click.option("--slot-noise-delay", type=click.FloatRange(0, 1), default=D.slot_noise_delay, show_default=True,
+              help="Fraction of steps trained without the slot noise.")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,

@@ -162,10 +162,13 @@ class SlotRecurrence(Tracker):
             w = w * (math.sqrt(w.shape[-1]) / w.norm(dim=-1, keepdim=True).clamp(min=1e-6))
         return w
 
-    def _run(self, items: torch.Tensor, keep_all: bool, raw: bool = False):
+    def _run(self, items: torch.Tensor, keep_all: bool, raw: bool = False, noise: float = 0.0,
+             generator: torch.Generator | None = None):
         """Histories are padded at the end (item 0). They are run longest first, so that at step
         t the live rows are a prefix and finished ones cost nothing; the order is undone at the end.
-        ``raw`` keeps the slot w itself after every step instead of its view LN(w)."""
+        ``raw`` keeps the slot w itself after every step instead of its view LN(w). ``noise`` > 0
+        (training only) adds noise * N(0, I) from ``generator`` to the slot after every item: at
+        a fixed norm the slot's coordinates have RMS 1, so ``noise`` is relative to the slot."""
         k_all, v_all, m_all, inverse = self._keys_values(items)
         lengths = (items != 0).sum(1)  # (H,)
         order = torch.argsort(lengths, descending=True, stable=True)
@@ -181,6 +184,8 @@ class SlotRecurrence(Tracker):
             live = int((lengths > t).sum())
             idx, e = inverse[:live, t], max(1, used[t])
             new = self._update(w[:live], k_all[:, :e][idx], v_all[:, :e][idx], m_all[:, :e][idx])
+            if noise > 0:
+                new = new + noise * torch.randn(new.shape, generator=generator, dtype=new.dtype)
             w = torch.cat([new, w[live:]]) if live < len(w) else new
             if keep_all:
                 views.append(w if raw else self.ln_out(w))
@@ -188,8 +193,8 @@ class SlotRecurrence(Tracker):
             views += [views[-1]] * (items.shape[1] - len(views))
         return views, w[undo], undo
 
-    def forward(self, items: torch.Tensor):
-        views, w, undo = self._run(items, keep_all=True)
+    def forward(self, items: torch.Tensor, noise: float = 0.0, generator: torch.Generator | None = None):
+        views, w, undo = self._run(items, keep_all=True, noise=noise, generator=generator)
         return torch.stack(views, 1)[undo], w  # (H, T, C), (H, C)
 
     def final_view(self, items: torch.Tensor) -> torch.Tensor:

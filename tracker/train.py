@@ -60,6 +60,8 @@ class TrainConfig:
     ticks: int = 4  # recurrence: attention + MLP updates per event
     slot_init: float = 1.0  # recurrence: scale of the start slot's N(0, I) init
     embed_init_std: float = 0.02  # std of the token embeddings at init
+    slot_noise: float = 0.0  # recurrence: std of N(0, I) noise added to the slot after every event in training
+    slot_noise_delay: float = 0.0  # fraction of steps trained without the noise
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -70,6 +72,8 @@ class TrainConfig:
             raise ValueError("steps, checkpoint_every, ticks must be >= 1, batch_chains >= 2, width >= 8")
         if self.slot_init <= 0 or self.embed_init_std <= 0:
             raise ValueError("slot_init and embed_init_std must be > 0")
+        if self.slot_noise < 0 or (self.slot_noise > 0 and self.arch != "recurrence"):
+            raise ValueError("slot_noise must be >= 0, and > 0 only for the recurrence (the slot it perturbs)")
         if not 0 < self.gamma < 1:
             raise ValueError("gamma must lie in (0, 1)")
 
@@ -169,7 +173,11 @@ class Trainer:
     def losses(self, batch: Batch, step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
         cfg, data, model = self.config, self.data, self.model
         b, k = batch.chains, batch.partners
-        z, state = model(batch.items)  # (H, T, C)
+        if cfg.slot_noise > 0 and step >= cfg.slot_noise_delay * cfg.steps:
+            # the slot perturbed after every event: the next events and the readout must undo it
+            z, state = model(batch.items, noise=cfg.slot_noise, generator=generator)  # (H, T, C)
+        else:
+            z, state = model(batch.items)
         mask = batch.mask
         logits = model.readout(z)  # (H, T, P, V)
         target = data.tree_tokens[batch.trees.clamp(min=0)]  # (H, T, P)
