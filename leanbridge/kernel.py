@@ -19,18 +19,18 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 
 from leanbridge.corelib import CoreLibrary, audited_constants
 from leanbridge.discovery import LEAN_GITHASH, LeanInstall, bundled_lean_library
 from leanbridge.errors import LeanBridgeError, shown
 from leanbridge.kernelterms import KernelStatement, kernel_statement, kernel_type_text
-from leanbridge.paths import cache_dir, file_lock
+from leanbridge.paths import BuildError, built_with_gcc, cache_dir
 from leanbridge.questions import InferredTypeError, Question, parse_kernel_type
 from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, lean_process, with_retries
 from leanbridge.verdicts import Answer, Complete, Rejected
@@ -52,15 +52,23 @@ class KernelCheckerError(LeanBridgeError):
 
 
 @cache
-def sources_hash() -> str:
-    """sha256 over kcheck's source files (names and bytes): its identity in certificate keys."""
-    digest = hashlib.sha256()
+def kcheck_sources() -> Mapping[str, bytes]:
+    """kcheck's source files, name -> bytes, read once: the bytes hashed are the bytes compiled."""
+    sources = {}
     for name in SOURCES:
         try:
-            data = (SOURCE_DIR / name).read_bytes()
+            sources[name] = (SOURCE_DIR / name).read_bytes()
         except OSError as e:
             raise KernelCheckerError(f"kcheck source {SOURCE_DIR / name}: {e.strerror or e} "
                                      "(reinstall the package)") from None
+    return MappingProxyType(sources)
+
+
+@cache
+def sources_hash() -> str:
+    """sha256 over kcheck's source files (names and bytes): its identity in certificate keys."""
+    digest = hashlib.sha256()
+    for name, data in kcheck_sources().items():
         digest.update(f"{name}\n{len(data)}\n".encode() + data)
     return digest.hexdigest()
 
@@ -88,28 +96,12 @@ def build_kcheck(lean: LeanInstall) -> Path:
         libdir = bundled_lean_library()
     except LeanBridgeError as e:
         raise KernelCheckerError(f"the kernel route needs the bundled Lean library: {e}") from None
-    target_dir = cache_dir() / "kcheck" / f"{LEAN_GITHASH[:12]}-{sources_hash()[:16]}"
-    target = target_dir / "kcheck"
-    if target.exists():
-        return target
-    target_dir.mkdir(parents=True, exist_ok=True)
-    with file_lock(target_dir / ".lock"):
-        if target.exists():
-            return target
-        if shutil.which("gcc") is None:
-            raise KernelCheckerError("building the kernel checker kcheck needs gcc, which is not on PATH")
-        with tempfile.TemporaryDirectory(dir=target_dir) as tmp:
-            for name in SOURCES:  # the very bytes that were hashed
-                shutil.copyfile(SOURCE_DIR / name, Path(tmp) / name)
-            built = Path(tmp) / "kcheck"
-            result = subprocess.run(
-                ["gcc", "-O2", "-std=gnu11", str(Path(tmp) / "kcheck.c"), "-o", str(built), f"-L{libdir}",
-                 "-lleanshared", f"-Wl,-rpath,{libdir}"], capture_output=True, text=True)
-            if result.returncode != 0 or not built.is_file():
-                said = shown(result.stderr.strip() or result.stdout.strip(), 300) or f"exit status {result.returncode}"
-                raise KernelCheckerError(f"gcc could not build the kernel checker kcheck: {said}")
-            os.replace(built, target)
-    return target
+    target = cache_dir() / "kcheck" / f"{LEAN_GITHASH[:12]}-{sources_hash()[:16]}" / "kcheck"
+    try:
+        return built_with_gcc(target, kcheck_sources(), "kcheck.c", libdir, ("-O2", "-std=gnu11"),
+                              what="the kernel checker kcheck")
+    except BuildError as e:
+        raise KernelCheckerError(str(e)) from None
 
 
 def prepare(lean: LeanInstall, core: CoreLibrary, limits: LeanLimits) -> Path:

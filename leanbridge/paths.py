@@ -1,9 +1,13 @@
-"""Where the bridge keeps its cache (launcher, compiled core library, default store)."""
+"""Where the bridge keeps its cache (launcher, kcheck, compiled core library, default store),
+and how it builds a C program into it."""
 from __future__ import annotations
 
 import fcntl
 import os
-from collections.abc import Iterator
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -29,3 +33,33 @@ def file_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+class BuildError(Exception):
+    """gcc is missing or could not build a program; the message is one line, for the user."""
+
+
+def built_with_gcc(target: Path, sources: Mapping[str, bytes], main: str, libdir: Path, flags: tuple[str, ...] = (),
+                   what: str = "the program") -> Path:
+    """``target``, compiled on first use from ``sources`` (file name -> bytes; ``main`` is the one
+    compiled) against libleanshared in ``libdir``. Concurrent runs build it once (a lock beside it);
+    it appears under its name only whole (compiled in a temporary directory, then renamed)."""
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(target.parent / ".lock"):
+        if target.exists():
+            return target
+        if shutil.which("gcc") is None:
+            raise BuildError(f"building {what} needs gcc, which is not on PATH")
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            for name, text in sources.items():
+                (Path(tmp) / name).write_bytes(text)
+            built = Path(tmp) / target.name
+            result = subprocess.run(["gcc", *flags, str(Path(tmp) / main), "-o", str(built), f"-L{libdir}",
+                                     "-lleanshared", f"-Wl,-rpath,{libdir}"], capture_output=True, text=True)
+            if result.returncode != 0 or not built.is_file():
+                said = " ".join((result.stderr.strip() or result.stdout.strip()).split())[:300]
+                raise BuildError(f"gcc could not build {what}: {said or f'exit status {result.returncode}'}")
+            os.replace(built, target)
+    return target
