@@ -333,12 +333,17 @@ def test_cooldown_trains_on_at_a_falling_rate_then_stops(tiny, tmp_path, monkeyp
 
 def test_checks_do_not_change_what_is_trained(tiny, tmp_path):
     """A check reads no batch and draws no random number: the weights after N steps are the same
-    with or without checks."""
+    with or without checks, and with checks run at two threads beside training at one."""
     config = TrainConfig(data=str(tiny), objective="combo", steps=6, batch_chains=4)
-    eval_config = EvalConfig(pair_lengths=(8,))
-    train(config, tmp_path / "plain", show_progress=False, eval_config=eval_config)
-    train(config, tmp_path / "checked", show_progress=False, eval_config=eval_config,
-          stop=StopConfig(every=2, chains=4, patience=100))
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        train(config, tmp_path / "plain", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+        train(config, tmp_path / "checked", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,), threads=2),
+              stop=StopConfig(every=2, chains=4, patience=100))
+        assert torch.get_num_threads() == 1  # the checks gave training its thread count back
+    finally:
+        torch.set_num_threads(threads)
     a = torch.load(tmp_path / "plain" / "checkpoint.pt", weights_only=False)["model"]
     b = torch.load(tmp_path / "checked" / "checkpoint.pt", weights_only=False)["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)

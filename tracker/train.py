@@ -23,7 +23,7 @@ from tqdm import tqdm
 from chains.files import staged_files
 from tracker.data import (Batch, TrackerData, UnreadableFile, common_successor, load_dataset, load_torch_file,
                           sample_batch, save_atomic)
-from tracker.evaluate import EvalConfig, evaluate
+from tracker.evaluate import EvalConfig, evaluate, torch_threads
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
 from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
@@ -315,7 +315,10 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
             done = cooldown is not None and cooldown.finished(trainer.step)
             if cooldown is None and stop.enabled and trainer.step % stop.every == 0:
                 t0 = time.perf_counter()
-                exact = check_exact(trainer.model, data, stop.chains, stop.threshold)
+                # at the evaluation's threads: its views are the same bits at any count, and a check
+                # draws no random number, so training at one thread repeats bit for bit either way
+                with torch_threads(eval_config.threads):
+                    exact = check_exact(trainer.model, data, stop.chains, stop.threshold)
                 check_seconds += time.perf_counter() - t0
                 done = rule.record(trainer.step, trainer.train_seconds + check_seconds, exact)
                 if show_progress:
