@@ -180,6 +180,28 @@ def test_tier2_has_every_rule_and_verifies(tier2):
     assert code == 0, output
 
 
+def test_verify_checks_the_id_of_a_step_it_has_replayed_before(tier1, tmp_path):
+    """verify works each distinct step out once; a repeated step's stored id is still compared:
+    the id of another step, put on a step whose statement appeared earlier, is named."""
+    place = {}
+
+    def wrong_id_on_a_repeat(records):
+        seen = set()
+        for i, record in enumerate(records):
+            for k, cert in enumerate(record["certs"]):
+                if cert in seen:
+                    other = next(c for c in seen if c != cert)
+                    record["certs"][k] = other
+                    place.update(line=i + 1, step=k)
+                    return
+                seen.add(cert)
+
+    copy = tampered(tier1, tmp_path, "train.jsonl", wrong_id_on_a_repeat)
+    code, output = run(["--verify", str(copy)])
+    assert code == 1 and "Traceback" not in output
+    assert f"line {place['line']} " in output and f"step {place['step']}: certificate id" in output
+
+
 def test_tier2_verify_fails_on_a_swapped_factor(tier2, tmp_path):
     def swap(records):
         for n, record in enumerate(records):
