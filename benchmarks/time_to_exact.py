@@ -146,28 +146,34 @@ def table(rows: list[dict]) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """Exact at 4,096 against training wall seconds (steps and checks), one marker per machine."""
+    """Exact at 4,096 against training wall seconds (steps and checks), one colour per candidate
+    and one marker per machine; the right panel zooms on the runs near exact."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1, 1]})
     machines = sorted({r["machine"] for r in rows})
     candidates = list(dict.fromkeys(r["candidate"] for r in rows))
-    colours = plt.get_cmap("tab20")
-    for r in rows:
-        ax.scatter(r["wall_seconds"], r["exact"].get("4096", 0.0), color=colours(candidates.index(r["candidate"]) % 20),
-                   marker="os^D"[machines.index(r["machine"]) % 4], s=22, alpha=0.8)
+    palette = [*plt.get_cmap("tab20").colors, *plt.get_cmap("tab20b").colors]
+    for ax in axes:
+        for r in rows:
+            ax.scatter(r["wall_seconds"], r["exact"].get("4096", 0.0),
+                       color=palette[candidates.index(r["candidate"]) % len(palette)],
+                       marker="os^D"[machines.index(r["machine"]) % 4], s=22, alpha=0.8)
+        ax.axhline(EXACT, color="black", linewidth=0.6, linestyle=":")
+        ax.set_xlabel("training wall seconds (steps and checks, one thread)")
+    axes[0].set_ylabel("exact at 4,096 events (512 chains)")
+    axes[0].set_ylim(-0.02, 1.02)
+    axes[1].set_ylim(0.8, 1.005)
+    axes[1].set_xlim(0, 500)
+    axes[1].set_title("near exact, first 500 s", fontsize=9)
     for i, c in enumerate(candidates):
-        ax.scatter([], [], color=colours(i % 20), label=c, s=18)
+        axes[1].scatter([], [], color=palette[i % len(palette)], label=c, s=18)
     for i, m in enumerate(machines):
-        ax.scatter([], [], color="grey", marker="os^D"[i % 4], label=m, s=18)
-    ax.axhline(EXACT, color="black", linewidth=0.6, linestyle=":")
-    ax.set_xlabel("training wall seconds (steps and checks, one thread)")
-    ax.set_ylabel("exact at 4,096 events (512 chains)")
-    ax.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        axes[1].scatter([], [], color="grey", marker="os^D"[i % 4], label=m, s=18)
+    axes[1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
