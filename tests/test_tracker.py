@@ -433,3 +433,38 @@ def test_slot_noise_is_refused_where_there_is_no_slot():
         TrainConfig(arch="transformer", slot_noise=0.1)
     with pytest.raises(ValueError, match="slot_noise"):
         TrainConfig(slot_noise=-0.1)
+
+
+def test_transformer_dropout_draws_from_the_step_so_a_resumed_run_is_the_straight_one(tiny, tmp_path):
+    """Dropout masks come from the step's generator: they change the step's losses, repeat with
+    the seed, and a run resumed from a checkpoint ends with the straight run's weights."""
+    data = load_dataset(tiny)
+    config = TrainConfig(data=str(tiny), arch="transformer", objective="plain", width=32, dropout=0.3, steps=6,
+                         batch_chains=4, checkpoint_every=3)
+
+    def losses_at(config, step):
+        trainer = Trainer(config, data)
+        generator = torch.Generator().manual_seed(step)
+        return trainer.losses(sample_batch(data, 4, generator), step, generator)["ce"].item()
+
+    assert losses_at(config, 1) == losses_at(config, 1)
+    assert losses_at(config, 1) != losses_at(replace(config, dropout=0.0), 1)
+    eval_config = EvalConfig(pair_lengths=(8,))
+    train(config, tmp_path / "straight", show_progress=False, eval_config=eval_config)
+    trainer = Trainer(config, data)
+    for step in range(3):
+        trainer.train_step(step)
+        trainer.step += 1
+    (tmp_path / "resumed").mkdir()
+    torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
+    train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=eval_config)
+    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)["model"]
+    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["model"]
+    assert all(torch.equal(straight[k], resumed[k]) for k in straight)
+
+
+def test_dropout_is_refused_where_there_is_no_transformer():
+    with pytest.raises(ValueError, match="dropout"):
+        TrainConfig(dropout=0.1)
+    with pytest.raises(ValueError, match="dropout"):
+        TrainConfig(arch="transformer", dropout=1.0)

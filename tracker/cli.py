@@ -56,6 +56,8 @@ D = TrainConfig()  # the defaults shown by --help
                    "every event in training, so that the next events must correct it.")
 @click.option("--slot-noise-delay", type=click.FloatRange(0, 1), default=D.slot_noise_delay, show_default=True,
               help="Fraction of steps trained without the slot noise.")
+@click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=D.dropout, show_default=True,
+              help="Transformers: dropout rate of the blocks' residual branches in training.")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,

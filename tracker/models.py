@@ -247,13 +247,22 @@ class Block(nn.Module):
         self.proj = nn.Linear(width, width)
         self.mlp = MLP(width)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, dropout: float = 0.0, generator: torch.Generator | None = None) -> torch.Tensor:
         b, t, c = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(c, dim=-1)
         q, k, v = (y.view(b, t, self.heads, c // self.heads).transpose(1, 2) for y in (q, k, v))  # (B, h, T, c/h)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, c)
-        x = x + self.proj(y)
-        return x + self.mlp(self.ln2(x))
+        x = x + dropped(self.proj(y), dropout, generator)
+        return x + dropped(self.mlp(self.ln2(x)), dropout, generator)
+
+
+def dropped(x: torch.Tensor, p: float, generator: torch.Generator | None) -> torch.Tensor:
+    """Inverted dropout at rate ``p`` with masks from ``generator`` (training only: the step's
+    generator, so a resumed run draws the same masks); ``x`` itself when p is 0."""
+    if p <= 0:
+        return x
+    keep = torch.rand(x.shape, generator=generator, dtype=x.dtype) >= p
+    return x * keep / (1 - p)
 
 
 class EventTransformer(Tracker):
@@ -266,15 +275,16 @@ class EventTransformer(Tracker):
         self.ln_out = nn.LayerNorm(config.width)
         self._init_weights()
 
-    def _views(self, x: torch.Tensor) -> torch.Tensor:
+    def _views(self, x: torch.Tensor, dropout: float = 0.0, generator: torch.Generator | None = None) -> torch.Tensor:
         x = x + sinusoid(x.shape[1], x.shape[2], x.device)
         for block in self.blocks:
-            x = block(x)
+            x = block(x, dropout, generator)
         return self.ln_out(x)
 
-    def forward(self, items: torch.Tensor):
+    def forward(self, items: torch.Tensor, dropout: float = 0.0, generator: torch.Generator | None = None):
+        """``dropout`` > 0 (training only) drops the blocks' residual branches with masks from ``generator``."""
         x = self.embed.pooled(items)  # (H, T, C)
-        return self._views(x), (x, (items != 0).sum(1))
+        return self._views(x, dropout, generator), (x, (items != 0).sum(1))
 
     def final_view(self, items: torch.Tensor, chunk: int = 64) -> torch.Tensor:
         out = []

@@ -62,6 +62,7 @@ class TrainConfig:
     embed_init_std: float = 0.02  # std of the token embeddings at init
     slot_noise: float = 0.0  # recurrence: std of N(0, I) noise added to the slot after every event in training
     slot_noise_delay: float = 0.0  # fraction of steps trained without the noise
+    dropout: float = 0.0  # transformers: dropout rate of the blocks' residual branches in training
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -74,6 +75,8 @@ class TrainConfig:
             raise ValueError("slot_init and embed_init_std must be > 0")
         if self.slot_noise < 0 or (self.slot_noise > 0 and self.arch != "recurrence"):
             raise ValueError("slot_noise must be >= 0, and > 0 only for the recurrence (the slot it perturbs)")
+        if not 0 <= self.dropout < 1 or (self.dropout > 0 and not self.arch.startswith("transformer")):
+            raise ValueError("dropout must lie in [0, 1), and be > 0 only for a transformer")
         if not 0 < self.gamma < 1:
             raise ValueError("gamma must lie in (0, 1)")
 
@@ -176,6 +179,8 @@ class Trainer:
         if cfg.slot_noise > 0 and step >= cfg.slot_noise_delay * cfg.steps:
             # the slot perturbed after every event: the next events and the readout must undo it
             z, state = model(batch.items, noise=cfg.slot_noise, generator=generator)  # (H, T, C)
+        elif cfg.dropout > 0:
+            z, state = model(batch.items, dropout=cfg.dropout, generator=generator)
         else:
             z, state = model(batch.items)
         mask = batch.mask
