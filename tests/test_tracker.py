@@ -191,22 +191,33 @@ def test_models_share_the_interface(tiny):
         assert model.readout(z).shape == (*batch.items.shape, data.tree_len, data.vocab.n_out)
 
 
-def test_resume_continues_to_the_same_weights(tiny, tmp_path):
-    config = TrainConfig(data=str(tiny), objective="combo", steps=8, batch_chains=4, checkpoint_every=4)
+def _straight_and_resumed(config, tmp_path, stopped_after: int):
+    """The checkpoints of ``config`` trained straight through and of the same run stopped after
+    ``stopped_after`` steps (as if killed right after its checkpoint) and resumed, with the
+    resumed run's report."""
     eval_config = EvalConfig(pair_lengths=(8,))
     train(config, tmp_path / "straight", show_progress=False, eval_config=eval_config)
-    half = config
-    # a run stopped after 4 steps (as if killed right after its checkpoint)
-    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)
-    data = load_dataset(tiny)
-    trainer = Trainer(half, data)
-    for step in range(4):
+    trainer = Trainer(config, load_dataset(config.data))
+    for step in range(stopped_after):
         trainer.train_step(step)
         trainer.step += 1
     (tmp_path / "resumed").mkdir()
     torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
-    report = train(half, tmp_path / "resumed", resume=True, show_progress=False, eval_config=eval_config)
-    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
+    report = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=eval_config)
+    return (torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False),
+            torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False), report)
+
+
+def _losses_at(config, data, step: int) -> dict[str, float]:
+    """The losses of step ``step`` of a fresh run of ``config``, on that step's batch."""
+    trainer = Trainer(config, data)
+    generator = torch.Generator().manual_seed(step)
+    return {k: v.item() for k, v in trainer.losses(sample_batch(data, 4, generator), step, generator).items()}
+
+
+def test_resume_continues_to_the_same_weights(tiny, tmp_path):
+    config = TrainConfig(data=str(tiny), objective="combo", steps=8, batch_chains=4, checkpoint_every=4)
+    straight, resumed, report = _straight_and_resumed(config, tmp_path, stopped_after=4)
     assert resumed["step"] == 8 and report["steps"] == 8
     for name, value in straight["model"].items():
         assert torch.allclose(value, resumed["model"][name], atol=1e-6), name
@@ -411,14 +422,9 @@ def test_slot_noise_perturbs_each_event_after_its_delay_and_repeats_with_the_see
     base = TrainConfig(data=str(tiny), objective="invariance", steps=10, batch_chains=4, invariance_delay=0.0)
     noisy = TrainConfig(**{**base.__dict__, "slot_noise": 0.5, "slot_noise_delay": 0.5})
 
-    def losses_at(config, step):
-        trainer = Trainer(config, data)
-        generator = torch.Generator().manual_seed(step)
-        return {k: v.item() for k, v in trainer.losses(sample_batch(data, 4, generator), step, generator).items()}
-
-    assert losses_at(noisy, 4) == losses_at(base, 4)  # step 4 < 0.5 * 10: no noise yet
-    assert losses_at(noisy, 5) != losses_at(base, 5)
-    assert losses_at(noisy, 5) == losses_at(noisy, 5)
+    assert _losses_at(noisy, data, 4) == _losses_at(base, data, 4)  # step 4 < 0.5 * 10: no noise yet
+    assert _losses_at(noisy, data, 5) != _losses_at(base, data, 5)
+    assert _losses_at(noisy, data, 5) == _losses_at(noisy, data, 5)
     model = Trainer(noisy, data).model
     items = data.tests[16]["chain_items"].long()
     with torch.no_grad():
@@ -442,24 +448,10 @@ def test_transformer_dropout_draws_from_the_step_so_a_resumed_run_is_the_straigh
     config = TrainConfig(data=str(tiny), arch="transformer", objective="plain", width=32, dropout=0.3, steps=6,
                          batch_chains=4, checkpoint_every=3)
 
-    def losses_at(config, step):
-        trainer = Trainer(config, data)
-        generator = torch.Generator().manual_seed(step)
-        return trainer.losses(sample_batch(data, 4, generator), step, generator)["ce"].item()
-
-    assert losses_at(config, 1) == losses_at(config, 1)
-    assert losses_at(config, 1) != losses_at(replace(config, dropout=0.0), 1)
-    eval_config = EvalConfig(pair_lengths=(8,))
-    train(config, tmp_path / "straight", show_progress=False, eval_config=eval_config)
-    trainer = Trainer(config, data)
-    for step in range(3):
-        trainer.train_step(step)
-        trainer.step += 1
-    (tmp_path / "resumed").mkdir()
-    torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
-    train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=eval_config)
-    straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)["model"]
-    resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["model"]
+    assert _losses_at(config, data, 1) == _losses_at(config, data, 1)
+    assert _losses_at(config, data, 1)["ce"] != _losses_at(replace(config, dropout=0.0), data, 1)["ce"]
+    straight, resumed, _ = _straight_and_resumed(config, tmp_path, stopped_after=3)
+    straight, resumed = straight["model"], resumed["model"]
     assert all(torch.equal(straight[k], resumed[k]) for k in straight)
 
 
