@@ -69,25 +69,26 @@ def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Cal
     Each report is found finished, or trained by ``train_one(arm, seed, quiet,
     threads)`` (a picklable function: with ``workers`` > 1 each run trains in a process of its
     own at cores/workers threads, without a progress bar). With ``collect`` nothing is trained
-    and the jobs not finished are left out. Dataset and checkpoint faults (ValueError) become one
-    line for the user."""
+    and the jobs not finished are left out; a finished job is never trained again. Dataset and
+    checkpoint faults (ValueError) become one line for the user."""
     done: dict[Job, dict] = {}
     try:
+        for name, seed in jobs:
+            report = finished(name, seed)
+            if report is not None:
+                done[name, seed] = report
+        to_train = [job for job in jobs if job not in done]
         if collect:
-            for name, seed in jobs:
-                report = finished(name, seed)
-                if report is None:
-                    click.echo(f"== {name} seed {seed}: not run (or not finished)", err=True)
-                else:
-                    done[name, seed] = report
+            for name, seed in to_train:
+                click.echo(f"== {name} seed {seed}: not run (or not finished)", err=True)
         elif workers == 1:
-            for name, seed in jobs:
+            for name, seed in to_train:
                 click.echo(f"== {name} seed {seed}", err=True)
                 done[name, seed] = train_one(name, seed, quiet, None)
         else:
             threads = max(1, (os.cpu_count() or 1) // workers)
             with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-                futures = {pool.submit(train_one, name, seed, True, threads): (name, seed) for name, seed in jobs}
+                futures = {pool.submit(train_one, name, seed, True, threads): (name, seed) for name, seed in to_train}
                 for future in as_completed(futures):
                     name, seed = futures[future]
                     done[name, seed] = report = future.result()
@@ -105,14 +106,21 @@ def same_settings(stored: dict, config) -> bool:
     return set(stored) <= set(current) and all(stored.get(k, defaults[k]) == v for k, v in current.items())
 
 
-def finished_report(config, out: Path) -> dict | None:
-    """The report in ``out`` of a run finished earlier with exactly the settings ``config``, else None."""
+def finished_report(config, out: Path, recorded: Sequence[dict] = ()) -> dict | None:
+    """The report of a run finished earlier with exactly the settings ``config``: the one in its
+    directory ``out``, else one of ``recorded`` (the runs a collection wrote to the results file,
+    which a fresh checkout has without the runs directory); None when there is neither."""
     path = out / "report.json"
     if path.is_file():
         report = json.loads(path.read_text())
         if same_settings(report.get("config", {}), config):
             return report
-    return None
+    return next((report for report in recorded if same_settings(report.get("config", {}), config)), None)
+
+
+def recorded_runs(results: Path) -> list[dict]:
+    """The run reports in the results file ``results`` ([] before its first collection)."""
+    return json.loads(results.read_text()).get("runs", []) if results.is_file() else []
 
 
 def finished_or_trained(config, out: Path, train: Callable[..., dict], config_from_checkpoint: Callable[[dict], object],

@@ -24,8 +24,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report, run_batch,  # noqa: E402
-                              seed_list, write_results)
+from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report,  # noqa: E402
+                              recorded_runs, run_batch, seed_list, write_results)
 from oracle.evaluate import OracleEvalConfig  # noqa: E402
 from oracle.train import OracleConfig, config_from_checkpoint, train  # noqa: E402
 
@@ -168,9 +168,10 @@ def arm_config(name: str, seed: int, base: OracleConfig) -> OracleConfig:
     return replace(base, arch=arch, objective=objective, seed=seed)
 
 
-def finished(name: str, seed: int, base: OracleConfig, runs: Path) -> dict | None:
-    """The report of a run finished earlier with exactly these settings, else None."""
-    return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs))
+def finished(name: str, seed: int, base: OracleConfig, runs: Path, recorded: list[dict]) -> dict | None:
+    """The report of a run finished earlier with exactly these settings (from its directory or the
+    ``recorded`` results), else None."""
+    return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs), recorded)
 
 
 def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path) -> dict:
@@ -193,8 +194,9 @@ def main(data, arms, seeds, steps, runs, out, workers, collect, quiet) -> None:
     if steps is not None:
         base = replace(base, steps=steps)
     jobs = [(name, seed) for name in chosen for seed in seed_list(seeds)]
+    recorded = recorded_runs(out)
     reports, missing = run_batch(jobs, partial(run_arm, base=base, runs=Path(runs)),
-                                 lambda name, seed: finished(name, seed, base, Path(runs)),
+                                 lambda name, seed: finished(name, seed, base, Path(runs), recorded),
                                  lambda report: f"accuracy {json.dumps(report['accuracy'])}", workers, collect, quiet)
     from oracle.plots import write_plots
 

@@ -21,8 +21,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report, run_batch,  # noqa: E402
-                              seed_list, write_results)
+from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report,  # noqa: E402
+                              recorded_runs, run_batch, seed_list, write_results)
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
 
@@ -180,9 +180,10 @@ def arm_config(name: str, seed: int, base: TrainConfig) -> TrainConfig:
     return replace(base, arch=arch, objective=objective, seed=seed, fixed_norm=fixed_norm)
 
 
-def finished(name: str, seed: int, base: TrainConfig, runs: Path) -> dict | None:
-    """The report of a run finished earlier with exactly these settings, else None."""
-    return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs))
+def finished(name: str, seed: int, base: TrainConfig, runs: Path, recorded: list[dict]) -> dict | None:
+    """The report of a run finished earlier with exactly these settings (from its directory or the
+    ``recorded`` results), else None."""
+    return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs), recorded)
 
 
 def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: TrainConfig, runs: Path,
@@ -213,7 +214,8 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, collect, qui
     jobs = [(name, seed) for name in chosen
             for seed in (seeds_given if seeds_given is not None else ARMS[name][2] or (0,))]
     train_one = partial(run_arm, base=base, runs=Path(runs), eval_config=EvalConfig(max_chains=eval_chains))
-    reports, missing = run_batch(jobs, train_one, lambda name, seed: finished(name, seed, base, Path(runs)),
+    recorded = recorded_runs(out)
+    reports, missing = run_batch(jobs, train_one, lambda name, seed: finished(name, seed, base, Path(runs), recorded),
                                  lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
     from tracker.plots import write_plots
 

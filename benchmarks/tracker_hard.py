@@ -24,8 +24,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report, run_batch,  # noqa: E402
-                              seed_list, write_results)
+from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report,  # noqa: E402
+                              recorded_runs, run_batch, seed_list, write_results)
 from benchmarks.tracker_comparison import spearman  # noqa: E402
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
@@ -86,9 +86,10 @@ def arm_config(job: str, seed: int) -> TrainConfig:
     return replace(TrainConfig(), **ARMS[arm][0], data=data, seed=seed)
 
 
-def finished(job: str, seed: int, runs: Path, steps: int | None) -> dict | None:
-    """The report of a run finished earlier with exactly these settings (with its domain and arm), else None."""
-    report = finished_report(with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs))
+def finished(job: str, seed: int, runs: Path, steps: int | None, recorded: list[dict]) -> dict | None:
+    """The report of a run finished earlier with exactly these settings (with its domain and arm),
+    from its directory or from the ``recorded`` results, else None."""
+    report = finished_report(with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs), recorded)
     return None if report is None else labelled(report, job)
 
 
@@ -197,13 +198,17 @@ def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, collect, 
     jobs = [(f"{domain}/{arm}", seed) for seed in sorted({s for a in chosen for s in (seeds_given or ARMS[a][1])})
             for domain in chosen_domains for arm in chosen if seed in (seeds_given or ARMS[arm][1])]
     train_one = partial(run_job, runs=Path(runs), steps=steps, eval_config=EvalConfig(max_chains=eval_chains))
-    reports, missing = run_batch(jobs, train_one, lambda job, seed: finished(job, seed, Path(runs), steps),
+    recorded = recorded_runs(out)
+    reports, missing = run_batch(jobs, train_one, lambda job, seed: finished(job, seed, Path(runs), steps, recorded),
                                  lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
     from tracker.plots import write_plots
 
     predictions = judge(reports)
-    write_results(out, {"recipe": RECIPE, "domains": DOMAINS, "validation": validation_summary(), "runs": reports,
-                        "missing": missing, "predictions": predictions, "registered": dict(PREDICTIONS)})
+    # the validation runs' directory is gone in a fresh checkout: the file's earlier summary stays
+    validation = validation_summary()
+    write_results(out, {"recipe": RECIPE, "domains": DOMAINS, **({"validation": validation} if validation else {}),
+                        "runs": reports, "missing": missing, "predictions": predictions,
+                        "registered": dict(PREDICTIONS)})
     for domain in chosen_domains:
         mine = [r for r in reports if r["domain"] == domain]
         if mine:

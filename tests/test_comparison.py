@@ -192,3 +192,37 @@ def test_an_unfinished_run_is_trained_and_resumed_only_from_its_own_checkpoint(t
     monkeypatch.setattr(batch, "load_checkpoint", lambda path: TrainConfig(steps=9))
     batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
     assert calls[-1][1] is False  # another run's checkpoint: trained afresh
+
+
+def test_a_run_recorded_in_the_results_counts_as_finished_without_its_directory(tmp_path):
+    # a fresh checkout has results/*.json but not the runs directory that produced them
+    config = TrainConfig(steps=7, seed=3)
+    results = tmp_path / "results.json"
+    assert batch.recorded_runs(results) == []
+    batch.write_results(results, {"runs": [{"config": json.loads(json.dumps(TrainConfig(steps=7, seed=4).__dict__)),
+                                            "exact": {"8": 0.5}},
+                                           {"config": json.loads(json.dumps(config.__dict__)), "exact": {"8": 1.0}}]})
+    recorded = batch.recorded_runs(results)
+    assert batch.finished_report(config, tmp_path / "gone", recorded)["exact"] == {"8": 1.0}
+    assert batch.finished_report(TrainConfig(steps=7, seed=5), tmp_path / "gone", recorded) is None
+    (tmp_path / "run").mkdir()  # the run's own report, where there is one, comes first
+    (tmp_path / "run" / "report.json").write_text(json.dumps({"config": recorded[1]["config"], "exact": {"8": 0.25}}))
+    assert batch.finished_report(config, tmp_path / "run", recorded)["exact"] == {"8": 0.25}
+
+
+def test_a_batch_trains_only_the_jobs_not_finished(tmp_path):
+    trained = []
+
+    def train_one(name, seed, quiet, threads):
+        trained.append((name, seed))
+        return {"name": name, "seed": seed, "trained": True}
+
+    def finished(name, seed):
+        return {"name": name, "seed": seed, "trained": False} if seed == 0 else None
+
+    jobs = [("a", 0), ("a", 1), ("b", 0)]
+    reports, missing = batch.run_batch(jobs, train_one, finished, str, workers=1, collect=False, quiet=True)
+    assert trained == [("a", 1)] and missing == []
+    assert [(r["name"], r["seed"], r["trained"]) for r in reports] == [("a", 0, False), ("a", 1, True), ("b", 0, False)]
+    reports, missing = batch.run_batch(jobs, train_one, finished, str, workers=1, collect=True, quiet=True)
+    assert trained == [("a", 1)] and missing == [{"arm": "a", "seed": 1}] and len(reports) == 2
