@@ -226,3 +226,26 @@ def test_a_batch_trains_only_the_jobs_not_finished(tmp_path):
     assert [(r["name"], r["seed"], r["trained"]) for r in reports] == [("a", 0, False), ("a", 1, True), ("b", 0, False)]
     reports, missing = batch.run_batch(jobs, train_one, finished, str, workers=1, collect=True, quiet=True)
     assert trained == [("a", 1)] and missing == [{"arm": "a", "seed": 1}] and len(reports) == 2
+
+
+def test_unfinished_runs_are_carried_to_a_fresh_checkout_and_finished_ones_dropped(tmp_path):
+    from benchmarks import in_flight
+
+    runs, carry, fresh = tmp_path / "runs", tmp_path / "in-flight", tmp_path / "fresh-runs"
+    for name, finished in (("a/combo-s2", False), ("a/plain-s0", True), ("b/dp-s0", False)):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "checkpoint.pt").write_bytes(name.encode())
+        if finished:
+            (runs / name / "report.json").write_text("{}")
+    saved, dropped = in_flight.save(runs, carry)
+    assert [str(p) for p in saved] == ["a/combo-s2/checkpoint.pt", "b/dp-s0/checkpoint.pt"] and dropped == []
+    (fresh / "b/dp-s0").mkdir(parents=True)
+    (fresh / "b/dp-s0/checkpoint.pt").write_bytes(b"newer")  # a local checkpoint is never overwritten
+    restored, kept = in_flight.restore(carry, fresh)
+    assert [str(p) for p in restored] == ["a/combo-s2/checkpoint.pt"] and [str(p) for p in kept] == ["b/dp-s0/checkpoint.pt"]
+    assert (fresh / "a/combo-s2/checkpoint.pt").read_bytes() == b"a/combo-s2"
+    assert (fresh / "b/dp-s0/checkpoint.pt").read_bytes() == b"newer"
+    (runs / "a/combo-s2/report.json").write_text("{}")  # finished since: its carried copy goes
+    saved, dropped = in_flight.save(runs, carry)
+    assert [str(p) for p in saved] == ["b/dp-s0/checkpoint.pt"] and [str(p) for p in dropped] == ["a/combo-s2/checkpoint.pt"]
+    assert sorted(str(p.relative_to(carry)) for p in carry.rglob("*.pt")) == ["b/dp-s0/checkpoint.pt"]
