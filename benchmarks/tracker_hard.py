@@ -75,6 +75,13 @@ PREDICTIONS = [
 ]
 
 
+def batch_jobs(domains, arms, seeds: tuple[int, ...] | None) -> list[tuple[str, int]]:
+    """("<domain>/<arm>", seed) for the ``arms`` on the ``domains``, at ``seeds`` (default: each
+    arm's registered seeds), seed-major: the first seed of every arm on both domains comes first."""
+    return [(f"{domain}/{arm}", seed) for seed in sorted({s for a in arms for s in (seeds or ARMS[a][1])})
+            for domain in domains for arm in arms if seed in (seeds or ARMS[arm][1])]
+
+
 def run_dir(job: str, seed: int, runs: Path) -> Path:
     domain, arm = job.split("/")
     return runs / domain / f"{arm}-s{seed}"
@@ -86,7 +93,7 @@ def arm_config(job: str, seed: int) -> TrainConfig:
     return replace(TrainConfig(), **ARMS[arm][0], data=data, seed=seed)
 
 
-def finished(job: str, seed: int, runs: Path, steps: int | None, recorded: list[dict]) -> dict | None:
+def finished(job: str, seed: int, *, runs: Path, steps: int | None, recorded: list[dict]) -> dict | None:
     """The report of a run finished earlier with exactly these settings (with its domain and arm),
     from its directory or from the ``recorded`` results, else None."""
     report = finished_report(with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs), recorded)
@@ -192,15 +199,23 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
 def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, collect, quiet) -> None:
     """Run the registered comparison on the hard domains (or a part of it) and judge its predictions."""
     chosen_domains = chosen_arms(domains, tuple(DOMAINS))
-    chosen = chosen_arms(arms, tuple(ARMS))
-    seeds_given = None if seeds is None else seed_list(seeds)
-    # seed-major: the first seed of every arm on both domains comes before any second seed
-    jobs = [(f"{domain}/{arm}", seed) for seed in sorted({s for a in chosen for s in (seeds_given or ARMS[a][1])})
-            for domain in chosen_domains for arm in chosen if seed in (seeds_given or ARMS[arm][1])]
+    jobs = batch_jobs(chosen_domains, chosen_arms(arms, tuple(ARMS)), None if seeds is None else seed_list(seeds))
     train_one = partial(run_job, runs=Path(runs), steps=steps, eval_config=EvalConfig(max_chains=eval_chains))
     recorded = recorded_runs(out)
-    reports, missing = run_batch(jobs, train_one, lambda job, seed: finished(job, seed, Path(runs), steps, recorded),
-                                 lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
+    found = partial(finished, runs=Path(runs), steps=steps, recorded=recorded)
+    trained, _ = run_batch(jobs, train_one, found, lambda report: f"exact {json.dumps(report['exact'])}", workers,
+                           collect, quiet)
+    # the results always hold the whole batch as far as it is finished, whatever part this call ran
+    by_job = {(f"{r['domain']}/{r['arm']}", r["seed"]): r for r in trained}
+    whole = batch_jobs(tuple(DOMAINS), REGISTERED, None)
+    whole += [job for job in jobs if job not in whole]
+    reports, missing = [], []
+    for job, seed in whole:
+        report = by_job.get((job, seed)) or found(job, seed)
+        if report is None:
+            missing.append({"arm": job, "seed": seed})
+        else:
+            reports.append(report)
     from tracker.plots import write_plots
 
     predictions = judge(reports)

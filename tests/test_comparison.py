@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 _path = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_comparison.py"
 _spec = importlib.util.spec_from_file_location("tracker_comparison", _path)
@@ -135,6 +136,35 @@ def test_the_hard_arms_train_the_registered_recipe():
         assert config.steps == hard.RECIPE["steps"]
         if config.arch == "recurrence":
             assert all(getattr(config, k) == v for k, v in hard.RECIPE.items())
+
+
+
+def test_the_hard_jobs_run_seed_major():
+    jobs = hard.batch_jobs(("tier2", "atoms5"), ("combo", "transformer"), None)
+    assert jobs == [("tier2/combo", 0), ("tier2/transformer", 0), ("atoms5/combo", 0), ("atoms5/transformer", 0),
+                    ("tier2/combo", 1), ("atoms5/combo", 1), ("tier2/combo", 2), ("atoms5/combo", 2)]
+    assert hard.batch_jobs(("atoms5",), ("plain",), (2,)) == [("atoms5/plain", 2)]
+
+
+def test_collecting_a_part_of_the_hard_batch_keeps_the_whole_batch_recorded(tmp_path):
+    # a fresh checkout: no run directories, the runs only in the results file
+    template = json.loads((_hard_path.parents[1] / "results" / "tracker-hard.json").read_text())["runs"][0]
+
+    def recorded(job: str, seed: int) -> dict:  # a real report of the batch, relabelled
+        domain, arm = job.split("/")
+        config = json.loads(json.dumps(hard.arm_config(job, seed).__dict__))
+        return {**template, "domain": domain, "arm": arm, "seed": seed, "arch": config["arch"], "config": config}
+
+    out = tmp_path / "hard.json"
+    runs = [recorded("atoms5/plain", 0), recorded("tier2/combo", 1)]
+    out.write_text(json.dumps({"runs": runs}))
+    result = CliRunner().invoke(hard.main, ["--collect", "--domains", "atoms5", "--arms", "plain", "--seeds", "0",
+                                            "--runs", str(tmp_path / "runs"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text())
+    assert [(r["domain"], r["arm"], r["seed"]) for r in written["runs"]] == [("atoms5", "plain", 0),
+                                                                              ("tier2", "combo", 1)]
+    assert {"arm": "tier2/plain", "seed": 2} in written["missing"] and len(written["missing"]) == 14
 
 
 # ---- the time-to-exact record ------------------------------------------------------------------
