@@ -201,11 +201,12 @@ def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, collect, 
     chosen_domains = chosen_arms(domains, tuple(DOMAINS))
     jobs = batch_jobs(chosen_domains, chosen_arms(arms, tuple(ARMS)), None if seeds is None else seed_list(seeds))
     train_one = partial(run_job, runs=Path(runs), steps=steps, eval_config=EvalConfig(max_chains=eval_chains))
-    recorded = recorded_runs(out)
-    found = partial(finished, runs=Path(runs), steps=steps, recorded=recorded)
+    found = partial(finished, runs=Path(runs), steps=steps, recorded=recorded_runs(out))
     trained, _ = run_batch(jobs, train_one, found, lambda report: f"exact {json.dumps(report['exact'])}", workers,
                            collect, quiet)
-    # the results always hold the whole batch as far as it is finished, whatever part this call ran
+    # the results always hold the whole batch as far as it is finished, whatever part this call ran;
+    # read again, since another part may have been written while this one trained
+    found = partial(finished, runs=Path(runs), steps=steps, recorded=recorded_runs(out))
     by_job = {(f"{r['domain']}/{r['arm']}", r["seed"]): r for r in trained}
     whole = batch_jobs(tuple(DOMAINS), REGISTERED, None)
     whole += [job for job in jobs if job not in whole]
