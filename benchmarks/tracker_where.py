@@ -1,0 +1,110 @@
+"""Where a tracker goes wrong: exact after the last event, split by how many tier-2 events
+(distributivity and factoring, the rules that change a tree's size) a held-out chain holds, and
+by the size of its end tree.
+
+    python benchmarks/tracker_where.py runs/hard/tier2/combo-s2 runs/hard/tier2/plain-s2
+
+Each run is read from its checkpoint and run free on the first chains of its own dataset's test
+splits (the same chains and the same verdicts as its report's ``exact``). Results go to
+``--out`` (one entry per run, replacing an earlier entry of the same run directory).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import click
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from benchmarks.batch import write_results  # noqa: E402
+from chains.dataset import DatasetError, read_manifest, trained_elsewhere  # noqa: E402
+from chains.rules import RULES  # noqa: E402
+from tracker.data import load_dataset  # noqa: E402
+from tracker.evaluate import end_views  # noqa: E402
+from tracker.models import build_model  # noqa: E402
+from tracker.train import CheckpointError, config_from_checkpoint, load_checkpoint  # noqa: E402
+
+
+def tier2_events(events: list[str]) -> int:
+    """How many of a chain's events (``rule@position``) apply a tier-2 rule."""
+    return sum(RULES[event.split("@")[0]].tier == 2 for event in events)
+
+
+def tier2_group(n: int) -> str:
+    return "0" if n == 0 else ("1-2" if n <= 2 else "3+")
+
+
+def _group_order(name: str) -> tuple[str, int]:
+    """Groups of one kind together, by their number ("end size 7" before "end size 11")."""
+    kind, _, value = name.rpartition(" ")
+    return kind, int(value.rstrip("+").split("-")[0])
+
+
+@torch.inference_mode()
+def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
+    """Exact per length, overall and per group of chains, for the tracker saved in ``run``."""
+    blob = load_checkpoint(run / "checkpoint.pt")
+    config = config_from_checkpoint(blob)
+    directory = Path(config.data)
+    elsewhere = trained_elsewhere(blob["identity"], read_manifest(directory))
+    if elsewhere is not None:
+        raise CheckpointError(f"{run}: trained on {elsewhere}, not on the dataset now at {directory}")
+    data = load_dataset(directory)
+    model = build_model(config.model, data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len)
+    model.load_state_dict(blob["model"])
+    model.eval()
+    out: dict = {"run": str(run), "data": str(directory), "arch": config.arch, "objective": config.objective,
+                 "seed": config.seed, "step": blob["step"], "lengths": {}}
+    for length in lengths:
+        if length not in data.tests:
+            raise click.ClickException(f"{directory}: no test split of length {length}")
+        split = data.tests[length]
+        chains = [json.loads(line) for line in (directory / f"test-{length}.jsonl").read_text().splitlines()]
+        chains = chains[:max_chains]
+        items, ends = split["chain_items"][: len(chains)], split["end"][: len(chains)]
+        correct = (model.readout(end_views(model, items, 512)).argmax(-1) == data.tree_tokens[ends]).all(-1).tolist()
+        groups: dict[str, list[bool]] = defaultdict(list)
+        for chain, ok in zip(chains, correct):
+            groups[f"tier-2 events {tier2_group(tier2_events(chain['events']))}"].append(ok)
+            groups[f"end size {len(chain['end'].split())}"].append(ok)
+        out["lengths"][str(length)] = {
+            "exact": sum(correct) / len(correct), "chains": len(correct),
+            "groups": {name: {"chains": len(oks), "exact": sum(oks) / len(oks)}
+                       for name, oks in sorted(groups.items(), key=lambda kv: _group_order(kv[0]))}}
+    return out
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False))
+@click.option("--lengths", default="8,64,256", show_default=True, help="Comma-separated test lengths.")
+@click.option("--max-chains", type=click.IntRange(1), default=512, show_default=True, help="Test chains per length.")
+@click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="Torch threads.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results/tracker-hard-where.json"),
+              show_default=True)
+def main(runs, lengths, max_chains, threads, out) -> None:
+    """Exact per group of held-out chains for each finished or in-flight run directory in RUNS."""
+    torch.set_num_threads(threads)
+    try:
+        wanted = tuple(int(n) for n in lengths.split(",") if n.strip())
+    except ValueError:
+        raise click.UsageError(f"--lengths {lengths!r} is not a comma-separated list of integers") from None
+    try:
+        found = [where_wrong(run, wanted, max_chains) for run in runs]
+    except (CheckpointError, DatasetError) as e:
+        raise click.ClickException(str(e)) from None
+    kept = json.loads(out.read_text()).get("runs", []) if out.is_file() else []
+    mine = {r["run"] for r in found}
+    write_results(out, {"runs": [r for r in kept if r["run"] not in mine] + found})
+    for r in found:
+        for length, at in r["lengths"].items():
+            parts = ", ".join(f"{name} {g['exact']:.2f} (n={g['chains']})" for name, g in at["groups"].items())
+            click.echo(f"{r['run']} @{length}: {at['exact']:.3f}; {parts}")
+    click.echo(f"wrote {out}", err=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""Where a tracker goes wrong (benchmarks/tracker_where.py): the groups split the same verdicts
+as the report's exact, and the tier-2 events are counted from the rules themselves."""
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from chains.dataset import DatasetSpec
+from chains.rules import RULES
+from chains.space import Domain
+from leanbridge.certify import certify_dataset
+from tracker.evaluate import EvalConfig
+from tracker.train import TrainConfig, train
+
+_path = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_where.py"
+_spec = importlib.util.spec_from_file_location("tracker_where", _path)
+where = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(where)
+
+
+def test_tier2_events_are_the_size_changing_rules():
+    assert {name for name, rule in RULES.items() if rule.tier == 2} == {"distrib_left", "distrib_right",
+                                                                       "factor_left", "factor_right"}
+    assert where.tier2_events(["mul_comm@01", "distrib_left@", "add_assoc@1", "factor_right@0"]) == 2
+    assert [where.tier2_group(n) for n in (0, 1, 2, 3, 9)] == ["0", "1-2", "1-2", "3+", "3+"]
+
+
+@pytest.fixture(scope="module")
+def tier2_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("where")
+    spec = DatasetSpec(Domain(atoms=3, tier=2, max_size=9), chains=16, length=4, test_lengths=(8, 16), test_chains=16)
+    certify_dataset(spec, root / "data", root / "store.sqlite")
+    config = TrainConfig(data=str(root / "data"), objective="plain", steps=20, batch_chains=4, width=16)
+    report = train(config, root / "run", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+    return root, report
+
+
+def test_the_groups_split_the_reports_verdicts(tier2_run, tmp_path):
+    root, report = tier2_run
+    out = tmp_path / "where.json"
+    result = CliRunner().invoke(where.main, [str(root / "run"), "--lengths", "8,16", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    (found,) = json.loads(out.read_text())["runs"]
+    for length, at in found["lengths"].items():
+        assert at["exact"] == report["exact"][length] and at["chains"] == 16
+        for kind in ("tier-2 events", "end size"):
+            groups = [g for name, g in at["groups"].items() if name.startswith(kind)]
+            assert sum(g["chains"] for g in groups) == 16
+            assert sum(g["exact"] * g["chains"] for g in groups) == pytest.approx(at["exact"] * 16)
+    again = CliRunner().invoke(where.main, [str(root / "run"), "--lengths", "8", "--out", str(out)])
+    assert again.exit_code == 0 and len(json.loads(out.read_text())["runs"]) == 1  # the same run replaced
+
+
+def test_a_run_and_a_dataset_that_do_not_belong_together_are_refused(tier2_run, tmp_path):
+    root, _ = tier2_run
+    data = tmp_path / "data"
+    shutil.copytree(root / "data", data, ignore=shutil.ignore_patterns(".cache"))
+    lines = (data / "test-8.jsonl").read_text().splitlines()
+    (data / "test-8.jsonl").write_text("\n".join(lines[1:]) + "\n")  # another dataset now at that path
+    manifest = json.loads((data / "manifest.json").read_text())
+    manifest["files"]["test-8.jsonl"]["sha256"] = "0" * 64
+    (data / "manifest.json").write_text(json.dumps(manifest))
+    run = tmp_path / "run"
+    shutil.copytree(root / "run", run)
+    blob = torch.load(run / "checkpoint.pt", weights_only=False)
+    blob["config"]["data"] = str(data)  # the run now names the altered copy as its dataset
+    torch.save(blob, run / "checkpoint.pt")
+    result = CliRunner().invoke(where.main, [str(run), "--out", str(tmp_path / "w.json")])
+    assert result.exit_code == 1 and "trained on" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "w.json").exists()
+    missing = CliRunner().invoke(where.main, [str(root / "run"), "--lengths", "64", "--out", str(tmp_path / "w.json")])
+    assert missing.exit_code == 1 and "no test split of length 64" in missing.output
