@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
+from itertools import islice
 from pathlib import Path
 
 import click
@@ -21,17 +22,17 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from benchmarks.batch import write_results  # noqa: E402
-from chains.dataset import DatasetError, read_manifest, trained_elsewhere  # noqa: E402
-from chains.rules import RULES  # noqa: E402
+from chains.dataset import DatasetError, domain_of, read_manifest, read_split, trained_elsewhere  # noqa: E402
+from chains.rules import RULES, Event  # noqa: E402
+from chains.trees import size  # noqa: E402
 from tracker.data import load_dataset  # noqa: E402
-from tracker.evaluate import end_views  # noqa: E402
-from tracker.models import build_model  # noqa: E402
-from tracker.train import CheckpointError, config_from_checkpoint, load_checkpoint  # noqa: E402
+from tracker.evaluate import end_views, right_trees  # noqa: E402
+from tracker.train import CheckpointError, Trainer, config_from_checkpoint, load_checkpoint  # noqa: E402
 
 
-def tier2_events(events: list[str]) -> int:
-    """How many of a chain's events (``rule@position``) apply a tier-2 rule."""
-    return sum(RULES[event.split("@")[0]].tier == 2 for event in events)
+def tier2_events(events: tuple[Event, ...]) -> int:
+    """How many of a chain's events apply a tier-2 rule."""
+    return sum(RULES[event.rule].tier == 2 for event in events)
 
 
 def tier2_group(n: int) -> str:
@@ -50,27 +51,28 @@ def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
     blob = load_checkpoint(run / "checkpoint.pt")
     config = config_from_checkpoint(blob)
     directory = Path(config.data)
-    elsewhere = trained_elsewhere(blob["identity"], read_manifest(directory))
+    manifest = read_manifest(directory)
+    elsewhere = trained_elsewhere(blob["identity"], manifest)
     if elsewhere is not None:
         raise CheckpointError(f"{run}: trained on {elsewhere}, not on the dataset now at {directory}")
     data = load_dataset(directory)
-    model = build_model(config.model, data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len)
-    model.load_state_dict(blob["model"])
-    model.eval()
+    trainer = Trainer(config, data)
+    trainer.load(blob)  # CheckpointError when the weights do not fit the settings
+    model = trainer.model.eval()
+    domain = domain_of(manifest, str(directory / "manifest.json"))
     out: dict = {"run": str(run), "data": str(directory), "arch": config.arch, "objective": config.objective,
                  "seed": config.seed, "step": blob["step"], "lengths": {}}
     for length in lengths:
         if length not in data.tests:
             raise click.ClickException(f"{directory}: no test split of length {length}")
         split = data.tests[length]
-        chains = [json.loads(line) for line in (directory / f"test-{length}.jsonl").read_text().splitlines()]
-        chains = chains[:max_chains]
+        chains = [record for _, record in islice(read_split(directory / f"test-{length}.jsonl", domain), max_chains)]
         items, ends = split["chain_items"][: len(chains)], split["end"][: len(chains)]
-        correct = (model.readout(end_views(model, items, 512)).argmax(-1) == data.tree_tokens[ends]).all(-1).tolist()
+        correct = right_trees(model, end_views(model, items, 512), ends, data).tolist()
         groups: dict[str, list[bool]] = defaultdict(list)
         for chain, ok in zip(chains, correct):
-            groups[f"tier-2 events {tier2_group(tier2_events(chain['events']))}"].append(ok)
-            groups[f"end size {len(chain['end'].split())}"].append(ok)
+            groups[f"tier-2 events {tier2_group(tier2_events(chain.events))}"].append(ok)
+            groups[f"end size {size(chain.end)}"].append(ok)
         out["lengths"][str(length)] = {
             "exact": sum(correct) / len(correct), "chains": len(correct),
             "groups": {name: {"chains": len(oks), "exact": sum(oks) / len(oks)}

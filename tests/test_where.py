@@ -10,7 +10,7 @@ import torch
 from click.testing import CliRunner
 
 from chains.dataset import DatasetSpec
-from chains.rules import RULES
+from chains.rules import RULES, Event
 from chains.space import Domain
 from leanbridge.certify import certify_dataset
 from tracker.evaluate import EvalConfig
@@ -25,7 +25,8 @@ _spec.loader.exec_module(where)
 def test_tier2_events_are_the_size_changing_rules():
     assert {name for name, rule in RULES.items() if rule.tier == 2} == {"distrib_left", "distrib_right",
                                                                        "factor_left", "factor_right"}
-    assert where.tier2_events(["mul_comm@01", "distrib_left@", "add_assoc@1", "factor_right@0"]) == 2
+    events = tuple(Event.parse(e) for e in ("mul_comm@01", "distrib_left@", "add_assoc@1", "factor_right@0"))
+    assert where.tier2_events(events) == 2
     assert [where.tier2_group(n) for n in (0, 1, 2, 3, 9)] == ["0", "1-2", "1-2", "3+", "3+"]
 
 

@@ -59,6 +59,12 @@ def end_views(model: Tracker, items: torch.Tensor, chunk: int) -> torch.Tensor:
     return torch.cat([model.final_view(part.long()) for part in items.split(chunk)])
 
 
+def right_trees(model: Tracker, views: torch.Tensor, ends: torch.Tensor, data: TrackerData) -> torch.Tensor:
+    """views (N, C) at the chains' ends, ends (N,) their true tree ids -> (N,) whether the whole
+    decoded tree (argmax per position, PAD included) is the true one."""
+    return (model.readout(views).argmax(-1) == data.tree_tokens[ends]).all(-1)
+
+
 def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig()) -> dict:
     was_training = model.training
     model.eval()
@@ -77,8 +83,7 @@ def training_fit(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
     items = data.train["chain_items"][: config.max_chains]
     last = (trees >= 0).sum(1) - 1  # (N,) index of each chain's last step
     ends = trees[torch.arange(len(trees)), last]
-    predicted = model.readout(end_views(model, items, config.chunk)).argmax(-1)  # (N, P)
-    train = (predicted == data.tree_tokens[ends]).all(-1).float().mean().item()
+    train = right_trees(model, end_views(model, items, config.chunk), ends, data).float().mean().item()
     return {"length": int(last.max()), "train": train}
 
 
@@ -99,8 +104,7 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
         items = split["chain_items"][: config.max_chains]
         ends = split["end"][: config.max_chains]
         z = end_views(model, items, config.chunk)  # (N, C)
-        predicted = model.readout(z).argmax(-1)  # (N, P)
-        correct[str(length)] = (predicted == data.tree_tokens[ends]).all(-1)
+        correct[str(length)] = right_trees(model, z, ends, data)
         exact[str(length)] = correct[str(length)].float().mean().item()
         other = torch.roll(torch.arange(len(ends)), 1)
         differ = ends != ends[other]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import torch
 
 from tracker.data import TrackerData
-from tracker.evaluate import end_views
+from tracker.evaluate import end_views, right_trees
 from tracker.models import Tracker
 
 
@@ -51,8 +51,7 @@ def check_exact(model: Tracker, data: TrackerData, chains: int, threshold: float
             split = data.tests[length]
             items = split["chain_items"][-chains:]  # (M, T)
             ends = split["end"][-chains:]  # (M,)
-            predicted = model.readout(end_views(model, items, len(items))).argmax(-1)  # (M, P)
-            out[str(length)] = (predicted == data.tree_tokens[ends]).all(-1).float().mean().item()
+            out[str(length)] = right_trees(model, end_views(model, items, len(items)), ends, data).float().mean().item()
             if out[str(length)] < threshold:
                 break
     model.train(was_training)
