@@ -174,10 +174,14 @@ class SlotRecurrence(Tracker):
         order = torch.argsort(lengths, descending=True, stable=True)
         undo = torch.argsort(order)
         inverse, lengths = inverse[order], lengths[order]
-        # tokens read at step t: the most any item at step t has (a start tree 7, an event at most
-        # 1 + its depth); the token slots after them are padding in every row, masked to weight 0
-        # exactly, so they are dropped rather than carried through every tick
-        used = m_all.sum(1)[inverse].amax(0).tolist() if len(lengths) else []  # (T,)
+        # token columns read at step t: up to the last real token of any item at step t (a start
+        # tree 7, an event at most 1 + its depth); the columns after it are padding in every row,
+        # masked to weight 0 exactly, so they are dropped rather than carried through every tick.
+        # The last real column, not the count of real tokens: an item whose real tokens are not
+        # contiguous (a padded tree followed by more tokens) keeps its last ones.
+        columns = torch.arange(1, m_all.shape[1] + 1, device=m_all.device)  # (E,) 1-based column numbers
+        reach = (m_all * columns).amax(1)  # (U,) one past each distinct item's last real column
+        used = reach[inverse].amax(0).tolist() if len(lengths) else []  # (T,)
         w = self.w0.expand(items.shape[0], -1)
         views = []
         for t in range(int(lengths[0]) if len(lengths) else 0):
