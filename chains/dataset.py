@@ -43,13 +43,16 @@ class DatasetSpec:
     seed: int = 0
     probes: bool = False  # probe events with Lean's verdicts at every step (see chains.probes)
     probe_chains: int = 128  # test chains per split that carry probes (every training chain does)
+    # training chains start where a random walk of this many events from a random start tree
+    # ends (0: at the start tree); test chains always start at a start tree
+    start_walk: int = 0
 
     def __post_init__(self) -> None:
         for name in ("chains", "length", "test_chains", "probe_chains"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
-        if self.partners < 0:
-            raise ValueError("partners must be at least 0")
+        if self.partners < 0 or self.start_walk < 0:
+            raise ValueError("partners and start_walk must be at least 0")
         if any(n < 1 for n in self.test_lengths) or len(set(self.test_lengths)) != len(self.test_lengths):
             raise ValueError("test lengths must be distinct positive integers")
 

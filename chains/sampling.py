@@ -1,7 +1,9 @@
 """Random chains and their certified partners, reproducible from a seed.
 
-A chain starts at a uniformly random tier-1 tree and takes a uniformly random applicable
-event at each step. A partner of a chain is another history ending at the same tree: a
+A chain starts at a uniformly random tier-1 tree, or, with a start walk of ``n`` events,
+where a uniformly random walk of ``n`` events from such a tree ends (so that a training
+chain's start follows the distribution of states a long chain visits, larger trees included
+on tier 2), and takes a uniformly random applicable event at each step. A partner of a chain is another history ending at the same tree: a
 random walk backwards from the chain's end (every rule has an inverse at the same position),
 read forwards. Its start is a random member of the class and its length is drawn per
 partner, so partners come in every length, not only the reduced one.
@@ -81,8 +83,13 @@ def random_walk(space: StateSpace, rng: random.Random, start: int, length: int) 
     return Walk(tuple(states), tuple(map(space.events.__getitem__, ids)), tuple(ids))
 
 
-def sample_chain(space: StateSpace, rng: random.Random, length: int) -> Walk:
-    return random_walk(space, rng, space.random_start(rng), length)
+def sample_chain(space: StateSpace, rng: random.Random, length: int, start_walk: int = 0) -> Walk:
+    """A random history of ``length`` events; it starts ``start_walk`` random events (not part
+    of the history) away from a random start tree."""
+    start = space.random_start(rng)
+    if start_walk:
+        start = _walk_ids(space, rng, start, start_walk)[0][-1]
+    return random_walk(space, rng, start, length)
 
 
 def sample_partner(space: StateSpace, rng: random.Random, end: int, length: int) -> Walk:
@@ -106,12 +113,13 @@ class Sample:
     partners: tuple[Walk, ...]
 
 
-def sample_split(space: StateSpace, rng: random.Random, count: int, length: int, partners: int) -> list[Sample]:
-    """``count`` chains of ``length`` events, each with ``partners`` partners of lengths drawn
-    uniformly from 0 to ``length``."""
+def sample_split(space: StateSpace, rng: random.Random, count: int, length: int, partners: int,
+                 start_walk: int = 0) -> list[Sample]:
+    """``count`` chains of ``length`` events (see ``sample_chain`` for ``start_walk``), each with
+    ``partners`` partners of lengths drawn uniformly from 0 to ``length``."""
     out = []
     for _ in range(count):
-        chain = sample_chain(space, rng, length)
+        chain = sample_chain(space, rng, length, start_walk)
         mates = tuple(sample_partner(space, rng, chain.end, rng.randint(0, length)) for _ in range(partners))
         out.append(Sample(chain, mates))
     return out

@@ -380,7 +380,8 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
             # checks them while the next splits are sampled and rendered
             mark = time.perf_counter()
             progress(f"sample {name}", 0, count)
-            split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners)
+            split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners,
+                                 spec.start_walk if name == "train" else 0)
             progress(f"sample {name}", count, count)
             phases["sample"] += time.perf_counter() - mark
             mark = time.perf_counter()
@@ -464,6 +465,10 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
             "partners": spec.partners,
             "partner_sampling": "per partner, a length uniform in [0, chain length]; a uniformly random "
                                 "backward walk of that length from the chain's end, read forwards",
+            **({"start_walk": spec.start_walk,
+                "start_sampling": "training chains start where a uniformly random walk of start_walk events from "
+                                  "a uniformly random start tree ends; test chains start at the start tree"}
+               if spec.start_walk else {}),
             "test_lengths": list(spec.test_lengths),
             "test_chains": spec.test_chains,
             **domain_size(spec.domain),

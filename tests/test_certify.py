@@ -289,3 +289,17 @@ def test_every_atom_count_certifies(atoms, tier, trees, store, tmp_path):
         assert manifest["trees"] == trees
     assert set("".join(r["start"] for r in lines(out / "train.jsonl")).replace(" ", "")) - set("+*") \
         == set("abcdef"[:atoms])
+
+
+def test_a_start_walk_changes_the_training_chains_only_and_verifies(tier2, store, tmp_path):
+    out = tmp_path / "walked"
+    code, output = run(["--tier", "2", "--chains", "400", "--test-lengths", "8", "--test-chains", "8", *ELABORATOR,
+                        "--start-walk", "32", "--out", str(out), "--store", str(store)])
+    assert code == 0, output
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["start_walk"] == 32 and "start_walk" not in json.loads((tier2 / "manifest.json").read_text())
+    assert (out / "test-8.jsonl").read_bytes() == (tier2 / "test-8.jsonl").read_bytes()
+    starts = [len(r["start"].split()) for r in lines(out / "train.jsonl")]
+    assert max(starts) > 7 and min(starts) == 7  # larger trees among the starts, start trees too
+    code, output = run(["--verify", str(out)])
+    assert code == 0, output

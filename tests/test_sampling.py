@@ -84,3 +84,26 @@ def test_the_fast_sampler_draws_what_rng_choice_draws(seed, domain):
         space = StateSpace(domain)
         walk = sample_split(space, make(seed), 3, 20, 1)[0].partners[0]
         assert walk.events == tuple(space.events[i] for i in walk.ids)
+
+
+def test_a_start_walk_moves_the_starts_off_the_start_trees_and_keeps_every_step_valid():
+    domain = Domain(4, 2)
+    space = StateSpace(domain)
+    walked = sample_split(space, split_rng(0, "train"), 200, 8, 2, start_walk=64)
+    start_trees = set(space.start_trees())
+    starts = [s.chain.states[0] for s in walked]
+    # about half the states a long walk visits are larger than a start tree (see the dataset's manifest)
+    assert 0.2 < sum(s not in start_trees for s in starts) / len(starts) < 0.8
+    for sample in walked:
+        for walk in (sample.chain, *sample.partners):
+            for before, event, after in zip(walk.states, walk.events, walk.states[1:]):
+                assert apply(space.trees[before], event, domain.size_bound) == space.trees[after]
+            assert walk.end == sample.chain.end
+
+
+def test_no_start_walk_draws_what_the_sampler_always_drew():
+    space = StateSpace(Domain(4, 2))
+    plain = sample_split(space, split_rng(5, "train"), 30, 8, 2)
+    zero = sample_split(StateSpace(Domain(4, 2)), split_rng(5, "train"), 30, 8, 2, start_walk=0)
+    assert plain == zero
+    assert all(s.chain.states[0] in set(space.start_trees()) for s in plain)
