@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run test test-cluster bench-certify bench-tracker bench-tracker-hard bench-tracker-speed bench-time-to-exact bench-prover clean
+.PHONY: setup run test test-fast test-cluster bench-certify bench-tracker bench-tracker-hard bench-tracker-speed bench-time-to-exact bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -28,6 +28,11 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
+# The inner loop: every test that needs no Lean binary (under a minute). A test needs Lean when
+# it uses the lean or core fixture, or when it starts a Lean process at all (it is then skipped).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q --no-lean
+
 # certify --cluster on two-node Ray clusters started on this machine (also part of make test)
 test-cluster: $(STAMP)
 	$(PY) -m pytest -q tests/test_cluster.py
@@ -40,7 +45,7 @@ bench-certify: $(STAMP)
 bench-tracker: $(STAMP)
 	$(PY) benchmarks/tracker_comparison.py --workers 2
 
-# The registered comparison on the hard domains (issue 13): tier 2 and five atoms, 24,000 steps a
+# The registered comparison on the hard domains: tier 2 and five atoms, 24,000 steps a
 # run, two at a time (many hours on 2 cores; resumable like bench-tracker). Its datasets first, by the
 # checker that certified the registered runs' datasets (the same chains; the same dataset ids).
 bench-tracker-hard: $(STAMP)

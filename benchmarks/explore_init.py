@@ -1,4 +1,4 @@
-"""Exploration (issue 14): which change makes the fixed-norm recurrence learn sooner.
+"""Exploration for the time-to-exact comparison: which change makes the fixed-norm recurrence learn sooner.
 
 Each variant trains for a fixed wall budget at one thread and records, every 100 steps, exact on
 the last 64 held-out chains of each length (shortest first, up to the first failing length).

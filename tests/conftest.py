@@ -1,4 +1,8 @@
-"""Fixtures that need the real Lean: found once per session, never mocked."""
+"""Fixtures that need the real Lean: found once per session, never mocked.
+
+``pytest --no-lean`` (``make test-fast``) runs only what needs no Lean binary: a test that uses
+the ``lean`` or ``core`` fixture, or is marked ``lean``, is deselected, and any other test (or
+fixture) that starts a Lean process all the same is skipped at that moment, saying so."""
 import pytest
 from hypothesis import settings
 
@@ -9,6 +13,49 @@ from leanbridge.discovery import find_lean
 # its speed (hypothesis's default deadline of 200 ms per example does exactly that).
 settings.register_profile("untimed", deadline=None)
 settings.load_profile("untimed")
+
+LEAN_FIXTURES = {"lean", "core"}
+# Modules whose every test runs Lean in another process (a fresh virtual environment, Ray
+# workers), where starting Lean cannot be intercepted.
+LEAN_MODULES = {"test_wheel.py", "test_cluster.py"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--no-lean", action="store_true", default=False,
+                     help="run only the tests that need no Lean binary (make test-fast)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--no-lean"):
+        return
+    kept, dropped = [], []
+    for item in items:
+        needs = (LEAN_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("lean")
+                 or item.path.name in LEAN_MODULES)
+        (dropped if needs else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_lean_process(request):
+    """Under --no-lean, starting a Lean (or kcheck) process skips the test that asked for it."""
+    if not request.config.getoption("--no-lean"):
+        yield
+        return
+    import leanbridge.corelib
+    import leanbridge.kernel
+    import leanbridge.runner
+
+    def refuse(*args, **kwargs):
+        pytest.skip("needs the Lean binary (deselected by --no-lean)")
+
+    patch = pytest.MonkeyPatch()
+    for module in (leanbridge.runner, leanbridge.corelib, leanbridge.kernel):
+        patch.setattr(module, "lean_process", refuse)
+    yield
+    patch.undo()
 
 
 @pytest.fixture(scope="session")

@@ -68,7 +68,7 @@ def test_runs_outside_the_registered_batch_are_not_judged():
     assert verdicts(runs) == verdicts(full_batch())
 
 
-# ---- the registered comparison on the hard domains (issue 13) ------------------------------------
+# ---- the registered comparison on the hard domains -----------------------------------------------
 
 _hard_path = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_hard.py"
 _hard_spec = importlib.util.spec_from_file_location("tracker_hard", _hard_path)
