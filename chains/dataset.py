@@ -46,6 +46,9 @@ class DatasetSpec:
     # training chains start where a random walk of this many events from a random start tree
     # ends (0: at the start tree); test chains always start at a start tree
     start_walk: int = 0
+    # training chains pick each applicable tier-2 (size-changing) event this many times as often
+    # as each applicable tier-1 event (1: uniformly); test chains always pick uniformly
+    tier2_weight: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("chains", "length", "test_chains", "probe_chains"):
@@ -53,6 +56,8 @@ class DatasetSpec:
                 raise ValueError(f"{name} must be at least 1")
         if self.partners < 0 or self.start_walk < 0:
             raise ValueError("partners and start_walk must be at least 0")
+        if not self.tier2_weight > 0 or (self.tier2_weight != 1.0 and self.domain.tier != 2):
+            raise ValueError("tier2_weight must be > 0, and other than 1 only on tier 2")
         if any(n < 1 for n in self.test_lengths) or len(set(self.test_lengths)) != len(self.test_lengths):
             raise ValueError("test lengths must be distinct positive integers")
 

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from chains.rules import Event
+from chains.rules import RULES, Event
 from chains.space import StateSpace
 
 
@@ -78,18 +78,39 @@ def _walk_ids(space: StateSpace, rng: random.Random, start: int, length: int) ->
     return states, ids
 
 
-def random_walk(space: StateSpace, rng: random.Random, start: int, length: int) -> Walk:
-    states, ids = _walk_ids(space, rng, start, length)
+def _weighted_walk_ids(space: StateSpace, rng: random.Random, start: int, length: int,
+                       tier2_weight: float) -> tuple[list[int], list[int]]:
+    """A random walk that picks each applicable tier-2 event ``tier2_weight`` times as often as
+    each applicable tier-1 event."""
+    states, ids = [start], []
+    here = start
+    for _ in range(length):
+        events, nexts = space.moves(here)
+        weights = [tier2_weight if RULES[space.events[e].rule].tier == 2 else 1.0 for e in events]
+        r = rng.choices(range(len(nexts)), weights)[0]
+        ids.append(events[r])
+        here = nexts[r]
+        states.append(here)
+    return states, ids
+
+
+def random_walk(space: StateSpace, rng: random.Random, start: int, length: int, tier2_weight: float = 1.0) -> Walk:
+    if tier2_weight == 1.0:
+        states, ids = _walk_ids(space, rng, start, length)
+    else:
+        states, ids = _weighted_walk_ids(space, rng, start, length, tier2_weight)
     return Walk(tuple(states), tuple(map(space.events.__getitem__, ids)), tuple(ids))
 
 
-def sample_chain(space: StateSpace, rng: random.Random, length: int, start_walk: int = 0) -> Walk:
-    """A random history of ``length`` events; it starts ``start_walk`` random events (not part
-    of the history) away from a random start tree."""
+def sample_chain(space: StateSpace, rng: random.Random, length: int, start_walk: int = 0,
+                 tier2_weight: float = 1.0) -> Walk:
+    """A random history of ``length`` events; it starts ``start_walk`` uniformly random events
+    (not part of the history) away from a random start tree, and picks tier-2 events with
+    ``tier2_weight`` (see ``_weighted_walk_ids``)."""
     start = space.random_start(rng)
     if start_walk:
         start = _walk_ids(space, rng, start, start_walk)[0][-1]
-    return random_walk(space, rng, start, length)
+    return random_walk(space, rng, start, length, tier2_weight)
 
 
 def sample_partner(space: StateSpace, rng: random.Random, end: int, length: int) -> Walk:
@@ -114,12 +135,13 @@ class Sample:
 
 
 def sample_split(space: StateSpace, rng: random.Random, count: int, length: int, partners: int,
-                 start_walk: int = 0) -> list[Sample]:
-    """``count`` chains of ``length`` events (see ``sample_chain`` for ``start_walk``), each with
-    ``partners`` partners of lengths drawn uniformly from 0 to ``length``."""
+                 start_walk: int = 0, tier2_weight: float = 1.0) -> list[Sample]:
+    """``count`` chains of ``length`` events (see ``sample_chain`` for ``start_walk`` and
+    ``tier2_weight``), each with ``partners`` partners of lengths drawn uniformly from 0 to
+    ``length`` (uniform backward walks)."""
     out = []
     for _ in range(count):
-        chain = sample_chain(space, rng, length, start_walk)
+        chain = sample_chain(space, rng, length, start_walk, tier2_weight)
         mates = tuple(sample_partner(space, rng, chain.end, rng.randint(0, length)) for _ in range(partners))
         out.append(Sample(chain, mates))
     return out

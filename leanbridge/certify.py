@@ -380,8 +380,9 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
             # checks them while the next splits are sampled and rendered
             mark = time.perf_counter()
             progress(f"sample {name}", 0, count)
+            training = name == "train"  # the sampling knobs shape the training chains only
             split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners,
-                                 spec.start_walk if name == "train" else 0)
+                                 spec.start_walk if training else 0, spec.tier2_weight if training else 1.0)
             progress(f"sample {name}", count, count)
             phases["sample"] += time.perf_counter() - mark
             mark = time.perf_counter()
@@ -469,6 +470,10 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
                 "start_sampling": "training chains start where a uniformly random walk of start_walk events from "
                                   "a uniformly random start tree ends; test chains start at the start tree"}
                if spec.start_walk else {}),
+            **({"tier2_weight": spec.tier2_weight,
+                "event_sampling": "training chains pick each applicable tier-2 event tier2_weight times as often as "
+                                  "each applicable tier-1 event; test chains pick uniformly"}
+               if spec.tier2_weight != 1.0 else {}),
             "test_lengths": list(spec.test_lengths),
             "test_chains": spec.test_chains,
             **domain_size(spec.domain),

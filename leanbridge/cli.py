@@ -32,6 +32,9 @@ from leanbridge.runner import LeanLimits
               help="Training chains start where a random walk of this many events from a random start tree ends "
                    "(0: at the start tree), so that they visit the states long chains visit; test chains always "
                    "start at a start tree.")
+@click.option("--tier2-weight", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
+              help="Tier 2: training chains pick each applicable size-changing event this many times as often as "
+                   "each other applicable event (1: uniformly); test chains always pick uniformly.")
 @click.option("--test-chains", type=click.IntRange(1), default=512, show_default=True, help="Chains per test split.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
@@ -77,7 +80,7 @@ from leanbridge.runner import LeanLimits
 @click.option("--repo", default=None,
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
-def main(atoms, tier, max_size, chains, length, partners, test_lengths, start_walk, test_chains, seed, jobs, out, store,
+def main(atoms, tier, max_size, chains, length, partners, test_lengths, start_walk, tier2_weight, test_chains, seed, jobs, out, store,
          timeout, memory_mb, probes, probe_chains, cluster, checker, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
@@ -88,7 +91,8 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, start_wa
 
     mathlib_only = given(("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo"))
     if mathlib_dir is not None:
-        chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "start_walk", "test_chains",
+        chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "start_walk",
+                            "tier2_weight", "test_chains",
                             "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "cluster",
                             "checker", "verify_dir"))
         if chain_only:
@@ -117,7 +121,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, start_wa
         try:
             test_lengths = test_lengths or (PROBE_TEST_LENGTHS if probes else DEFAULT_TEST_LENGTHS)
             spec = DatasetSpec(Domain(atoms, tier, max_size), chains, length, partners, test_lengths, test_chains, seed,
-                               probes, probe_chains, start_walk)
+                               probes, probe_chains, start_walk, tier2_weight)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
         out = out or Path("data") / f"tier{tier}-a{atoms}"

@@ -107,3 +107,23 @@ def test_no_start_walk_draws_what_the_sampler_always_drew():
     zero = sample_split(StateSpace(Domain(4, 2)), split_rng(5, "train"), 30, 8, 2, start_walk=0)
     assert plain == zero
     assert all(s.chain.states[0] in set(space.start_trees()) for s in plain)
+
+
+def test_a_tier2_weight_raises_the_share_of_size_changing_events_and_keeps_every_step_valid():
+    from chains.rules import RULES
+
+    domain = Domain(4, 2)
+    space = StateSpace(domain)
+
+    def share(samples):
+        events = [e for s in samples for e in s.chain.events]
+        return sum(RULES[e.rule].tier == 2 for e in events) / len(events)
+
+    uniform = sample_split(space, split_rng(2, "train"), 300, 8, 1)
+    weighted = sample_split(space, split_rng(2, "train"), 300, 8, 1, tier2_weight=8.0)
+    assert share(weighted) > 1.5 * share(uniform)
+    for sample in weighted:
+        for walk in (sample.chain, *sample.partners):
+            for before, event, after in zip(walk.states, walk.events, walk.states[1:]):
+                assert apply(space.trees[before], event, domain.size_bound) == space.trees[after]
+    assert weighted == sample_split(StateSpace(domain), split_rng(2, "train"), 300, 8, 1, tier2_weight=8.0)
