@@ -1,0 +1,333 @@
+"""Writes the generated parts of the docs: every table of an experiment page from results/*.json,
+and the command reference from each command's --help. A page marks each generated block:
+
+    <!-- generated: NAME -->
+    ...
+    <!-- end: NAME -->
+
+and everything between the markers is replaced. Run from the repository root:
+
+    python docs/generate.py          # rewrite the pages
+    python docs/generate.py --check  # exit 1, naming the stale pages, when a page differs
+
+tests/test_docs.py holds the committed pages to what this writes, so they cannot drift from the
+results."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+RESULTS = ROOT / "results"
+BLOCK = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end: (?P=name) -->)", re.DOTALL)
+DASH = "–"
+LENGTHS = ("8", "64", "256", "1024", "4096")
+
+
+def load(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
+def f3(x) -> str:
+    return DASH if x is None else f"{x:.3f}"
+
+
+def f5(x) -> str:
+    return DASH if x is None else f"{x:.5f}"
+
+
+def sci(x) -> str:
+    return DASH if x is None else f"{x:.1e}"
+
+
+def num(x, digits: int = 1) -> str:
+    if x is None:
+        return DASH
+    return f"{x:,}" if isinstance(x, int) else f"{x:,.{digits}f}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def at(d: dict | None, key: str):
+    return None if d is None else d.get(key)
+
+
+# ---- tracker comparison -------------------------------------------------------------------------
+
+def tracker_arm(run: dict) -> str:
+    if run["arch"] != "recurrence":
+        return run["arch"]
+    return run["objective"] + ("" if run["config"].get("fixed_norm", True) else "-free")
+
+
+def tracker_rows(runs: list[dict]) -> list[list[str]]:
+    return [[tracker_arm(r), r["seed"], num(r["steps"]), *(f3(at(r["exact"], n)) for n in LENGTHS),
+             *(sci(at(r["pair_distance"], n)) for n in ("8", "64", "256")), f3(r["pair_growth"]),
+             f3(r["unrelated_distance"]), f3(r["steps_per_second"])] for r in runs]
+
+
+TRACKER_HEADER = ["arm", "seed", "steps", *(f"exact@{n}" for n in LENGTHS), "pair@8", "pair@64", "pair@256",
+                  "growth", "unrelated", "steps/s"]
+
+
+def tracker_runs() -> str:
+    return table(TRACKER_HEADER, tracker_rows(load("tracker.json")["runs"]))
+
+
+def predictions(name: str) -> str:
+    rows = [[p["id"], p["prediction"], f"`{json.dumps(p['measured'])}`", f"**{p['verdict']}**"]
+            for p in load(name)["predictions"]]
+    return table(["id", "registered prediction", "measured", "verdict"], rows)
+
+
+def tracker_probes() -> str:
+    runs = load("tracker-transformer-probes.json")["runs"] + load("tracker-deltaproduct-probes.json")["runs"]
+    rows = [[r["arch"], r["objective"], r["config"].get("lr"), r["parameters"] if "parameters" in r else DASH,
+             *row[1:]] for r, row in zip(runs, tracker_rows(runs))]
+    return table(["arch", "objective", "lr", "parameters", *TRACKER_HEADER[1:]], rows)
+
+
+def tracker_speed() -> str:
+    s = load("tracker_speed.json")
+    rows = [["threads", s["threads"]], ["steps timed", s["timed_steps"]], ["steps/s", f3(s["steps_per_second"])],
+            ["projected minutes for 12,000 steps", num(s["projected_training_minutes"], 2)],
+            [f"evaluation of {s['eval_chains']} chains at {s['eval_length']:,} events, s", num(s["eval_seconds"], 2)]]
+    rows += [[f"share of a step: {k}", f3(v)] for k, v in s["time_by_operator_family"].items()]
+    return table(["measure", "value"], rows)
+
+
+# ---- hard domains -------------------------------------------------------------------------------
+
+DOMAIN = {"tier2": "tier 2", "atoms5": "five atoms"}
+
+
+def hard_runs() -> str:
+    rows = []
+    for r in load("tracker-hard.json")["runs"]:
+        ind = r.get("in_distribution") or {}
+        rows.append([DOMAIN.get(r["domain"], r["domain"]), r["arm"], r["seed"], num(r["steps"]), f3(ind.get("train")),
+                     f3(ind.get("fresh")), *(f3(at(r["exact"], n)) for n in LENGTHS[1:]),
+                     sci(at(r["pair_distance"], "8")), sci(at(r["pair_distance"], "256")), num(r["pair_growth"], 2),
+                     f3(r["unrelated_distance"]), num(r["steps_per_second"], 2)])
+    return table(["domain", "arm", "seed", "steps", "train fit", "fresh@8", "exact@64", "exact@256", "exact@1024",
+                  "exact@4096", "pair@8", "pair@256", "growth", "unrelated", "steps/s"], rows)
+
+
+def hard_validation() -> str:
+    rows = []
+    for v in load("tracker-hard.json")["validation"]:
+        ind = v.get("in_distribution") or {}
+        checks = ", ".join(f"{c['exact'].get('8', 0):.2f}" for c in v.get("checks", []))
+        rows.append([v["run"], num(v["steps"]), f3(ind.get("train")), f3(ind.get("fresh")),
+                     f3(at(v["exact"], "64")), f3(at(v["exact"], "256")), sci(at(v["pair_distance"], "8")),
+                     sci(at(v["pair_distance"], "256")), f3(v["unrelated_distance"]), checks])
+    return table(["validation run", "steps", "train fit", "fresh@8", "exact@64", "exact@256", "pair@8", "pair@256",
+                  "unrelated", "checks at 8, every 1,000 steps"], rows)
+
+
+def hard_where() -> str:
+    out = []
+    for r in load("tracker-hard-where.json")["runs"]:
+        groups = sorted({g for length in r["lengths"].values() for g in length["groups"]},
+                        key=lambda g: (g.rstrip("0123456789-+ "), int(re.findall(r"\d+", g)[0])))
+        rows = [[n, f3(length["exact"]), *(f"{f3(at(length['groups'].get(g), 'exact'))} "
+                                           f"({at(length['groups'].get(g), 'chains') or 0})" for g in groups)]
+                for n, length in r["lengths"].items()]
+        out.append(f"{r['objective']}, seed {r['seed']} (`{Path(r['run']).name}` on {Path(r['data']).name}), exact "
+                   "(chains in the group):\n\n" + table(["length", "all", *groups], rows))
+    return "\n".join(out)
+
+
+# ---- time to exact ------------------------------------------------------------------------------
+
+def stop_rule(stop: dict) -> str:
+    rule = f"every {stop['every']}, patience {stop['patience']}"
+    return rule + (f", cooldown {stop['cooldown']}" if stop.get("cooldown") else "")
+
+
+def tte_runs() -> str:
+    rows = []
+    for r in load("time-to-exact.json")["runs"]:
+        rows.append([r["candidate"], r["seed"], r["machine"], stop_rule(r["stop"]), num(r["steps"]),
+                     num(r["exact_at_step"]) if r["exact_at_step"] is not None else "never",
+                     num(r["train_seconds"]), num(r["check_seconds"]), *(f3(at(r["exact"], n)) for n in LENGTHS),
+                     sci(at(r["pair_distance"], "256")), num(at(r.get("eval_seconds_by_length"), "4096"))])
+    return table(["candidate", "seed", "machine", "stop rule", "steps", "exact from step", "training s", "checks s",
+                  *(f"exact@{n}" for n in LENGTHS), "pair@256", "eval@4096 s"], rows)
+
+
+def tte_exploration() -> str:
+    e = load("time-to-exact-exploration.json")
+    rows = []
+    for r in e["runs"]:
+        curve = r["curve"]
+        at2000 = next((c for c in curve if c["step"] == 2000), None)
+        last = curve[-1] if curve else None
+
+        def shown(point):
+            if point is None:
+                return DASH
+            longest = max(point["exact"], key=int)
+            return f"{point['exact'][longest]:.2f} at {longest} (step {point['step']:,})"
+        rows.append([r["name"], f"`{json.dumps(r['variant'])}`", shown(at2000), shown(last)])
+    return table(["variant", "changes", "exact at step 2,000 (longest length reached)", "at the end"], rows)
+
+
+# ---- prover and oracle --------------------------------------------------------------------------
+
+def prover_runs() -> str:
+    rows = []
+    for r in load("prover.json")["runs"]:
+        who = r["searcher"] if r["searcher"] != "imagination" else f"imagination ({Path(r['config']['tracker']).name})"
+        rows.append([who, num(r["prefix"]), num(r["budget_calls"]), num(r["problems"]), f3(r["success"]),
+                     num(r["kernel_calls_per_solved"]), num(r["lean_processes"]), f"{r['states_held_fraction_equal']:.4f}",
+                     f"{r['successors_fraction_equal']:.4f}",
+                     f"{r['distinct_certified_solutions']}/{r['distinct_solutions']}", num(r["seconds"], 0)])
+    return table(["searcher", "prefix", "budget", "problems", "success", "calls / solved", "Lean processes",
+                  "held = truth", "successors = truth", "certified solutions", "s"], rows)
+
+
+ORACLE_LENGTHS = ("8", "16", "64", "256", "1024", "4096")
+ORACLE_ARM = {("recurrence", "combo"): "combo", ("recurrence", "plain"): "plain", ("probe-slot", "combo"): "control"}
+
+
+def oracle_runs() -> str:
+    rows = []
+    for r in load("oracle.json")["runs"]:
+        pooled = r["pooled"]
+        hard = pooled.get("hard", {})
+        rows.append([ORACLE_ARM.get((r["arch"], r["objective"]), r["arch"]), r["seed"], num(r["steps"]),
+                     *(f5(at(r["accuracy"], n)) for n in ORACLE_LENGTHS),
+                     *(f3(at(r["all_right"], n)) for n in ORACLE_LENGTHS),
+                     *(f3(at(hard.get(b), "balanced")) for b in ("1", "4-6", "7-12")),
+                     f3(at(pooled.get("guard"), "rejected_rejected")), sci(at(r.get("pair_distance"), "8")),
+                     f3(at(r.get("unrelated_distance"), "8")), f3(r["steps_per_second"])])
+    return table(["arm", "seed", "steps", *(f"acc@{n}" for n in ORACLE_LENGTHS), *(f"all@{n}" for n in ORACLE_LENGTHS),
+                  "hard@1", "hard@4-6", "hard@7-12", "guard", "pair@8", "unrelated@8", "steps/s"], rows)
+
+
+def oracle_searchers() -> str:
+    rows = []
+    for s in load("oracle.json")["searchers"]:
+        who = s["searcher"] if s["searcher"] != "oracle" else f"oracle ({Path(s['config']['oracle']).name})"
+        recall = f3(s["oracle_recall_accepted"]) if s["searcher"] == "oracle" else DASH
+        rows.append([who, f"{s['solved']}/{s['problems']}", num(s["kernel_calls_per_solved"]),
+                     num(s["rejected_asked"] / max(1, s["solved"])), recall, num(s["kernel_calls_max_per_problem"])])
+    return table(["searcher", "solved", "kernel calls / solved", "rejected questions / solved",
+                  "recall of accepted events", "most calls on one problem"], rows)
+
+
+# ---- certification speed ------------------------------------------------------------------------
+
+def certify_runs() -> str:
+    rows = []
+    for name, r in load("certify.json")["runs"].items():
+        checker = (r.get("checker") or "elaborator").split(":")[0]
+        load_avg = r.get("load_average_before_after")
+        rows.append([name, f"`{r['command']}`", checker, num(r["step_instances"]), num(r["distinct_statements"]),
+                     num(r["failed"]), num(r["wall_seconds"], 2), num(r["distinct_checked_per_second"]),
+                     DASH if not load_avg else f"{load_avg[0]:.1f} / {load_avg[1]:.1f}"])
+    return table(["entry", "command", "checker", "step instances", "distinct statements", "failed", "wall s",
+                  "distinct / s", "load before / after"], rows)
+
+
+def certify_checkers() -> str:
+    rows = [[name, num(c["elaborator"]["wall_seconds"], 2), num(c["kernel"]["wall_seconds"], 2), num(c["wall_ratio"], 2)]
+            for name, c in load("certify.json")["checker_comparison"].items()]
+    return table(["dataset", "elaborator wall s", "kernel wall s", "ratio"], rows)
+
+
+def certify_cluster() -> str:
+    rows = []
+    c = load("certify.json")
+    for name in ("cluster", "cluster-kernel"):
+        entry = c[name]
+        rows.append([name, num(entry["ray"]["distinct_statements"]), num(entry["ray"].get("wall_seconds"), 1),
+                     num(entry["local"].get("wall_seconds"), 1), num(entry["overhead_ratio_wall"], 3),
+                     num(entry["overhead_ratio_lean_phase"], 3), num(entry["cluster_start_seconds"], 1)])
+    return table(["entry", "distinct statements", "cluster wall s", "local wall s", "overhead (wall)",
+                  "overhead (Lean phase)", "cluster start s"], rows)
+
+
+# ---- the command reference ----------------------------------------------------------------------
+
+def cli() -> str:
+    from click.testing import CliRunner
+
+    from leanbridge.cli import main as certify
+    from oracle.cli import main as train_oracle
+    from prover.cli import main as prove
+    from tracker.cli import main as train_tracker
+
+    parts = []
+    for name, command in (("certify", certify), ("train-tracker", train_tracker), ("prove", prove),
+                          ("train-oracle", train_oracle)):
+        text = CliRunner().invoke(command, ["--help"], prog_name=name, terminal_width=100).output
+        parts.append(f"### `{name}`\n\n```\n{text.rstrip()}\n```\n")
+    return "\n".join(parts)
+
+
+GENERATORS: dict[str, Callable[[], str]] = {
+    "tracker-runs": tracker_runs, "tracker-predictions": lambda: predictions("tracker.json"),
+    "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,
+    "hard-validation": hard_validation, "hard-runs": hard_runs,
+    "hard-predictions": lambda: predictions("tracker-hard.json"), "hard-where": hard_where,
+    "tte-runs": tte_runs, "tte-exploration": tte_exploration,
+    "prover-runs": prover_runs,
+    "oracle-runs": oracle_runs, "oracle-predictions": lambda: predictions("oracle.json"),
+    "oracle-searchers": oracle_searchers,
+    "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
+    "cli": cli,
+}
+
+
+def generated(text: str, cache: dict[str, str]) -> str:
+    """``text`` with every marked block rewritten."""
+    def fill(match: re.Match) -> str:
+        name = match["name"]
+        if name not in GENERATORS:
+            raise KeyError(f"no generator for block {name!r}")
+        if name not in cache:
+            cache[name] = GENERATORS[name]()
+        return match.group(1) + cache[name] + match.group(4)
+    return BLOCK.sub(fill, text)
+
+
+def pages() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if BLOCK.search(p.read_text(encoding="utf-8")))
+
+
+def stale() -> list[str]:
+    """The pages whose generated blocks differ from what the results say now."""
+    cache: dict[str, str] = {}
+    return [p.relative_to(ROOT).as_posix() for p in pages()
+            if generated(p.read_text(encoding="utf-8"), cache) != p.read_text(encoding="utf-8")]
+
+
+def main(argv: list[str]) -> int:
+    if "--check" in argv:
+        found = stale()
+        for name in found:
+            print(f"stale: {name} (run python docs/generate.py)")
+        return 1 if found else 0
+    cache: dict[str, str] = {}
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        new = generated(text, cache)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            print(f"wrote {page.relative_to(ROOT).as_posix()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main(sys.argv[1:]))
