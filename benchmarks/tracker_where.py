@@ -55,10 +55,9 @@ def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
     elsewhere = trained_elsewhere(blob["identity"], manifest)
     if elsewhere is not None:
         raise CheckpointError(f"{run}: trained on {elsewhere}, not on the dataset now at {directory}")
-    data = load_dataset(directory)
-    trainer = Trainer(config, data)
+    trainer = Trainer(config, load_dataset(directory))
     trainer.load(blob)  # CheckpointError when the weights do not fit the settings
-    model = trainer.model.eval()
+    model, data = trainer.model.eval(), trainer.data  # the data with the run's readout layout
     domain = domain_of(manifest, str(directory / "manifest.json"))
     out: dict = {"run": str(run), "data": str(directory), "arch": config.arch, "objective": config.objective,
                  "seed": config.seed, "step": blob["step"], "lengths": {}}

@@ -1,0 +1,83 @@
+"""Readout layouts: the heap layout holds the same trees, and an event moves whole subtrees."""
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chains.rules import RULES, Event, apply
+from chains.trees import OPS, internal_positions, tokens
+from tests.strategies import any_trees
+from tracker.layouts import laid_out, paths_of
+
+ATOMS = "abcd"
+IDS = {tok: i for i, tok in enumerate(("<pad>", *OPS, *ATOMS))}  # tracker.data.Vocab's output ids
+NAMES = {i: tok for tok, i in IDS.items()}
+
+
+def fixed_sources(rows_before, rows_after) -> dict[int, set[int]]:
+    """Output position -> the input positions that hold its token in every pair of rows."""
+    source: dict[int, set[int]] = {}
+    for before, after in zip(rows_before, rows_after):
+        for j, tok in enumerate(after):
+            if tok:
+                here = {i for i, t in enumerate(before) if t == tok}
+                source[j] = source[j] & here if j in source else here
+    return source
+
+
+def polish_rows(trees, width):
+    out = torch.zeros(len(trees), width, dtype=torch.long)
+    for r, tree in enumerate(trees):
+        ids = [IDS[t] for t in tokens(tree)]
+        out[r, : len(ids)] = torch.tensor(ids)
+    return out
+
+
+def tree_at(row: list[int], position: int = 0):
+    tok = NAMES[row[position]]
+    if tok in OPS:
+        return (tok, tree_at(row, 2 * position + 1), tree_at(row, 2 * position + 2))
+    return tok
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(any_trees(ATOMS, max_leaves=8), min_size=1, max_size=6))
+def test_the_heap_layout_holds_the_same_trees(trees):
+    heap = paths_of(polish_rows(trees, 15))
+    assert heap.shape[1] in (1, 3, 7, 15, 31, 63, 127, 255)  # whole levels
+    for tree, row in zip(trees, heap.tolist()):
+        assert tree_at(row) == tree
+        assert sum(tok != 0 for tok in row) == len(tokens(tree))  # PAD wherever the tree has no node
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(any_trees(ATOMS, max_leaves=8), min_size=2, max_size=12), st.sampled_from(sorted(RULES)))
+def test_an_event_moves_the_same_positions_in_every_tree_it_applies_to(trees, rule):
+    """In the heap layout each output position after an event reads one fixed position before it
+    (or is PAD), whatever the tree: the event is one linear map of the position code."""
+    for path in {p for t in trees for p in internal_positions(t)}:
+        event = Event(rule, path)
+        pairs = [(t, apply(t, event, None)) for t in trees]
+        pairs = [(a, b) for a, b in pairs if b is not None]
+        if len(pairs) < 2:
+            continue
+        rows = paths_of(polish_rows([t for pair in pairs for t in pair], 31)).tolist()
+        source = fixed_sources(rows[::2], rows[1::2])
+        assert all(source.values()), (event, source)
+
+
+def test_in_polish_order_the_same_event_moves_tokens_by_an_amount_that_depends_on_the_tree():
+    event = Event("add_comm", "")
+    trees = [("+", "a", ("*", "b", "c")), ("+", ("*", "a", "b"), "c")]
+    after = [apply(t, event, None) for t in trees]
+    polish = fixed_sources(polish_rows(trees, 5).tolist(), polish_rows(after, 5).tolist())
+    assert not all(polish.values())
+    heap = paths_of(polish_rows(trees + after, 5)).tolist()
+    assert all(fixed_sources(heap[:2], heap[2:]).values())
+
+
+def test_polish_is_the_identity_and_an_unknown_layout_is_refused():
+    rows = polish_rows([("+", "a", "b")], 7)
+    assert laid_out(rows, "polish") is rows
+    with pytest.raises(ValueError, match="unknown layout"):
+        laid_out(rows, "postfix")

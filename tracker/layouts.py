@@ -1,0 +1,55 @@
+"""Readout layouts: which tree position each readout slot names.
+
+``polish`` (the default, and every registered run's) writes the tree token by token in Polish
+order, left-aligned, PAD after its end. A rewrite that changes the size of a subtree then shifts
+every later position, so the same event moves tokens by an amount that depends on the tree.
+
+``paths`` names each position by its path from the root, in heap order (the root is 0, the
+children of position i are 2i + 1 and 2i + 2), PAD where the tree has no node. A rewrite event
+(one lemma at one position) then moves, copies or drops whole subtrees by the same map in every
+tree it applies to: the event acts on the readout as one fixed linear map of the position code,
+the shape section 48 found the exact state to take.
+"""
+from __future__ import annotations
+
+import torch
+
+LAYOUTS = ("polish", "paths")
+PAD_ID, N_OPS = 0, 2  # output ids: PAD, the two operators, then the atoms (tracker.data.Vocab)
+
+
+def _heap_positions(row: list[int]) -> dict[int, int]:
+    """Polish output ids of one tree -> {heap position: id}."""
+    out: dict[int, int] = {}
+    stack = [0]  # heap positions still to fill, the next one on top
+    for tok in row:
+        if tok == PAD_ID:
+            break
+        position = stack.pop()
+        out[position] = tok
+        if tok <= N_OPS:  # an operator: its right child is filled after its left one
+            stack += [2 * position + 2, 2 * position + 1]
+    return out
+
+
+def paths_of(tree_tokens: torch.Tensor) -> torch.Tensor:
+    """(R, P) Polish output ids -> (R, 2^(D+1) - 1) the same trees in heap order, with D the
+    largest depth among them."""
+    rows = [_heap_positions(row) for row in tree_tokens.tolist()]
+    width = max(max(row) for row in rows) + 1
+    size = 1
+    while size < width:  # a whole number of levels
+        size = 2 * size + 1
+    out = torch.full((len(rows), size), PAD_ID, dtype=tree_tokens.dtype)
+    for r, row in enumerate(rows):
+        out[r, list(row)] = torch.tensor(list(row.values()), dtype=tree_tokens.dtype)
+    return out
+
+
+def laid_out(tree_tokens: torch.Tensor, layout: str) -> torch.Tensor:
+    """The readout targets (R, P') of the trees in ``tree_tokens`` (R, P) under ``layout``."""
+    if layout == "polish":
+        return tree_tokens
+    if layout == "paths":
+        return paths_of(tree_tokens)
+    raise ValueError(f"unknown layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
