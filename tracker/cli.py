@@ -12,6 +12,7 @@ from click.core import ParameterSource
 
 from chains.files import output_directory
 from leanbridge.cliutil import user_errors
+from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
 from tracker.models import ARCHS
 from tracker.objectives import OBJECTIVES
@@ -72,11 +73,17 @@ D = TrainConfig()  # the defaults shown by --help
 @click.option("--check-cooldown", type=click.IntRange(0), default=StopConfig.cooldown, show_default=True,
               help="Once the checks say stop, train this many more steps with the learning rate falling "
                    "linearly towards zero, then stop.")
+@click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @training_options(D, "Chains per step (each with its certified partners).")
 @run_options("runs/<arch>-<objective>-s<seed>")
 def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
-         check_patience: int, check_cooldown: int, out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
+         check_patience: int, check_cooldown: int, device: str, out: Path | None, resume: bool, threads: int | None,
+         quiet: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
+    try:  # before anything is read or written: a device that is not here leaves nothing behind
+        where = resolve_device(device)
+    except DeviceUnavailable as e:
+        raise click.ClickException(str(e)) from None
     # every other option is a TrainConfig field of the same name; the schedule sets those not given
     context = click.get_current_context()
     given = {name: value for name, value in settings.items()
@@ -95,9 +102,9 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
     with user_errors(CheckpointError, TrainingInterrupted, ValueError,
                      interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
             output_directory(out):
-        report = train(config, out, resume=resume, show_progress=not quiet, stop=stop,
+        report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()))
-    shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "steps", "exact", "in_distribution",
+    shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "device", "steps", "exact", "in_distribution",
                                     "pair_distance", "pair_growth", "unrelated_distance", "seconds",
                                     "steps_per_second")}
     if "stop" in report:

@@ -14,7 +14,7 @@ import io
 import pickle
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -80,6 +80,25 @@ class TrackerData:
     @property
     def n_items(self) -> int:
         return self.item_tokens.shape[0]
+
+    @property
+    def device(self) -> torch.device:
+        return self.item_tokens.device
+
+    def to(self, device: torch.device | str) -> TrackerData:
+        """The dataset with every tensor on ``device``; itself when it is there already (on the
+        CPU nothing is copied)."""
+        device = torch.device(device)
+        if self.device == device:
+            return self
+
+        def moved(split: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+            return {k: v.to(device) for k, v in split.items()}
+
+        return replace(self, item_tokens=self.item_tokens.to(device), tree_tokens=self.tree_tokens.to(device),
+                       tree_items=self.tree_items.to(device), train=moved(self.train),
+                       tests={n: moved(split) for n, split in self.tests.items()},
+                       succ_items=self.succ_items.to(device), succ_trees=self.succ_trees.to(device))
 
 
 def check_certified(directory: Path) -> dict:
@@ -288,14 +307,15 @@ class UnreadableFile(Exception):
     """A file that is not a torch file of tensors and plain values; the message says why."""
 
 
-def load_torch_file(path: Path, allowed: tuple[type, ...] = ()) -> object:
+def load_torch_file(path: Path, allowed: tuple[type, ...] = (), map_location: str | None = None) -> object:
     """``torch.load`` that runs no code from the file (weights only: tensors, plain values and
-    the classes in ``allowed``) and keeps torch's warnings about the file's format to itself.
-    UnreadableFile when the file is not such a torch file (garbage, truncated, other objects)."""
+    the classes in ``allowed``) and keeps torch's warnings about the file's format to itself;
+    ``map_location`` (e.g. "cpu") is where its tensors land. UnreadableFile when the file is not
+    such a torch file (garbage, truncated, other objects)."""
     try:
         with warnings.catch_warnings(), torch.serialization.safe_globals(list(allowed)):
             warnings.simplefilter("ignore")
-            return torch.load(path, weights_only=True)
+            return torch.load(path, weights_only=True, map_location=map_location)
     except pickle.UnpicklingError:
         raise UnreadableFile("not a torch file of tensors and plain values") from None
     except (RuntimeError, EOFError) as e:
@@ -365,8 +385,9 @@ class Batch:
 
 
 def sample_batch(data: TrackerData, chains: int, generator: torch.Generator) -> Batch:
+    """B = ``chains`` training chains drawn with ``generator`` (on the data's device) and their partners."""
     train = data.train
-    idx = torch.randint(0, train["chain_items"].shape[0], (chains,), generator=generator)
+    idx = torch.randint(0, train["chain_items"].shape[0], (chains,), generator=generator, device=generator.device)
     ci, ct = train["chain_items"][idx], train["chain_trees"][idx]  # (B, T)
     pi, pt = train["partner_items"][idx], train["partner_trees"][idx]  # (B, K, T)
     k = pi.shape[1]
@@ -386,7 +407,7 @@ def common_successor(data: TrackerData, u: torch.Tensor, v: torch.Tensor, genera
     found = flat.sum(1) > 0
     pick = torch.multinomial(flat + (~found)[:, None].float(), 1, generator=generator)[:, 0]  # (M,)
     a, b = pick // su.shape[1], pick % su.shape[1]
-    rows = torch.arange(len(u))
+    rows = torch.arange(len(u), device=u.device)
     item = torch.where(found, su[rows, a], 0)
     tu = torch.where(found, data.succ_trees[u][rows, a], 0)
     tv = torch.where(found, data.succ_trees[v][rows, b], 0)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from tracker.data import TrackerData
+from tracker.device import default_device
 from tracker.models import Tracker
 from tracker.objectives import centred_cosine_distance
 
@@ -65,12 +66,18 @@ def right_trees(model: Tracker, views: torch.Tensor, ends: torch.Tensor, data: T
     return (model.readout(views).argmax(-1) == data.tree_tokens[ends]).all(-1)
 
 
+def model_device(model: Tracker) -> torch.device:
+    return next(model.parameters()).device
+
+
 def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig()) -> dict:
+    """The free-running evaluation, on the model's device (the data is moved there)."""
     was_training = model.training
     model.eval()
+    device = model_device(model)
     try:
-        with torch_threads(config.threads), torch.inference_mode():
-            return _evaluate(model, data, config)
+        with torch_threads(config.threads), torch.inference_mode(), default_device(device):
+            return _evaluate(model, data.to(device), config)
     finally:
         model.train(was_training)
 
@@ -82,7 +89,7 @@ def training_fit(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
     trees = data.train["chain_trees"][: config.max_chains].long()  # (N, T), -1 after a chain's end
     items = data.train["chain_items"][: config.max_chains]
     last = (trees >= 0).sum(1) - 1  # (N,) index of each chain's last step
-    ends = trees[torch.arange(len(trees)), last]
+    ends = trees[torch.arange(len(trees), device=trees.device), last]
     train = right_trees(model, end_views(model, items, config.chunk), ends, data).float().mean().item()
     return {"length": int(last.max()), "train": train}
 
@@ -106,7 +113,7 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
         z = end_views(model, items, config.chunk)  # (N, C)
         correct[str(length)] = right_trees(model, z, ends, data)
         exact[str(length)] = correct[str(length)].float().mean().item()
-        other = torch.roll(torch.arange(len(ends)), 1)
+        other = torch.roll(torch.arange(len(ends), device=ends.device), 1)
         differ = ends != ends[other]
         if bool(differ.any()):
             unrelated[str(length)] = centred_cosine_distance(z[differ], z[other][differ]).mean().item()

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import torch
 
 from tracker.data import TrackerData
-from tracker.evaluate import end_views, right_trees
+from tracker.device import default_device
+from tracker.evaluate import end_views, model_device, right_trees
 from tracker.models import Tracker
 
 
@@ -42,11 +43,13 @@ class StopConfig:
 def check_exact(model: Tracker, data: TrackerData, chains: int, threshold: float) -> dict[str, float]:
     """Exact on the last ``chains`` chains of each test split, shortest first, up to and including
     the first length below ``threshold``: {length: exact}. Passing means every length is present
-    and at or above the threshold."""
+    and at or above the threshold. Runs on the model's device."""
     out: dict[str, float] = {}
     was_training = model.training
     model.eval()
-    with torch.inference_mode():
+    device = model_device(model)
+    data = data.to(device)
+    with torch.inference_mode(), default_device(device):
         for length in sorted(data.tests):
             split = data.tests[length]
             items = split["chain_items"][-chains:]  # (M, T)

@@ -23,6 +23,7 @@ from tqdm import tqdm
 from chains.files import staged_files
 from tracker.data import (Batch, TrackerData, UnreadableFile, common_successor, load_dataset, load_torch_file,
                           sample_batch, save_atomic)
+from tracker.device import default_device, resolve_device, to_cpu
 from tracker.evaluate import EvalConfig, evaluate, torch_threads
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
 from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
@@ -155,14 +156,17 @@ def stop_requests():
 
 
 class Trainer:
-    """The model, its heads and optimiser, and one step of the chosen objective."""
+    """The model, its heads and optimiser, and one step of the chosen objective, on ``device``
+    (the data, the model, every batch and loss, and the step's random generator live there)."""
 
-    def __init__(self, config: TrainConfig, data: TrackerData) -> None:
-        self.config, self.data = config, data
+    def __init__(self, config: TrainConfig, data: TrackerData, device: torch.device | str = "cpu") -> None:
+        self.device = torch.device(device)
+        self.config, self.data = config, data.to(self.device)
         torch.manual_seed(config.seed)
+        # built from the CPU's generator and then moved: the same initial weights on every device
         self.model: Tracker = build_model(config.model, data.item_tokens, data.vocab.size, data.vocab.n_out,
-                                          data.tree_len)
-        self.nextlat_head = NextLatHead(config.width) if "nextlat" in config.terms else None
+                                          data.tree_len).to(self.device)
+        self.nextlat_head = NextLatHead(config.width).to(self.device) if "nextlat" in config.terms else None
         params = list(self.model.parameters())
         if self.nextlat_head is not None:
             params += list(self.nextlat_head.parameters())
@@ -188,7 +192,7 @@ class Trainer:
         target = data.tree_tokens[batch.trees.clamp(min=0)]  # (H, T, P)
         out = {"ce": F.cross_entropy(logits[mask].flatten(0, -2), target[mask].flatten())}
         last = batch.lengths - 1
-        z_end = z[torch.arange(len(z)), last]  # (H, C)
+        z_end = z[torch.arange(len(z), device=z.device), last]  # (H, C)
         chain_end = z_end[:b]  # (B, C)
         partner_end = z_end[b:].view(b, k, -1)  # (B, K, C)
         ends = batch.ends
@@ -212,9 +216,10 @@ class Trainer:
             c = z.shape[-1]
             # certified equivalent pairs: target 0
             eq = metric(chain_end[:, None].expand_as(partner_end).reshape(-1, c), partner_end.reshape(-1, c),
-                        torch.zeros(b * k), None, None, None, cfg.gamma)
+                        torch.zeros(b * k, device=z.device), None, None, None, cfg.gamma)
             # chain b against chain b+1: target from their outputs and one common next event
-            u, v = torch.arange(b), torch.roll(torch.arange(b), 1)
+            u = torch.arange(b, device=z.device)
+            v = torch.roll(u, 1)
             item, _, _, found = common_successor(data, ends[u], ends[v], generator)
             item = torch.where(found, item, data.tree_items[0])  # any real item; unused where not found
             zux, zvx = model.advance(state, u, item), model.advance(state, v, item)
@@ -225,22 +230,31 @@ class Trainer:
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
         """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
-        generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
+        # the step's generator, on the device: the batch, the metric loss's next events and the
+        # slot noise or dropout masks are drawn from it, so a resumed run repeats the straight one
+        generator = torch.Generator(device=self.device).manual_seed(self.config.seed * 1_000_003 + step)
         batch = sample_batch(self.data, self.config.batch_chains, generator)
-        losses = self.losses(batch, step, generator)
+        with default_device(self.device):
+            losses = self.losses(batch, step, generator)
         return descend(self.optimizer, self.params, losses, lr_at(self.config, step) if lr is None else lr,
                        self.config.grad_clip)
 
     def checkpoint(self) -> dict:
-        return {"model": self.model.state_dict(),
-                "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
-                "optimizer": self.optimizer.state_dict(), "config": asdict(self.config), "step": self.step,
+        """Weights, optimiser state, settings and dataset identity, every tensor on the CPU (a
+        checkpoint made on a GPU loads on a machine without one); ``device`` says where it trained."""
+        state = {"model": self.model.state_dict(),
+                 "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
+                 "optimizer": self.optimizer.state_dict()}
+        if self.device.type != "cpu":
+            state = to_cpu(state)
+        return {**state, "config": asdict(self.config), "step": self.step,
                 "train_seconds": self.train_seconds, "identity": self.data.identity,
-                "package_version": package_version(), "torch_version": torch.__version__}
+                "package_version": package_version(), "torch_version": torch.__version__,
+                "device": str(self.device)}
 
     def load(self, blob: dict) -> None:
-        """Restore the state of ``blob`` (from ``load_checkpoint``); CheckpointError when its
-        weights or optimiser state do not fit this run's model."""
+        """Restore the state of ``blob`` (from ``load_checkpoint``, made on any device) onto this
+        trainer's device; CheckpointError when its weights or optimiser state do not fit this run's model."""
         try:
             self.model.load_state_dict(blob["model"])
             if self.nextlat_head is not None:
@@ -255,14 +269,14 @@ class Trainer:
 
 
 def load_checkpoint(path: Path) -> dict:
-    """The checkpoint at ``path``: weights, settings and dataset identity. Loaded without running
-    any code it may hold (torch's weights-only unpickler); CheckpointError when it is missing or
-    is not a checkpoint."""
+    """The checkpoint at ``path``: weights, settings and dataset identity, its tensors on the CPU
+    whatever device it was made on. Loaded without running any code it may hold (torch's
+    weights-only unpickler); CheckpointError when it is missing or is not a checkpoint."""
     if not path.is_file():
         raise CheckpointError(f"{path}: no checkpoint to resume from")
     try:
         # checkpoints record torch.__version__, a str subclass the weights-only unpickler must be told of
-        blob = load_torch_file(path, allowed=(torch.torch_version.TorchVersion,))
+        blob = load_torch_file(path, allowed=(torch.torch_version.TorchVersion,), map_location="cpu")
     except UnreadableFile as e:
         raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
     identity = blob.get("identity") if isinstance(blob, dict) else None
@@ -283,13 +297,17 @@ def config_from_checkpoint(blob: dict) -> TrainConfig:
 
 def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: EvalConfig = EvalConfig(), data: TrackerData | None = None,
-          stop: StopConfig = StopConfig()) -> dict:
-    """Train (or continue) into ``out``, stopping early when ``stop`` says so; evaluate; return
-    the report (also written there)."""
+          stop: StopConfig = StopConfig(), device: torch.device | str = "cpu") -> dict:
+    """Train (or continue) into ``out`` on ``device`` (a torch.device or a spec such as
+    ``auto``; DeviceUnavailable before anything is read or written when it is not here),
+    stopping early when ``stop`` says so; evaluate; return the report (also written there)."""
     out = Path(out)
+    device = resolve_device(device)
     data = data if data is not None else load_dataset(config.data)
-    trainer = Trainer(config, data)
+    trainer = Trainer(config, data, device)
+    data = trainer.data  # on the device
     path = out / CHECKPOINT
+    resumed_from = None
     if resume:
         blob = load_checkpoint(path)
         stored = config_from_checkpoint(blob)
@@ -300,6 +318,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         if blob["identity"]["dataset"]["dataset_id"] != data.identity["dataset"]["dataset_id"]:
             raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
         trainer.load(blob)
+        resumed_from = trainer.step
     out.mkdir(parents=True, exist_ok=True)
 
     rule = StopRule(stop, tuple(sorted(data.tests)))
@@ -355,6 +374,8 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         "dataset": data.identity["dataset"], "lean": data.identity["lean"],
         "package_version": package_version(), "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),  # bits repeat at the same thread count
+        "device": str(device),  # and on the same device
+        "resumed_from_step": resumed_from,  # the checkpoint's step this call continued from (None: from the start)
         "parameters": sum(p.numel() for p in trainer.model.parameters()),
         "compute_note": compute_note(config),
         "final_losses": last_losses,

@@ -1,0 +1,128 @@
+"""--device: the spec's resolution, the CPU's bits pinned, a device that is not here refused in one
+line with nothing written, and (on a machine with CUDA only) training, resuming and loading there."""
+import hashlib
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from chains.dataset import DatasetSpec
+from chains.space import Domain
+from leanbridge.certify import certify_dataset
+from tracker.cli import main as train_tracker
+from tracker.data import load_dataset
+from tracker.device import DeviceUnavailable, resolve_device, to_cpu
+from tracker.evaluate import EvalConfig, evaluate
+from tracker.train import TrainConfig, Trainer, config_from_checkpoint, load_checkpoint, train
+
+no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("device")
+    certify_dataset(DatasetSpec(Domain(3, 1), chains=40, test_lengths=(8,), test_chains=4), root / "data",
+                    root / "store.sqlite")
+    return root / "data"
+
+
+def test_specs_resolve_to_devices():
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device(" CPU ") == torch.device("cpu")
+    assert resolve_device(torch.device("cpu")) == torch.device("cpu")
+    assert resolve_device("auto") == (torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu"))
+    for bad in ("tpu", "cuda:x", "gpu", ""):
+        with pytest.raises(DeviceUnavailable, match="unknown device"):
+            resolve_device(bad)
+
+
+@no_cuda
+def test_cuda_without_cuda_is_one_line():
+    for spec in ("cuda", "cuda:0", "cuda:3"):
+        with pytest.raises(DeviceUnavailable, match="no CUDA device on this machine") as e:
+            resolve_device(spec)
+        assert "\n" not in str(e.value)
+
+
+def weights_hash(state: dict[str, torch.Tensor]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(state):
+        h.update(name.encode())
+        h.update(state[name].detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+# The weights after 12 steps at one thread on the test's dataset, as the code before --device made
+# them (torch 2.13.0 on x86-64): a change that moves the CPU's bits changes these.
+PINNED = {("recurrence", "combo"): "355a47993bfbd75f", ("transformer", "plain"): "ed627adb16afb7c4",
+          ("deltaproduct", "nerode"): "a450a5dae2d8f83c"}
+
+
+@pytest.mark.skipif(not torch.__version__.startswith("2.13.0"), reason="the bits are pinned for torch 2.13.0")
+@pytest.mark.parametrize("arch,objective", list(PINNED))
+def test_cpu_bits_are_the_pinned_ones(tiny, arch, objective):
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        config = TrainConfig(data=str(tiny), arch=arch, objective=objective, width=32, steps=12, batch_chains=4,
+                             warmup_steps=4)
+        trainer = Trainer(config, load_dataset(tiny), "cpu")
+        for step in range(config.steps):
+            trainer.train_step(step)
+            trainer.step += 1
+    finally:
+        torch.set_num_threads(before)
+    assert weights_hash(trainer.model.state_dict()) == PINNED[arch, objective]
+
+
+@no_cuda
+def test_the_command_refuses_cuda_in_one_line_and_writes_nothing(tiny, tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_tracker, ["--data", str(tiny), "--steps", "2", "--device", "cuda",
+                                                "--out", str(out), "--quiet"])
+    assert result.exit_code != 0
+    assert result.output.strip().count("\n") == 0 and "no CUDA device" in result.output, result.output
+    assert "Traceback" not in result.output and not out.exists()
+    # the library refuses as early: before the dataset is read or a directory made
+    with pytest.raises(DeviceUnavailable):
+        train(TrainConfig(data=str(tmp_path / "nowhere"), steps=2), out, show_progress=False, device="cuda")
+    assert not out.exists()
+
+
+def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny, tmp_path):
+    config = TrainConfig(data=str(tiny), width=32, steps=3, batch_chains=4)
+    report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), device="cpu")
+    assert report["device"] == "cpu" and report["resumed_from_step"] is None
+    blob = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert blob["device"] == "cpu" and config_from_checkpoint(blob) == config
+    assert all(t.device.type == "cpu" for t in blob["model"].values())
+    assert to_cpu({"a": [torch.ones(1)], "b": 2})["b"] == 2
+
+
+@cuda_only
+@pytest.mark.parametrize("settings", [{"objective": "combo"}, {"objective": "nerode", "arch": "deltaproduct"},
+                                      {"objective": "plain", "arch": "transformer", "dropout": 0.1},
+                                      {"objective": "invariance", "slot_noise": 0.1}])
+def test_on_cuda_a_run_trains_resumes_to_the_same_bits_and_loads_on_the_cpu(tiny, tmp_path, settings):
+    config = TrainConfig(data=str(tiny), width=32, steps=6, batch_chains=4, checkpoint_every=3, **settings)
+    eval_config = EvalConfig(pair_lengths=(8,))
+    report = train(config, tmp_path / "straight", show_progress=False, eval_config=eval_config, device="cuda")
+    assert report["device"].startswith("cuda")
+    trainer = Trainer(config, load_dataset(tiny), "cuda")
+    for step in range(3):
+        trainer.train_step(step)
+        trainer.step += 1
+    (tmp_path / "resumed").mkdir()
+    torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
+    resumed = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=eval_config,
+                    device="cuda")
+    assert resumed["resumed_from_step"] == 3
+    straight, again = (load_checkpoint(tmp_path / d / "checkpoint.pt") for d in ("straight", "resumed"))
+    assert all(torch.equal(straight["model"][k], again["model"][k]) for k in straight["model"])
+    assert all(t.device.type == "cpu" for t in straight["model"].values())
+    # the GPU's checkpoint evaluates on the CPU (the figures agree to float tolerance, not bit for bit)
+    cpu = Trainer(config, load_dataset(tiny), "cpu")
+    cpu.load(straight)
+    results = evaluate(cpu.model, cpu.data, eval_config)
+    assert set(results["exact"]) == set(report["exact"])

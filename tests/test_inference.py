@@ -1,0 +1,114 @@
+"""tracker.load_run: a trained run of every architecture as a state machine, the same views as the
+evaluation's; and the Python examples of the README and docs/reference/api.md, executed as written
+(on a tiny dataset certified here and runs trained a few dozen steps)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from chains.dataset import DatasetSpec
+from leanbridge.certify import certify_dataset
+from tracker.evaluate import EvalConfig
+from tracker.inference import RunUnavailable, load_run
+from tracker.train import TrainConfig, train
+
+ROOT = Path(__file__).resolve().parent.parent
+ARCHS = ("recurrence", "transformer", "deltaproduct")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("inference")
+    certify_dataset(DatasetSpec(chains=40, test_lengths=(8, 16), test_chains=8), root / "data", root / "store.sqlite")
+    return root / "data"
+
+
+@pytest.fixture(scope="module")
+def runs(tiny, tmp_path_factory):
+    root = tmp_path_factory.mktemp("runs")
+    out = {}
+    for arch in ARCHS:
+        config = TrainConfig(data=str(tiny), arch=arch, objective="plain", width=32, steps=30, batch_chains=4,
+                             checkpoint_every=30, warmup_steps=5)
+        train(config, root / arch, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+        out[arch] = root / arch
+    return out
+
+
+def chains(data: Path, length: int = 8, n: int = 4) -> list[dict]:
+    lines = (data / f"test-{length}.jsonl").read_text().splitlines()[:n]
+    return [json.loads(line) for line in lines]
+
+
+def item_ids(run, start: str, events: list[str]) -> torch.Tensor:
+    """The dataset's item ids of a history, found by the items' token rows."""
+    table = {tuple(row): i for i, row in enumerate(run.model.embed.item_tokens.tolist())}
+    rows = [run._tree_item(start), *(run._event_item(e) for e in events)]
+    return torch.tensor([[table[tuple(r[0].tolist())] for r in rows]])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_views_are_the_evaluations(runs, tiny, arch):
+    run = load_run(runs[arch])
+    assert run.arch == arch and run.describe()["arch"] == arch
+    histories = [(c["start"], c["events"]) for c in chains(tiny)]
+    views = run.views(histories)
+    assert views.shape == (len(histories), 32)
+    with torch.no_grad():
+        expected = torch.cat([run.model.final_view(item_ids(run, s, e)) for s, e in histories])
+    torch.testing.assert_close(views, expected, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_step_by_step_is_the_whole_history(runs, tiny, arch):
+    run = load_run(runs[arch], data=tiny)
+    chain = chains(tiny, 16, 1)[0]
+    state = run.encode(chain["start"])
+    for event in chain["events"]:
+        state = run.step(state, event)
+    torch.testing.assert_close(run.view(state), run.views([(chain["start"], chain["events"])])[0])
+    decoded = run.decode(state)
+    assert decoded is None or isinstance(decoded, str)
+    assert run.decode_tree(state) is None or decoded is not None
+
+
+def test_a_missing_run_or_another_dataset_is_refused(runs, tiny, tmp_path):
+    with pytest.raises(RunUnavailable, match="no such run directory"):
+        load_run(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunUnavailable, match="checkpoint"):
+        load_run(tmp_path / "empty")
+    other = tmp_path / "other"
+    certify_dataset(DatasetSpec(chains=3, length=2, partners=1, test_lengths=(2,), test_chains=2, seed=1),
+                    other, tmp_path / "store.sqlite")
+    with pytest.raises(RunUnavailable, match="another dataset"):
+        load_run(runs["recurrence"], data=other)
+
+
+def test_importing_tracker_does_no_work():
+    code = "import sys, tracker; assert 'torch' not in sys.modules; assert callable(tracker.load_run)"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.DOTALL)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/reference/api.md"])
+def test_the_docs_python_examples_run(runs, tiny, page, tmp_path, monkeypatch, capsys):
+    blocks = python_blocks(ROOT / page)
+    assert blocks, f"{page} has no Python example"
+    # the examples name make run's places: its dataset and its tracker
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "tier1-a4").symlink_to(tiny)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "demo-fast").symlink_to(runs["recurrence"])
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, page, "exec"), {"__name__": "__docs__"})

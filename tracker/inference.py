@@ -1,0 +1,240 @@
+"""A trained tracker as a state machine: load a ``train-tracker`` run directory, read a start tree,
+move by events, decode the tree it holds, and read the views the objectives compare.
+
+    from tracker import load_run
+    run = load_run("runs/demo-fast")
+    state = run.encode("* + a b * c d")
+    state = run.step(state, "mul_comm@")
+    run.decode(state)        # "* * c d + a b" for an exact tracker
+
+Every architecture ``train-tracker`` trains is read the same way; what a state holds differs:
+
+- ``recurrence``: the slot ``w`` (C,), before its output norm: a state is the tracker's memory.
+- ``transformer``, ``transformer2x``: no carried state, so a state is the history so far, its
+  items' pooled embeddings (T, C); ``step`` appends one, ``decode`` runs the blocks over them all.
+- ``deltaproduct``: the blocks' matrix states and the last view.
+
+Items are embedded from their tokens, so any tree or event of the run's domain can be read, not
+only those of its dataset. A step that does not apply to the tree the tracker holds is read all
+the same: the tracker is a model, not the rules (``chains.rules.apply`` is).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from chains.dataset import DatasetError, domain_of, read_manifest, trained_elsewhere
+from chains.rules import Event
+from chains.space import Domain
+from chains.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
+from tracker.data import Vocab
+from tracker.models import DeltaProduct, EventTransformer, SlotRecurrence, build_model
+from tracker.train import CheckpointError, TrainConfig, config_from_checkpoint, load_checkpoint
+
+CHECKPOINT = "checkpoint.pt"  # train-tracker's checkpoint inside a run directory
+
+State = Any  # what a state holds depends on the architecture (see the module's docstring)
+History = tuple["Tree | str", Sequence["Event | str"]]  # (start tree, events read after it)
+
+
+class RunUnavailable(Exception):
+    """No usable tracker at the given place; the message says why and what to do."""
+
+
+def _tree(tree: Tree | str, atoms: Sequence[str]) -> Tree:
+    return parse_polish(tree, atoms) if isinstance(tree, str) else tree
+
+
+def _event(event: Event | str) -> Event:
+    return Event.parse(event) if isinstance(event, str) else event
+
+
+@dataclass(frozen=True)
+class _Delta:
+    """A DeltaProduct state: one matrix state (heads, d, d) per block and the last view (C,)."""
+
+    blocks: tuple[torch.Tensor, ...]
+    view: torch.Tensor
+
+
+class TrackedRun:
+    """A trained tracker of any architecture; see ``load_run``. Methods take and give one state
+    at a time (``views`` batches histories); trees and events may be given as text."""
+
+    def __init__(self, model: torch.nn.Module, config: TrainConfig, vocab: Vocab, domain: Domain,
+                 item_len: int, identity: dict, device: str = "cpu") -> None:
+        self.model, self.config, self.vocab, self.domain = model, config, vocab, domain
+        self.item_len, self.identity, self.device = item_len, identity, device
+        self._index = vocab.index()
+
+    @property
+    def arch(self) -> str:
+        return self.config.arch
+
+    def describe(self) -> dict:
+        """Identity for a report: the run, its architecture, objective, seed, steps, dataset."""
+        return dict(self.identity)
+
+    # ---- items ----------------------------------------------------------------------------------
+
+    def _tokens(self, toks: Sequence[str]) -> torch.Tensor:
+        if len(toks) > self.item_len:
+            raise ValueError(f"an item of {len(toks)} tokens is longer than the tracker reads ({self.item_len})")
+        try:
+            ids = [self._index[t] for t in toks]
+        except KeyError as e:
+            raise ValueError(f"token {e.args[0]!r} is not in the run's domain ({self.domain.atoms} atoms, "
+                             f"tier {self.domain.tier})") from None
+        return torch.tensor([ids + [0] * (self.item_len - len(ids))], dtype=torch.long, device=self.device)  # (1, E)
+
+    def _tree_item(self, tree: Tree | str) -> torch.Tensor:
+        return self._tokens(tokens(_tree(tree, self.domain.atom_names)))
+
+    def _event_item(self, event: Event | str) -> torch.Tensor:
+        e = _event(event)
+        return self._tokens([e.rule, *e.path])
+
+    def _pooled(self, toks: torch.Tensor) -> torch.Tensor:
+        """(1, E) token ids -> (1, C): the mean of the item's token embeddings, as
+        ``ItemEmbedding.pooled`` computes it for the dataset's items."""
+        emb, mask = self.model.embed.token_rows(toks)  # (1, E, C), (1, E)
+        m = mask.unsqueeze(-1).to(emb.dtype)
+        return (emb * m).sum(-2) / m.sum(-2).clamp(min=1)
+
+    # ---- the state machine ----------------------------------------------------------------------
+
+    def _read(self, state: State | None, toks: torch.Tensor) -> State:
+        model = self.model
+        if isinstance(model, SlotRecurrence):
+            w = model.initial_state(1) if state is None else state.unsqueeze(0)  # (1, C)
+            return model.read(w, toks)[0]  # (C,)
+        if isinstance(model, EventTransformer):
+            x = self._pooled(toks)  # (1, C)
+            return x if state is None else torch.cat([state, x])  # (T, C): the history so far
+        if isinstance(model, DeltaProduct):
+            blocks = list(model._init_state(1, self.device)) if state is None else [b.unsqueeze(0) for b in state.blocks]
+            new, view = model._step(blocks, self._pooled(toks), torch.ones(1, dtype=torch.bool, device=self.device))
+            return _Delta(tuple(b[0] for b in new), view[0])
+        raise RunUnavailable(f"no state machine for architecture {self.arch!r}")
+
+    def encode(self, start: Tree | str) -> State:
+        """The state after reading the start tree (Polish text or a ``chains.trees`` tree)."""
+        with torch.no_grad():
+            return self._read(None, self._tree_item(start))
+
+    def step(self, state: State, event: Event | str) -> State:
+        """``state`` moved by one event (``rule@path`` or a ``chains.rules.Event``)."""
+        with torch.no_grad():
+            return self._read(state, self._event_item(event))
+
+    def view(self, state: State) -> torch.Tensor:
+        """The normalised view (C,) of a state: what the readout reads and the objectives compare."""
+        model = self.model
+        with torch.no_grad():
+            if isinstance(model, SlotRecurrence):
+                return model.view(state)
+            if isinstance(model, EventTransformer):
+                # the blocks over the whole history; the view of its last item
+                return model._views(state.unsqueeze(0))[0, -1]
+            return state.view
+
+    def decode_tree(self, state: State) -> Tree | None:
+        """The tree the state stands for, or None when the readout is not a well-formed tree
+        followed by padding."""
+        with torch.no_grad():
+            ids = self.model.readout(self.view(state)).argmax(-1).tolist()  # (P,)
+        names = self.vocab.tokens
+        pad = names[0]  # the vocabulary puts padding first
+        if getattr(self.config, "layout", "polish") == "paths":  # slot i names heap position i
+            return self._from_heap([names[i] for i in ids], pad)
+        toks = [names[i] for i in ids]
+        end = toks.index(pad) if pad in toks else len(toks)
+        if any(t != pad for t in toks[end:]):
+            return None
+        try:
+            return parse_tokens(toks[:end], self.domain.atom_names)
+        except TreeSyntaxError:
+            return None
+
+    def _from_heap(self, toks: list[str], pad: str) -> Tree | None:
+        """A tree read from heap-ordered slots (children of i at 2i + 1, 2i + 2), or None when
+        the slots are not exactly one tree's nodes."""
+        used: set[int] = set()
+
+        def node(i: int) -> Tree | None:
+            if i >= len(toks) or toks[i] == pad:
+                return None
+            used.add(i)
+            if toks[i] in self.domain.atom_names:
+                return toks[i]
+            left, right = node(2 * i + 1), node(2 * i + 2)
+            return None if left is None or right is None else (toks[i], left, right)
+
+        tree = node(0)
+        stray = any(t != pad for i, t in enumerate(toks) if i not in used)
+        return None if tree is None or stray else tree
+
+    def decode(self, state: State) -> str | None:
+        """The tree the state stands for, in Polish notation (None: no well-formed tree)."""
+        tree = self.decode_tree(state)
+        return None if tree is None else polish(tree)
+
+    def run(self, start: Tree | str, events: Sequence[Event | str]) -> State:
+        """The state after reading a whole history."""
+        state = self.encode(start)
+        for event in events:
+            state = self.step(state, event)
+        return state
+
+    def views(self, histories: Sequence[History]) -> torch.Tensor:
+        """The views (N, C) of the end states of ``histories``, each (start, events)."""
+        if not histories:
+            return torch.zeros(0, self.model.config.width)
+        return torch.stack([self.view(self.run(start, events)) for start, events in histories])
+
+
+def load_run(directory: Path | str, data: Path | str | None = None, device: str = "cpu") -> TrackedRun:
+    """The tracker a ``train-tracker`` run wrote into ``directory`` (its ``checkpoint.pt``).
+    With ``data``, the dataset it must have been trained on is checked (RunUnavailable if not).
+    Loaded without running code the checkpoint may hold (torch's weights-only unpickler)."""
+    run_dir = Path(directory)
+    if not run_dir.is_dir():
+        raise RunUnavailable(f"tracker {run_dir}: no such run directory; train one with "
+                             f"`train-tracker --out {run_dir}`")
+    try:
+        blob = load_checkpoint(run_dir / CHECKPOINT)
+        config = config_from_checkpoint(blob)
+    except (CheckpointError, KeyError, TypeError, ValueError) as e:
+        raise RunUnavailable(f"tracker {run_dir}: {e}") from None
+    trained_on = blob.get("identity", {}).get("dataset", {})
+    try:
+        if data is not None:
+            manifest = read_manifest(Path(data))
+            domain = domain_of(manifest, str(Path(data) / "manifest.json"))
+            elsewhere = trained_elsewhere(blob.get("identity", {}), manifest)
+            if elsewhere is not None:
+                raise RunUnavailable(f"tracker {run_dir} was trained on another dataset ({elsewhere}), not {data}")
+        else:
+            domain = Domain(atoms=trained_on["atoms"], tier=trained_on["tier"], max_size=trained_on.get("max_size"))
+    except DatasetError as e:
+        raise RunUnavailable(f"dataset {data}: {e}") from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise RunUnavailable(f"tracker {run_dir}: its checkpoint names no domain ({e}); pass data=") from None
+    state = blob["model"]
+    vocab = Vocab(domain.atom_names, domain.rules)
+    try:
+        item_tokens = state["embed.item_tokens"]
+        tree_len = state["head.weight"].shape[0] // vocab.n_out
+        model = build_model(config.model, item_tokens, vocab.size, vocab.n_out, tree_len)
+        model.load_state_dict(state)
+    except (KeyError, AttributeError, RuntimeError, ValueError) as e:
+        raise RunUnavailable(f"tracker {run_dir}: its weights do not fit its settings "
+                             f"({' '.join(str(e).split())[:160]})") from None
+    model.eval().to(device)
+    identity = {"kind": "tracker", "run": str(run_dir), "arch": config.arch, "objective": config.objective,
+                "seed": config.seed, "steps": blob.get("step"), "trained_on": trained_on}
+    return TrackedRun(model, config, vocab, domain, item_tokens.shape[1], identity, device)
