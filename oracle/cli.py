@@ -23,7 +23,8 @@ D = OracleConfig()  # the defaults shown by --help
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--objective", type=click.Choice(OBJECTIVES), default=D.objective, show_default=True,
               help="plain: cross-entropy of Lean's verdict class on every probe; combo: + NextLat + invariance "
-                   "on certified partners.")
+                   "on certified partners; nerode: combo + the metric loss on pairs of probed states that Lean's "
+                   "verdicts show inequivalent.")
 @click.option("--data", type=click.Path(path_type=Path), default=Path(D.data), show_default=True,
               help="Probe dataset directory: chains made with certify --probes, or Mathlib proofs made with "
                    "certify --mathlib (there: --objective plain, every arch but truth).")
@@ -33,9 +34,24 @@ D = OracleConfig()  # the defaults shown by --help
                    "after it reads the probe (the seed's failed configuration, a control).")
 @click.option("--probe-width", type=click.IntRange(1), default=D.probe_width, show_default=True,
               help="Width of the probe encoding in the bilinear head.")
+@click.option("--metric-weight", type=click.FloatRange(0), default=D.metric_weight, show_default=True,
+              help="nerode: weight of the metric loss on inequivalent pairs.")
+@click.option("--metric-delay", type=click.FloatRange(0, 1), default=D.metric_delay, show_default=True,
+              help="nerode: fraction of steps the metric loss is held at 0.")
+@click.option("--metric-ramp", type=click.FloatRange(0, 1), default=D.metric_ramp, show_default=True,
+              help="nerode: fraction of steps of the metric loss's ramp.")
+@click.option("--gamma", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=D.gamma,
+              show_default=True, help="nerode: the metric loss's discount.")
+@click.option("--metric-pairs", type=click.IntRange(1), default=D.metric_pairs, show_default=True,
+              help="nerode: inequivalent pairs of probed states per step.")
+@click.option("--validation", default=D.validation, show_default=True,
+              help="Probe dataset of another seed whose held-out chains (up to 256 events) choose the threshold "
+                   "of complete-by-comparison [default: a sample of the training chains chooses it].")
+@click.option("--skip-test", is_flag=True,
+              help="Judge the run on its --validation chains only; the held-out test chains are not read.")
 @training_options(D, "Chains per step, each with its probes (and its certified partners for combo).")
 @run_options("runs/oracle-<arch>-<objective>-s<seed>")
-def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, **settings) -> None:
+def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, skip_test: bool, **settings) -> None:
     """Train a kernel oracle: predict Lean's verdict on probe rewrites along a chain, without asking it."""
     # every other option is an OracleConfig field of the same name
     try:
@@ -50,10 +66,20 @@ def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, **set
     with user_errors(CheckpointError, TrainingInterrupted, ValueError,
                      interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
             output_directory(out):
-        report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig())
-    pooled = report["pooled"] or {}
-    shown = {k: report[k] for k in ("arch", "objective", "seed", "steps", "accuracy", "all_right", "pair_distance",
-                                    "unrelated_distance", "seconds", "steps_per_second", "eval_seconds")}
+        report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig(),
+                       test=not skip_test)
+    shown = {k: report.get(k) for k in ("arch", "objective", "seed", "steps", "accuracy", "all_right", "binary",
+                                        "pair_distance", "unrelated_distance", "seconds", "steps_per_second",
+                                        "eval_seconds")}
+    comparison = report.get("comparison") or {}
+    shown["comparison"] = {k: comparison.get(k) for k in ("threshold", "accuracy", "all_right")}
+    shown["schedule"] = report["schedule"]
+    if report.get("validation"):
+        v = report["validation"]
+        shown["validation"] = {"accuracy": v["accuracy"], "all_right": v["all_right"],
+                               "comparison": {k: (v["comparison"] or {}).get(k) for k in ("accuracy", "all_right")},
+                               "unrelated_distance": v["unrelated_distance"]}
+    pooled = report.get("pooled") or {}
     shown["hard_by_depth"] = {b: h["balanced"] for b, h in pooled.get("hard", {}).items()}
     shown["guard"] = pooled.get("guard")
     click.echo(json.dumps(shown, indent=2))

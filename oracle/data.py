@@ -9,14 +9,12 @@ Lean's (``accepted``, ``complete``: accepted and the result is the chain's end t
 On top of the tracker's tensors (``tracker.data.load_dataset``, which checks the dataset's
 certification and replays its chains) this adds:
 
-- the *proof state* as one item: a tree's tokens followed by the goal's (the chain's end tree),
-  in columns of their own so that the two halves have their own embeddings. A history now
-  starts with the proof state (start, goal) instead of the bare start tree: whether a probe
-  *completes* the proof depends on the goal, as it does in Lean, where the initial proof
-  state is the statement ``start = goal``. Partners start at (their start, the chain's end).
+- the goal of every chain (its end tree) as an item of its own, read as a start: the slot
+  tracks the tree only (a history starts with its start tree, as the tracker's do), and
+  whether an accepted probe *completes* the proof is a comparison of the imagined successor
+  with the goal read as a start (``oracle.model``), not something the slot must carry;
 - every probe step of a chain: the probe's id in a table of distinct probe events, its
-  verdict class and kind, and the item of the true proof state (T_t, goal) for the arm that
-  is handed the true tree.
+  verdict class and kind, and the item of the true tree T_t for the arm that is handed it.
 
 Built once and cached beside the dataset, like the tracker's tensors. A Mathlib probe dataset
 (``certify --mathlib``) gives the same tensors from Lean text: ``oracle.mathlib.tensors``;
@@ -40,7 +38,7 @@ from chains.trees import Tree, parse_polish, tokens
 from tracker.data import Batch, TrackerData, load_dataset, save_atomic
 
 # Bump when the cached tensors change meaning; it is part of the cache key.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 # The probe kinds of section 50 in a fixed order for reports; kinds the manifest names beyond
 # these follow them, sorted.
 KNOWN_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
@@ -55,7 +53,7 @@ class OracleData:
     On Mathlib probes a chain is a proof: items are its initial proof state and its tactics."""
 
     tracker: TrackerData | None  # chains: the tracker's tensors (vocabulary, events, trees); None on Mathlib
-    item_tokens: torch.Tensor  # (I, E) token ids: the tracker's items, then proof states (tree | goal); Mathlib:
+    item_tokens: torch.Tensor  # (I, E) token ids: the tracker's items, then the trees T_t and goals; Mathlib:
     #                            initial proof states and tactics, as Lean text's tokens
     probe_tokens: torch.Tensor  # (Q, Ep) token ids of each distinct probe event: rule, then path bits (a tactic's)
     probe_events: tuple[str, ...]  # (Q,) the event text of each probe row ("" for row 0)
@@ -83,13 +81,12 @@ class OracleData:
         vocabulary too large for one row per (position, token)."""
         return "bound" if self.tracker is not None else "factored"
 
-    def goal_keys(self, first_items: torch.Tensor) -> torch.Tensor:
-        """(N, ·) one row per chain given its first item (N,), equal for chains of one goal: the
-        goal tree's tokens on chains, the initial proof state's item on Mathlib proofs."""
-        if self.tracker is None:
-            return first_items[:, None]
-        tree_len = self.tracker.tree_len
-        return self.item_tokens[first_items, tree_len: 2 * tree_len]
+    def goal_keys(self, split: dict[str, torch.Tensor]) -> torch.Tensor:
+        """(N, ·) one row per chain of ``split``, equal for chains of one goal: the goal tree's
+        item on chains, the initial proof state's item on Mathlib proofs."""
+        if "goal_items" in split:
+            return split["goal_items"].long()[:, None]
+        return split["items"][:, :1].long()
 
 
 def probe_tokens(event: Event, index: dict[str, int]) -> list[int]:
@@ -112,7 +109,7 @@ class _ProbeBuilder:
         self.verdict_id = {v: i for i, v in enumerate(verdicts)}
         self.kind_id = {k: i for i, k in enumerate(kinds)}
         self.first_state = tracker.n_items  # proof-state items follow the tracker's items
-        self.states: dict[tuple[Tree, Tree], int] = {}
+        self.states: dict[Tree, int] = {}
         self.state_rows: list[list[int]] = []
         self.probes: dict[str, int] = {"": 0}
         self.probe_rows: list[list[int]] = [[]]
@@ -125,13 +122,12 @@ class _ProbeBuilder:
             self.trees[tree] = ids + [0] * (self.tree_len - len(ids))
         return self.trees[tree]
 
-    def state(self, tree: Tree, goal: Tree) -> int:
-        """The item id of the proof state (tree, goal)."""
-        key = (tree, goal)
-        if key not in self.states:
-            self.states[key] = self.first_state + len(self.state_rows)
-            self.state_rows.append(self.tree_tokens(tree) + self.tree_tokens(goal))
-        return self.states[key]
+    def state(self, tree: Tree) -> int:
+        """The item id of ``tree`` read as a start (a true tree T_t, or a goal)."""
+        if tree not in self.states:
+            self.states[tree] = self.first_state + len(self.state_rows)
+            self.state_rows.append(self.tree_tokens(tree))
+        return self.states[tree]
 
     def probe(self, text: str, where: str) -> int:
         if text not in self.probes:
@@ -150,7 +146,7 @@ class _ProbeBuilder:
         return self.steps[key]
 
     def chain(self, record: dict, where: str) -> dict:
-        """One probe-carrying chain: its proof-state items and probe rows."""
+        """One probe-carrying chain: its true trees' and goal's items and its probe rows."""
         atoms = self.domain.atom_names
         start, goal = parse_polish(record["start"], atoms), parse_polish(record["end"], atoms)
         events = [Event.parse(e) for e in record["events"]]
@@ -160,7 +156,7 @@ class _ProbeBuilder:
                                f"found {len(probes) if isinstance(probes, list) else type(probes).__name__}")
         tree, truth, rows = start, [], []
         for t, entry in enumerate(probes):
-            truth.append(self.state(tree, goal))
+            truth.append(self.state(tree))
             if not isinstance(entry, list):
                 raise DatasetError(f"{where} step {t}: the probes of a step must be a list")
             row = []
@@ -177,27 +173,21 @@ class _ProbeBuilder:
                 row.append((self.probe(text, f"{where} step {t}"), self.verdict_id[verdict], self.kind_id[kind]))
             rows.append(row)
             tree = self.step(tree, events[t])
-        return {"start": self.state(start, goal), "truth": truth, "rows": rows, "goal": goal}
-
-    def partner_start(self, record: dict, goal: Tree) -> list[int]:
-        atoms = self.domain.atom_names
-        return [self.state(parse_polish(mate["start"], atoms), goal) for mate in record["partners"]]
+        return {"goal": self.state(goal), "truth": truth, "rows": rows}
 
 
-def _pack(chains: list[dict], mates: list[list[int]], tracker_split: dict[str, torch.Tensor], rows: list[int]
-          ) -> dict[str, torch.Tensor]:
+def _pack(chains: list[dict], tracker_split: dict[str, torch.Tensor], rows: list[int]) -> dict[str, torch.Tensor]:
     """Tensors of the probe-carrying chains ``rows`` of a split: items (N, T) and partner_items
-    (N, K, T) with the proof state first, truth_items (N, S), probes / verdicts / kinds (N, S, P)."""
+    (N, K, T) as the tracker's (start tree, then events), goal_items (N,), truth_items (N, S),
+    probes / verdicts / kinds (N, S, P)."""
     items = tracker_split["chain_items"][rows].clone()  # (N, T): start tree, then the events
     partner_items = tracker_split["partner_items"][rows].clone()  # (N, K, T)
-    items[:, 0] = torch.tensor([c["start"] for c in chains], dtype=items.dtype)
-    if partner_items.shape[1]:
-        partner_items[:, :, 0] = torch.tensor(mates, dtype=items.dtype)
     steps = items.shape[1] - 1
     truth = torch.zeros(len(chains), steps, dtype=torch.int32)
     for n, chain in enumerate(chains):
         truth[n, : len(chain["truth"])] = torch.tensor(chain["truth"], dtype=torch.int32)
-    return {"items": items, "partner_items": partner_items, "truth_items": truth,
+    goals = torch.tensor([c["goal"] for c in chains], dtype=torch.int32)
+    return {"items": items, "partner_items": partner_items, "truth_items": truth, "goal_items": goals,
             **pack_probe_rows([c["rows"] for c in chains], steps)}
 
 
@@ -239,7 +229,7 @@ def _build(directory: Path, manifest: dict, tracker: TrackerData) -> dict:
     builder = _ProbeBuilder(tracker, domain, verdicts, kinds)
     splits: dict[str, dict[str, torch.Tensor]] = {}
     for name in sorted(manifest["files"]):
-        chains, mates, rows = [], [], []
+        chains, rows = [], []
         with open(directory / name, encoding="utf-8") as handle:
             for n, line in enumerate(handle):
                 if '"probes"' not in line:  # skip parsing the long chains that carry none
@@ -249,21 +239,20 @@ def _build(directory: Path, manifest: dict, tracker: TrackerData) -> dict:
                     continue
                 chain = builder.chain(record, f"{directory / name} line {n + 1} (chain {record.get('id')})")
                 chains.append(chain)
-                mates.append(builder.partner_start(record, chain["goal"]))
                 rows.append(n)
         if name == "train.jsonl" and len(rows) != manifest["files"][name].get("chains"):
             raise DatasetError(f"{directory / name}: {len(rows)} of {manifest['files'][name].get('chains')} "
                                "training chains carry probes; every one must")
         if rows:
             split = tracker.train if name == "train.jsonl" else tracker.tests[int(name[len("test-"):-len(".jsonl")])]
-            splits[name] = _pack(chains, mates, split, rows)
+            splits[name] = _pack(chains, split, rows)
     if "train.jsonl" not in splits:
         raise DatasetError(f"{directory}: no training chain carries probes")
-    width = max(tracker.item_len, 2 * tracker.tree_len, max(len(r) for r in builder.probe_rows))
+    width = max(tracker.item_len, tracker.tree_len, max(len(r) for r in builder.probe_rows))
     item_tokens = torch.zeros(tracker.n_items + len(builder.state_rows), width, dtype=torch.long)
     item_tokens[: tracker.n_items, : tracker.item_len] = tracker.item_tokens
     if builder.state_rows:
-        item_tokens[tracker.n_items:, : 2 * tracker.tree_len] = torch.tensor(builder.state_rows)
+        item_tokens[tracker.n_items:, : tracker.tree_len] = torch.tensor(builder.state_rows)
     probe_len = max(len(r) for r in builder.probe_rows)
     probe_table = torch.zeros(len(builder.probe_rows), probe_len, dtype=torch.long)
     for q, row in enumerate(builder.probe_rows):
@@ -323,7 +312,8 @@ class ProbeBatch:
     histories: Batch  # items (H, T): the B chains first, then partner k of chain b at row B + b * K + k
     probes: torch.Tensor  # (B, S, P) probe ids, 0 = none
     verdicts: torch.Tensor  # (B, S, P) verdict class, -1 = none
-    truth_items: torch.Tensor  # (B, S) the item of the true proof state (T_t, goal)
+    truth_items: torch.Tensor  # (B, S) the item of the true tree T_t
+    goal_items: torch.Tensor | None  # (B,) the item of each chain's goal (None on Mathlib proofs)
 
 
 def sample_probe_batch(data: OracleData, chains: int, with_partners: bool, generator: torch.Generator
@@ -344,4 +334,5 @@ def sample_probe_batch(data: OracleData, chains: int, with_partners: bool, gener
             trees = torch.cat([trees, data.tracker.train["partner_trees"][idx].reshape(-1, trees.shape[-1])])
     return ProbeBatch(histories=Batch(items=items.long(), trees=trees.long(), chains=chains, partners=k),
                       probes=train["probes"][idx].long(), verdicts=train["verdicts"][idx].long(),
-                      truth_items=train["truth_items"][idx].long())
+                      truth_items=train["truth_items"][idx].long(),
+                      goal_items=train["goal_items"][idx].long() if "goal_items" in train else None)

@@ -16,7 +16,14 @@ which is handed it) and predicts Lean's verdict class for every probe at every s
 - for the arms with a carried state, the centred-cosine distance between a chain's end view and
   its certified partners' (``pair_distance[L]``) and between unrelated chains' end views;
 - on Mathlib probes, the same pooled metrics on the test proofs marked ``novel_premise`` alone
-  (the seed's headline set), with their accuracy and the fraction of them right on every verdict.
+  (the seed's headline set), with their accuracy and the fraction of them right on every verdict;
+- ``binary``: accepted-or-complete vs rejected, per length (accuracy and chains all right), beside
+  the five classes;
+- ``comparison`` (the arms with a slot transition, on chains): the same five-class figures when
+  *complete* is decided by comparison (``oracle.compare``): a probe the head predicts accepted
+  (its most probable class is accepted or complete) is complete when its imagined successor lies
+  within the threshold of the goal read as a start, else accepted; a probe predicted rejected
+  keeps the head's rejection class, so both readouts agree on accepted-or-complete vs rejected. With ``choose_threshold`` the threshold is chosen here, on these chains.
 """
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm
 
+from oracle.compare import choose_threshold
 from oracle.data import OracleData
 from oracle.model import Oracle
 from tracker.objectives import centred_cosine_distance
@@ -60,6 +68,7 @@ class SplitPredictions:
     predicted: torch.Tensor  # argmax class
     accept_score: torch.Tensor  # P(accepted or complete)
     end_views: torch.Tensor | None  # (N, C) the view after the last event, for the distances
+    goal_distance: torch.Tensor | None = None  # distance of the imagined successor to the goal (comparing arms)
 
 
 @torch.no_grad()
@@ -68,19 +77,73 @@ def predict_split(model: Oracle, data: OracleData, split: dict[str, torch.Tensor
     accepting = data.accepting
     predicted = torch.empty(split["probes"].shape, dtype=torch.int8)
     score = torch.empty(split["probes"].shape, dtype=torch.float32)
+    compares = model.compares and "goal_items" in split
+    distance = torch.empty(split["probes"].shape, dtype=torch.float32) if compares else None
     ends = []
     for lo in range(0, len(split["items"]), config.chunk):
         rows = slice(lo, lo + config.chunk)
         items = split["items"][rows].long()
-        r, z = model.reader(items, split["truth_items"][rows].long())  # (n, S, C), (n, T, C)
+        r, z, w = model.states(items, split["truth_items"][rows].long())  # (n, S, C), (n, T, C), (n, S, C)
+        goal = model.goal_view(split["goal_items"][rows].long()) if compares else None  # (n, C)
         for s0 in range(0, r.shape[1], config.step_chunk):
             steps = slice(s0, s0 + config.step_chunk)
-            p = model.score(r[:, steps], split["probes"][rows, steps].long()).softmax(-1)  # (n, s, P, V)
+            probes = split["probes"][rows, steps].long()
+            p = model.score(r[:, steps], probes).softmax(-1)  # (n, s, P, V)
             predicted[rows, steps] = p.argmax(-1).to(torch.int8)
             score[rows, steps] = p[..., accepting].sum(-1)
+            if compares:
+                ws = w[:, steps]
+                distance[rows, steps] = model.goal_distance(ws, probes, goal[:, None].expand_as(ws))
         if z is not None:
             ends.append(z[torch.arange(len(z)), (items != 0).sum(1) - 1])
-    return SplitPredictions(split["verdicts"], split["kinds"], predicted, score, torch.cat(ends) if ends else None)
+    return SplitPredictions(split["verdicts"], split["kinds"], predicted, score, torch.cat(ends) if ends else None,
+                            distance)
+
+
+def compared(s: SplitPredictions, data: OracleData, threshold: float) -> torch.Tensor:
+    """The five-class answer with *complete* decided by comparison: (N, S, P) classes."""
+    accepted, complete = data.verdicts.index("accepted"), data.verdicts.index("complete")
+    by_goal = torch.where(s.goal_distance < threshold, complete, accepted).to(torch.int8)
+    head_accepts = data.accepting[s.predicted.long().clamp(min=0)]  # the head's argmax is accepted or complete
+    return torch.where(head_accepts, by_goal, s.predicted)
+
+
+def readout_figures(splits: dict[int, SplitPredictions], predicted: dict[int, torch.Tensor], data: OracleData
+                    ) -> dict:
+    """Accuracy and chains all right per length, five classes and accepted-or-complete vs
+    rejected, and the pooled confusion matrix and recall per class, for one readout."""
+    accepting = data.accepting
+    out = {"accuracy": {}, "all_right": {}, "binary_accuracy": {}, "binary_all_right": {}}
+    v = len(data.verdicts)
+    confusion = torch.zeros(v * v, dtype=torch.long)
+    for length in sorted(splits):
+        s, pred = splits[length], predicted[length].long()
+        valid = s.verdicts >= 0
+        truth = s.verdicts.long().clamp(min=0)
+        for key, right in (("", pred == truth), ("binary_", accepting[pred] == accepting[truth])):
+            right = right | ~valid
+            out[f"{key}accuracy"][str(length)] = _accuracy(right, valid)
+            out[f"{key}all_right"][str(length)] = float(right.flatten(1).all(1).float().mean())
+        confusion.index_add_(0, truth[valid] * v + pred[valid], torch.ones(int(valid.sum()), dtype=torch.long))
+    confusion = confusion.view(v, v)
+    out["confusion"] = confusion.tolist()
+    out["by_verdict"] = {name: (float(confusion[i, i]) / float(confusion[i].sum()) if confusion[i].sum() else None)
+                         for i, name in enumerate(data.verdicts)}
+    return out
+
+
+def goal_distance_summary(splits: dict[int, SplitPredictions], data: OracleData) -> dict:
+    """Quantiles of the imagined successors' distance to the goal on Lean's complete and on
+    Lean's accepted probes: how far apart the comparison's two populations sit."""
+    accepted, complete = data.verdicts.index("accepted"), data.verdicts.index("complete")
+    out = {}
+    for name, cls in (("complete", complete), ("accepted", accepted)):
+        d = torch.cat([s.goal_distance[s.verdicts == cls] for s in splits.values()]).double()
+        out[name] = None if len(d) == 0 else {
+            "probes": len(d), "mean": float(d.mean()),
+            **{f"q{int(q * 1000):03d}": float(torch.quantile(d[:1_000_000], q)) for q in (0.001, 0.5, 0.999)},
+            "min": float(d.min()), "max": float(d.max())}
+    return out
 
 
 def _accuracy(right: torch.Tensor, mask: torch.Tensor) -> float | None:
@@ -205,14 +268,19 @@ def novel_premise_metrics(splits: dict[int, SplitPredictions], data: OracleData,
 
 @torch.no_grad()
 def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleEvalConfig(),
-             show_progress: bool = False) -> dict:
+             show_progress: bool = False, threshold: float | None = None, choose: bool = False,
+             threshold_source: str = "given", max_length: int | None = None) -> dict:
+    """Every figure of the module docstring on ``data``'s probe chains (the splits up to
+    ``max_length``); the comparison readout at ``threshold``, or at one chosen on these chains
+    when ``choose``."""
     was_training = model.training
     model.eval()
     started = time.perf_counter()
     accepting = data.accepting
     accuracy, all_right, by_kind, pair, unrelated, seconds = {}, {}, {}, {}, {}, {}
     predictions: dict[int, SplitPredictions] = {}
-    lengths = sorted(data.tests)
+    lengths = sorted(n for n in data.tests if max_length is None or n <= max_length)
+    every: dict[int, SplitPredictions] = {}
     for length in tqdm(lengths, desc="evaluate", unit="split", disable=not show_progress):
         if model.config.arch == "transformer" and length > config.transformer_max_length:
             accuracy[str(length)] = all_right[str(length)] = None
@@ -220,13 +288,14 @@ def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleE
         t0 = time.perf_counter()
         split = data.tests[length]
         s = predict_split(model, data, split, config)
+        every[length] = s
         valid = s.verdicts >= 0
         right = (s.predicted == s.verdicts) | ~valid
         accuracy[str(length)] = _accuracy(right, valid)
         all_right[str(length)] = float(right.flatten(1).all(1).float().mean())
         by_kind[str(length)] = {k: _accuracy(right, s.kinds == i) for i, k in enumerate(data.kinds)}
         if s.end_views is not None:
-            goals = data.goal_keys(split["items"][:, 0].long())  # (N, ·) equal rows: the same goal
+            goals = data.goal_keys(split)  # (N, ·) equal rows: the same goal
             other = torch.roll(torch.arange(len(goals)), 1)
             differ = (goals != goals[other]).any(1)
             if bool(differ.any()):
@@ -244,10 +313,34 @@ def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleE
     model.train(was_training)
     marked = any("novel" in split for split in data.tests.values())  # Mathlib probes mark novel premises
     novel = {"novel_premise": novel_premise_metrics(predictions, data, config)} if marked else {}
+    head = readout_figures(every, {n: s.predicted for n, s in every.items()}, data) if every else None
+    comparison = None
+    comparable = {n: s for n, s in every.items() if s.goal_distance is not None}
+    if comparable:
+        accepted, complete = data.verdicts.index("accepted"), data.verdicts.index("complete")
+        chosen = None
+        if choose:
+            d = torch.cat([s.goal_distance[(s.verdicts == accepted) | (s.verdicts == complete)]
+                           for s in comparable.values()])
+            y = torch.cat([s.verdicts[(s.verdicts == accepted) | (s.verdicts == complete)] == complete
+                           for s in comparable.values()])
+            shortest = str(min(comparable))
+            chosen = choose_threshold(d, y, pair.get(min((k for k in pair), key=int, default=shortest)),
+                                      unrelated.get(shortest))
+            chosen.update({"pair_floor": pair.get(min(pair, key=int)) if pair else None,
+                           "unrelated": unrelated.get(shortest)})
+            threshold, threshold_source = chosen["threshold"], "chosen on these chains"
+        comparison = {"threshold": threshold, "threshold_source": threshold_source, "choice": chosen,
+                      "goal_distance": goal_distance_summary(comparable, data)}
+        if threshold is not None:
+            comparison.update(readout_figures(comparable, {n: compared(s, data, threshold)
+                                                           for n, s in comparable.items()}, data))
     return {"verdict_classes": list(data.verdicts), "kinds": list(data.kinds),
             "accepting": [v for v, a in zip(data.verdicts, accepting.tolist()) if a],
-            "probe_chains": {str(n): len(data.tests[n]["items"]) for n in lengths},
+            "probe_chains": {str(n): len(data.tests[n]["items"]) for n in lengths}, "lengths_evaluated": lengths,
             "accuracy": accuracy, "all_right": all_right, "by_kind_by_length": by_kind,
             "pooled": pooled_metrics(predictions, data, config) if predictions else None,
             "pair_distance": pair, "unrelated_distance": unrelated, **novel,
+            "binary": None if head is None else {k: head[k] for k in ("binary_accuracy", "binary_all_right")},
+            "head": head, "comparison": comparison,
             "eval_seconds": round(time.perf_counter() - started, 3), "eval_seconds_by_length": seconds}

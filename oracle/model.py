@@ -3,20 +3,26 @@
 Every arm turns a chain into a *reader* r_t (one vector of width C per probe step t) and
 scores each probe pi tried there from it:
 
-- ``recurrence``: the slot recurrence reads the proof state (start, goal) once, then one gold
-  event per step; r_t = z_t = LN(w_t), the readout's view after t events.
+- ``recurrence``: the slot recurrence reads the start tree once, then one gold event per step;
+  r_t = z_t = LN(w_t), the readout's view after t events.
 - ``transformer``: the tracker's causal transformer over the same items (depth 4, equal
   per-event compute); r_t = its view at step t.
 - ``blind``: r_t is one learned vector, the same for every chain and step: the arm sees only
   the probe.
-- ``truth``: the upper bound, handed the true proof state: r_t = LN(w) after the recurrence
-  reads (T_t, goal) from its initial slot, as if it were a start.
+- ``truth``: the upper bound, handed the true tree: r_t = LN(w) after the recurrence reads
+  T_t from its initial slot, as if it were a start.
 - ``probe-slot``: the seed's failed configuration, kept as a control: r_t = w_t, the raw slot;
   the slot reads the probe as one more item and a linear head reads LN of the result.
 
 All but the control score with the bilinear head of the figure of section 50,
 logits_v = z^T B_v e_pi + a_v . e_pi + b_v, linear in the state for each probe, with e_pi
 the probe's encoding (its own position-bound token embedding and an MLP).
+
+Complete by comparison (the arms with a slot: ``COMPARING``): the slot tracks the tree only,
+so whether an accepted probe completes the proof is read as a comparison of two states in the
+readout's view: the imagined successor LN(f(w_t, pi)) (the recurrence's own transition f on
+the slot and the probe event) against the goal read as a start, LN(f(w_0, goal)), by centred
+cosine distance; below a threshold chosen on validation chains it is *complete*.
 """
 from __future__ import annotations
 
@@ -26,9 +32,12 @@ import torch
 import torch.nn as nn
 
 from tracker.models import ModelConfig, SlotRecurrence, Tracker, build_model
+from tracker.objectives import centred_cosine_distance
 
 ARCHS = ("recurrence", "transformer", "blind", "truth", "probe-slot")
 STATEFUL = ("recurrence", "transformer", "probe-slot")  # arms that carry a state along the chain
+COMPARING = ("recurrence", "truth", "probe-slot")  # arms with a slot transition: complete by comparison
+TERMED = STATEFUL + ("truth",)  # arms whose recurrence the Nerode terms can act on (truth: on the histories)
 
 
 @dataclass(frozen=True)
@@ -130,24 +139,63 @@ class Oracle(nn.Module):
         """items (H, T) histories whose first B = truth_items.shape[0] rows are the probed chains
         (B = H when truth_items is None); returns r (B, S, C) for steps t = 0..S-1, S = T - 1,
         and the views z (H, T, C) (None for the arms without a carried state)."""
+        r, z, _ = self.states(items, truth_items)
+        return r, z
+
+    def states(self, items: torch.Tensor, truth_items: torch.Tensor | None = None, terms: bool = False
+               ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """``reader``'s (r, z) and the raw slot w (B, S, C) at every probe step, from which the
+        imagined successors are made (None for the arms without a slot transition). ``terms``:
+        the truth arm also runs the histories, for the Nerode terms to act on its recurrence."""
         arch = self.config.arch
         b = items.shape[0] if truth_items is None else truth_items.shape[0]
         steps = items.shape[1] - 1
-        if arch in ("recurrence", "transformer"):
+        if arch == "transformer":
             z, _ = self.tracker(items)
-            return z[:b, :steps], z
-        if arch == "probe-slot":
+            return z[:b, :steps], z, None
+        if arch in ("recurrence", "probe-slot"):
             w = self.recurrence.slots(items)  # (H, T, C)
-            return w[:b, :steps], self.recurrence.view(w)
+            z = self.recurrence.view(w)
+            return (w if arch == "probe-slot" else z)[:b, :steps], z, w[:b, :steps]
         if arch == "blind":
-            return self.constant.expand(b, steps, -1), None
-        # truth: read each distinct true proof state once from the initial slot (item 0 pads)
+            return self.constant.expand(b, steps, -1), None, None
+        # truth: read each distinct true tree once from the initial slot (item 0 pads)
         uniq, inverse = torch.unique(truth_items, return_inverse=True)
         model = self.recurrence
-        z = torch.zeros(len(uniq), self.config.width)
+        w = torch.zeros(len(uniq), self.config.width)
         real = uniq != 0
-        z[real] = model.view(model.read(model.initial_state(int(real.sum())), model.embed.item_tokens[uniq[real]]))
-        return z[inverse], None
+        w[real] = model.read(model.initial_state(int(real.sum())), model.embed.item_tokens[uniq[real]])
+        z = self.recurrence.view(model.slots(items)) if terms else None
+        return model.view(w)[inverse], z, w[inverse]
+
+    @property
+    def compares(self) -> bool:
+        """Whether this arm decides *complete* by comparison (it has a slot transition)."""
+        return self.config.arch in COMPARING
+
+    def goal_view(self, goal_items: torch.Tensor) -> torch.Tensor:
+        """goal_items (...,) -> LN(f(w_0, goal)) (..., C): the goal read as a start."""
+        model = self.recurrence
+        flat = goal_items.reshape(-1)
+        w = model.read(model.initial_state(len(flat)), model.embed.item_tokens[flat])
+        return model.view(w).view(*goal_items.shape, -1)
+
+    def imagined(self, w: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
+        """w (..., C) slots, probes as token rows (..., P, Ep) -> the imagined successors'
+        views LN(f(w, pi)) (..., P, C); a padding probe (no tokens) leaves the slot as it is."""
+        model = self.recurrence
+        flat = toks.reshape(-1, toks.shape[-1])  # (M, Ep)
+        ws = w.unsqueeze(-2).expand(*toks.shape[:-1], w.shape[-1]).reshape(-1, w.shape[-1])  # (M, C)
+        real = flat[:, 0] != 0
+        out = ws.clone()
+        out[real] = model.read(ws[real], flat[real])
+        return model.view(out).view(*toks.shape[:-1], -1)
+
+    def goal_distance(self, w: torch.Tensor, probes: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
+        """w (..., C) slots, probes (..., P) ids, goal (..., C) the goal's view -> centred cosine
+        distance (..., P) between each imagined successor and the goal."""
+        succ = self.imagined(w, self.probe_tokens[probes])  # (..., P, C)
+        return centred_cosine_distance(succ, goal.unsqueeze(-2).expand_as(succ))
 
     def score(self, r: torch.Tensor, probes: torch.Tensor) -> torch.Tensor:
         """r (..., C), probes (..., P) ids in the dataset's probe table -> logits (..., P, V)."""

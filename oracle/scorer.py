@@ -2,9 +2,11 @@
 accepts each candidate event after histories given as (start, goal, events), for any trees
 and events of the run's domain, without the dataset. Serves every arm but the transformer.
 
-The arm runs exactly as in evaluation: the proof state (start, goal) read once, then the events
-(the ``truth`` arm is handed the tree the events lead to, replayed with ``chains.rules``);
-P(accepted) is the probability of the accepting classes (accepted, complete).
+The arm runs exactly as in evaluation: the start tree read once, then the events (the ``truth``
+arm is handed the tree the events lead to, replayed with ``chains.rules``); P(accepted) is the
+probability of the accepting classes (accepted, complete). The goal is not read: whether an
+accepted event completes the proof is the comparison's business (``threshold``, stored with the
+run by ``train-oracle``).
 """
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ class TrainedOracle:
         self.model.eval()
         self.accepting = torch.tensor([not v.startswith("rejected") for v in self.verdicts])
         self.identity = blob["identity"]
+        # complete by comparison: the threshold chosen when the run finished (None before that)
+        self.threshold: float | None = (blob.get("comparison") or {}).get("threshold")
 
     def _tree_row(self, tree: Tree) -> list[int]:
         ids = [self.index[t] for t in tokens(tree)]
@@ -79,11 +83,10 @@ class TrainedOracle:
                     tree = apply(tree, event)
                     if tree is None:
                         raise ValueError(f"event {event} does not apply on the history's way; the truth arm has no tree")
-                rows.append(self._tree_row(tree) + self._tree_row(goal))
+                rows.append(self._tree_row(tree))
             return tracker.view(tracker.read(tracker.initial_state(n), self._rows(rows, width)))
         # the recurrence (and the control): the proof state once, then the events, in lockstep
-        w = tracker.read(tracker.initial_state(n), self._rows(
-            [self._tree_row(s) + self._tree_row(g) for s, g, _ in histories], width))
+        w = tracker.read(tracker.initial_state(n), self._rows([self._tree_row(s) for s, _, _ in histories], width))
         longest = max((len(ev) for _, _, ev in histories), default=0)
         for t in range(longest):
             live = torch.tensor([len(ev) > t for _, _, ev in histories])

@@ -1,10 +1,15 @@
 """Training an oracle arm on probe verdicts, with checkpoints that survive Ctrl-C and kills.
 
-One step: sample B training chains (with their K certified partners for ``combo``), run the
-histories through the arm, and take the cross-entropy of every probe's verdict class against
-Lean's. ``combo`` adds the tracker's NextLat and invariance terms on the carried state, with the
-tracker's schedules. Batches come from a generator seeded by (seed, step), so a resumed run sees
-exactly the batches the uninterrupted one would have.
+One step: sample B training chains (with their K certified partners for ``combo`` and
+``nerode``), run the histories through the arm, and take the cross-entropy of every probe's
+verdict class against Lean's. ``combo`` adds the tracker's NextLat and invariance terms on the
+carried state, with the tracker's schedules. ``nerode`` adds to those the distinction half, the
+metric loss of section 47 on inequivalent pairs of probed states whose targets come from the
+verdicts themselves (``oracle.nerode``). The switch (the fraction of steps NextLat and
+invariance are held at zero, so that they act only once a representation exists) is their
+delays. Batches come from a generator seeded by (seed, step), so a resumed run sees exactly the
+batches the uninterrupted one would have. After training, the threshold of complete-by-
+comparison is chosen on validation chains (``oracle.compare``) and stored with the run.
 """
 from __future__ import annotations
 
@@ -18,22 +23,24 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from chains.files import staged_files
+from oracle.compare import reading, same_domain
 from oracle.data import OracleData, ProbeBatch, load_probe_dataset, sample_probe_batch
 from oracle.evaluate import OracleEvalConfig, evaluate
-from oracle.model import ARCHS, STATEFUL, Oracle, OracleModelConfig
+from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
+from oracle.nerode import verdict_metric
 from tracker.data import save_atomic
 from tracker.objectives import NextLatHead, invariance, nextlat, schedule
 from tracker.train import (CheckpointError, TrainingInterrupted, descend, load_checkpoint, lr_at, package_version,
                            stop_requests)
 
 CHECKPOINT = "checkpoint.pt"
-OBJECTIVES = ("plain", "combo")
+OBJECTIVES = ("plain", "combo", "nerode")
 
 
 @dataclass(frozen=True)
 class OracleConfig:
     data: str = "data/tier1-a4"  # certified dataset directory made with certify --probes
-    objective: str = "combo"  # plain: verdict cross-entropy; combo: + NextLat + invariance on certified partners
+    objective: str = "combo"  # plain: verdict CE; combo: + NextLat + invariance on certified partners; nerode: + metric
     arch: str = "recurrence"  # one of oracle.model.ARCHS
     width: int = 128  # slot width C (the seed's 128)
     probe_width: int = 64  # D: width of the probe encoding of the bilinear head
@@ -52,19 +59,29 @@ class OracleConfig:
     nextlat_weight: float = 1.0  # NextLat weight
     nextlat_delay: float = 0.0  # fraction of steps with NextLat held at 0
     nextlat_ramp: float = 0.0  # fraction of steps of its linear ramp
+    metric_weight: float = 1.0  # nerode: weight of the metric loss on inequivalent pairs
+    metric_delay: float = 0.0  # nerode: fraction of steps with the metric loss held at 0
+    metric_ramp: float = 0.0  # nerode: fraction of steps of its linear ramp
+    gamma: float = 0.9  # nerode: the metric loss's discount (section 47)
+    metric_pairs: int = 256  # nerode: inequivalent pairs of probed states sampled per step
     checkpoint_every: int = 500  # steps between checkpoints (one is also written at the end)
+    validation: str = ""  # probe dataset (another seed) whose held-out chains choose the comparison's threshold;
+    #                       empty: a sample of the training chains chooses it (recorded as such)
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
         if self.arch not in ARCHS:
             raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
-        if self.objective == "combo" and self.arch not in STATEFUL:
+        if self.objective != "plain" and self.arch not in TERMED:
             raise ValueError(f"the {self.arch} arm carries no state for NextLat and invariance to act on; "
                              "train it with --objective plain")
         if self.steps < 1 or self.batch_chains < 2 or self.width < 8 or self.probe_width < 1 \
-                or self.checkpoint_every < 1:
-            raise ValueError("steps, checkpoint_every, probe_width must be >= 1, batch_chains >= 2, width >= 8")
+                or self.checkpoint_every < 1 or self.metric_pairs < 1:
+            raise ValueError("steps, checkpoint_every, probe_width, metric_pairs must be >= 1, batch_chains >= 2, "
+                             "width >= 8")
+        if not 0 < self.gamma < 1:
+            raise ValueError(f"gamma must lie in (0, 1), got {self.gamma}")
 
     @property
     def model(self) -> OracleModelConfig:
@@ -73,7 +90,23 @@ class OracleConfig:
 
     @property
     def terms(self) -> set[str]:
-        return {"nextlat", "invariance"} if self.objective == "combo" else set()
+        return {"combo": {"nextlat", "invariance"}, "nerode": {"nextlat", "invariance", "metric"}}.get(
+            self.objective, set())
+
+    @property
+    def schedule(self) -> dict:
+        """When each term is on, in steps: the switch of NextLat and invariance, recorded in every report."""
+        def at(delay: float, ramp: float) -> dict:
+            return {"delay": delay, "ramp": ramp, "on_from_step": round(delay * self.steps),
+                    "full_from_step": round((delay + ramp) * self.steps)}
+        out = {}
+        if "nextlat" in self.terms:
+            out["nextlat"] = at(self.nextlat_delay, self.nextlat_ramp)
+        if "invariance" in self.terms:
+            out["invariance"] = at(self.invariance_delay, self.invariance_ramp)
+        if "metric" in self.terms:
+            out["metric"] = at(self.metric_delay, self.metric_ramp)
+        return out
 
 
 class OracleTrainer:
@@ -93,13 +126,21 @@ class OracleTrainer:
         self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
         self.step = 0
         self.train_seconds = 0.0
+        self.comparison: dict | None = None  # the comparison's threshold and where it was chosen, once chosen
 
-    def losses(self, batch: ProbeBatch, step: int) -> dict[str, torch.Tensor]:
+    def losses(self, batch: ProbeBatch, step: int, generator: torch.Generator | None = None
+               ) -> dict[str, torch.Tensor]:
         cfg = self.config
         histories = batch.histories
-        logits, z = self.model(histories.items, batch.probes, batch.truth_items)  # (B, S, P, V), (H, T, C)
+        r, z, w = self.model.states(histories.items, batch.truth_items, terms=bool(cfg.terms))  # (B, S, C), (H, T, C)
+        logits = self.model.score(r, batch.probes)  # (B, S, P, V)
         real = batch.verdicts >= 0
         out = {"verdict": F.cross_entropy(logits[real], batch.verdicts[real])}
+        if "metric" in cfg.terms:
+            weight = cfg.metric_weight * schedule(step, cfg.steps, cfg.metric_delay, cfg.metric_ramp)
+            views = z[: histories.chains, : r.shape[1]]  # (B, S, C) the probed states in the readout's view
+            out["metric"] = weight * verdict_metric(self.model, views, w, batch.probes, batch.verdicts,
+                                                    self.data.accepting, cfg.gamma, cfg.metric_pairs, generator)
         if "invariance" in cfg.terms:
             b, k = histories.chains, histories.partners
             z_end = z[torch.arange(len(z)), histories.lengths - 1]  # (H, C)
@@ -116,7 +157,7 @@ class OracleTrainer:
     def train_step(self, step: int) -> dict[str, float]:
         generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
         batch = sample_probe_batch(self.data, self.config.batch_chains, bool(self.config.terms), generator)
-        return descend(self.optimizer, self.params, self.losses(batch, step), lr_at(self.config, step),
+        return descend(self.optimizer, self.params, self.losses(batch, step, generator), lr_at(self.config, step),
                        self.config.grad_clip)
 
     def checkpoint(self) -> dict:
@@ -124,7 +165,7 @@ class OracleTrainer:
                 "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
                 "optimizer": self.optimizer.state_dict(), "config": asdict(self.config), "step": self.step,
                 "train_seconds": self.train_seconds, "identity": self.data.identity,
-                "verdicts": list(self.data.verdicts), "kinds": list(self.data.kinds),
+                "verdicts": list(self.data.verdicts), "kinds": list(self.data.kinds), "comparison": self.comparison,
                 **self.data.encoding,
                 "package_version": package_version(), "torch_version": torch.__version__}
 
@@ -164,12 +205,63 @@ def _check_resumable(blob: dict, config: OracleConfig, data: OracleData, path: P
         raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
 
 
+VALIDATION_MAX_LENGTH = 256  # validation chains up to this length choose the threshold (and are reported)
+THRESHOLD_SAMPLE = 256  # training chains that choose it when no validation dataset is given
+
+
+def load_validation(config: OracleConfig, data: OracleData, validation: OracleData | None = None
+                    ) -> OracleData | None:
+    """The validation dataset of ``config`` (None when it names none); ValueError in one line
+    when its chains cannot be read by an arm trained on ``data``."""
+    if not config.validation:
+        return None
+    validation = validation if validation is not None else load_probe_dataset(config.validation)
+    why = same_domain(data, validation)
+    if why is not None:
+        raise ValueError(f"validation dataset {config.validation}: {why}")
+    return validation
+
+
+def training_sample(data: OracleData, seed: int) -> OracleData:
+    """``data`` whose only test split is a fixed sample of its training chains."""
+    n = len(data.train["items"])
+    rows = torch.randperm(n, generator=torch.Generator().manual_seed(seed))[:THRESHOLD_SAMPLE]
+    length = data.train["items"].shape[1] - 1
+    return replace(data, tests={length: {k: v[rows] for k, v in data.train.items()}})
+
+
+def choose_comparison(model: Oracle, config: OracleConfig, data: OracleData, validation: OracleData | None,
+                      eval_config: OracleEvalConfig) -> tuple[dict | None, dict | None]:
+    """(the comparison's threshold and its source, the validation report) for an arm that
+    compares; (None, None) for the others and on Mathlib probes."""
+    if not model.compares or data.tracker is None:
+        return None, None
+    if validation is not None:
+        with reading(model, validation):
+            report = evaluate(model, validation, eval_config, choose=True, max_length=VALIDATION_MAX_LENGTH)
+        source = {"chains": "validation", "dataset": validation.identity["dataset"],
+                  "lengths": report["lengths_evaluated"]}
+    else:
+        report = evaluate(model, training_sample(data, config.seed), eval_config, choose=True)
+        source = {"chains": "training sample", "dataset": data.identity["dataset"], "chains_used": THRESHOLD_SAMPLE}
+        report = None if report is None else {**report, "note": "chosen on training chains: no validation dataset"}
+    chosen = report["comparison"]
+    return {"threshold": chosen["threshold"], "source": source, "choice": chosen["choice"]}, \
+        (report if validation is not None else None)
+
+
 def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: bool = True,
-          eval_config: OracleEvalConfig = OracleEvalConfig(), data: OracleData | None = None) -> dict:
-    """Train (or continue) into ``out``; evaluate; return the report (also written there)."""
+          eval_config: OracleEvalConfig = OracleEvalConfig(), data: OracleData | None = None,
+          validation: OracleData | None = None, test: bool = True) -> dict:
+    """Train (or continue) into ``out``; choose the comparison's threshold; evaluate on the
+    held-out test chains (unless ``test`` is False: a validation run reads only its validation
+    chains); return the report (also written there)."""
     out = Path(out)
     started = time.perf_counter()
     data = data if data is not None else load_probe_dataset(config.data)
+    validation = load_validation(config, data, validation)
+    if not test and validation is None:
+        raise ValueError("a run that skips the test chains needs --validation (chains to be judged on)")
     load_seconds = time.perf_counter() - started
     trainer = OracleTrainer(config, data)
     path = out / CHECKPOINT
@@ -198,13 +290,19 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
                 bar.close()
                 raise TrainingInterrupted(trainer.step, path)
     bar.close()
-    if not path.is_file():  # resumed a finished run
-        save_atomic(trainer.checkpoint(), path)
+    trainer.comparison, validation_report = choose_comparison(trainer.model, config, data, validation, eval_config)
+    save_atomic(trainer.checkpoint(), path)  # the threshold is stored with the run
 
-    results = evaluate(trainer.model, data, eval_config, show_progress=show_progress)
+    threshold = None if trainer.comparison is None else trainer.comparison["threshold"]
+    results = (evaluate(trainer.model, data, eval_config, show_progress=show_progress, threshold=threshold,
+                        threshold_source=trainer.comparison["source"]["chains"] if trainer.comparison else "given")
+               if test else {"tested": False})
     report = {
         "arch": config.arch, "objective": config.objective, "seed": config.seed, "steps": config.steps,
         **results,
+        "schedule": config.schedule,
+        "threshold": trainer.comparison,
+        "validation": validation_report,
         "seconds": round(trainer.train_seconds, 2),
         "steps_per_second": round(config.steps / trainer.train_seconds, 3) if trainer.train_seconds else None,
         "load_seconds": round(load_seconds, 2),
@@ -226,7 +324,8 @@ def write_report(report: dict, out: Path) -> None:
 
     with staged_files(out) as staging:
         (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-        write_plots([report], staging)
+        if report.get("tested", True):
+            write_plots([report], staging)
 
 
 # Per-event compute, in multiply-adds at C = 128, D = 64, V verdict classes, P probes per step.

@@ -17,14 +17,15 @@ from leanbridge.cli import main as certify
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset, sample_probe_batch
 from oracle.evaluate import OracleEvalConfig, guard, hard_class
-from oracle.model import ARCHS, STATEFUL, Oracle, OracleModelConfig, VerdictHead
+from oracle.model import ARCHS, STATEFUL, TERMED, Oracle, OracleModelConfig, VerdictHead
 from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, train
 from prover.cli import main as prove
 from tracker.train import CheckpointError
 
-# every arm with the objectives it trains under (combo needs a carried state)
-ARMS = [(arch, "plain") for arch in ARCHS] + [(arch, "combo") for arch in STATEFUL]
+# every arm with the objectives it trains under (combo and nerode need a recurrence to act on)
+ARMS = ([(arch, "plain") for arch in ARCHS] + [(arch, "combo") for arch in TERMED]
+        + [(arch, "nerode") for arch in TERMED])
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=50)
 
 
@@ -111,8 +112,9 @@ def test_probe_tensors_agree_with_the_chains(tiny):
     train_split = data.train
     n, t = train_split["items"].shape
     assert train_split["probes"].shape[:2] == (n, t - 1) and set(data.tests) == {8, 16}
-    # the true proof state at step 0 is the state the chain starts from: (start, goal)
-    assert torch.equal(train_split["truth_items"][:, 0], train_split["items"][:, 0])
+    # the true tree at step 0 is the tree the chain starts from; the slot reads the tree only
+    tokens = data.item_tokens
+    assert torch.equal(tokens[train_split["truth_items"][:, 0].long()], tokens[train_split["items"][:, 0].long()])
     # every gold probe was accepted by Lean (accepted or complete), and the last one completes the proof
     gold = data.kinds.index("gold")
     is_gold = train_split["kinds"] == gold
@@ -120,11 +122,13 @@ def test_probe_tensors_agree_with_the_chains(tiny):
     assert bool(accepted.all())
     last = train_split["verdicts"][:, -1][train_split["kinds"][:, -1] == gold].long()
     assert {data.verdicts[v] for v in last.tolist()} == {"complete"}
-    # partners start from their own start with the chain's goal
-    tree_len = data.tracker.tree_len
-    goal = data.item_tokens[train_split["items"][:, 0].long(), tree_len:2 * tree_len]
-    mate_goal = data.item_tokens[train_split["partner_items"][:, :, 0].long(), tree_len:2 * tree_len]
-    assert torch.equal(mate_goal, goal[:, None].expand_as(mate_goal))
+    # the goal is the tree the chain ends at, an item of its own; the partners end there too
+    records = [json.loads(line) for line in (tiny / "train.jsonl").read_text().splitlines()]
+    vocab = data.tracker.vocab
+    names = vocab.tokens
+    for n, record in enumerate(records[:5]):
+        goal = [names[i] for i in tokens[train_split["goal_items"][n].long()].tolist() if i != 0]
+        assert " ".join(goal) == record["end"]
     again = load_probe_dataset(tiny)  # from the cache
     assert torch.equal(again.train["probes"], train_split["probes"])
 
@@ -146,10 +150,10 @@ def test_the_verdict_head_trains_end_to_end_for_every_arm(tiny, arch, objective)
     data = load_probe_dataset(tiny)
     config = OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=100)
     trainer = OracleTrainer(config, data)
-    batch = sample_probe_batch(data, 6, objective == "combo", torch.Generator().manual_seed(3))
+    batch = sample_probe_batch(data, 6, objective != "plain", torch.Generator().manual_seed(3))
     first = None
     for step in range(60):
-        losses = trainer.losses(batch, step=config.steps)  # the terms at full weight
+        losses = trainer.losses(batch, step=config.steps, generator=torch.Generator().manual_seed(step))  # full weight
         trainer.optimizer.zero_grad()
         sum(losses.values()).backward()
         if step == 0:
@@ -157,7 +161,8 @@ def test_the_verdict_head_trains_end_to_end_for_every_arm(tiny, arch, objective)
             if trainer.model.tracker is not None:
                 grads = [p.grad for p in trainer.model.tracker.parameters() if p.grad is not None]
                 assert grads and sum(g.abs().sum().item() for g in grads) > 0
-            assert set(losses) == ({"verdict", "nextlat", "invariance"} if objective == "combo" else {"verdict"})
+            assert set(losses) == {"plain": {"verdict"}, "combo": {"verdict", "nextlat", "invariance"},
+                                   "nerode": {"verdict", "nextlat", "invariance", "metric"}}[objective]
         trainer.optimizer.step()
     assert losses["verdict"].item() < 0.9 * first
 
@@ -217,9 +222,10 @@ def test_every_arm_writes_a_report(tiny, tmp_path, arch, objective):
 
 
 def test_combo_is_refused_for_an_arm_without_a_state():
-    for arch in set(ARCHS) - set(STATEFUL):
-        with pytest.raises(ValueError, match="plain"):
-            OracleConfig(arch=arch, objective="combo")
+    for arch in set(ARCHS) - set(TERMED):
+        for objective in ("combo", "nerode"):
+            with pytest.raises(ValueError, match="plain"):
+                OracleConfig(arch=arch, objective=objective)
 
 
 def test_resume_continues_to_the_same_weights(tiny, tmp_path, tiny_data):
@@ -261,7 +267,7 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
 
 
 def test_every_training_setting_is_an_option_of_the_command():
-    options = {p.name for p in train_oracle.params} - {"out", "resume", "threads", "quiet", "help"}
+    options = {p.name for p in train_oracle.params} - {"out", "resume", "threads", "quiet", "help", "skip_test"}
     assert options == {f.name for f in fields(OracleConfig)}
 
 
@@ -324,3 +330,74 @@ def test_prove_with_a_trained_oracle_counts_calls_and_audits_every_solution(tiny
     result = CliRunner().invoke(prove, ["--searcher", "oracle", "--oracle", str(run), "--data", str(elsewhere),
                                         "--problems", "1", "--distances", "1", "--out", str(tmp_path / "p2")])
     assert result.exit_code == 1 and "trained on another dataset" in result.output
+
+
+# ---- complete by comparison --------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 2), st.booleans()), min_size=1, max_size=60))
+def test_the_chosen_threshold_is_the_best_cut(probes):
+    from oracle.compare import choose_threshold
+
+    d = torch.tensor([p[0] for p in probes], dtype=torch.float64)
+    y = torch.tensor([p[1] for p in probes])
+    out = choose_threshold(d, y)
+    right = lambda t: int(((d < t) == y).sum())  # noqa: E731
+    best = max(right(t) for t in [-1.0, 3.0] + d.tolist() + (d + 1e-9).tolist())
+    assert right(out["threshold"]) == best and out["accuracy"] == pytest.approx(best / len(d))
+
+
+@pytest.fixture(scope="module")
+def tiny_validation(tmp_path_factory):
+    root = tmp_path_factory.mktemp("oracle-validation")
+    result = CliRunner().invoke(certify, ["--atoms", "4", "--tier", "1", "--chains", "20", "--test-chains", "8",
+                                          "--test-lengths", "8,16", "--probes", "--seed", "1",
+                                          "--out", str(root / "data"), "--store", str(root / "store.sqlite")])
+    assert result.exit_code == 0, result.output
+    return root / "data"
+
+
+def test_complete_by_comparison_chooses_its_threshold_on_validation_chains(tiny, tiny_validation, tmp_path):
+    """The threshold is chosen on the validation chains of another seed, stored with the run,
+    and used on the test chains; the report gives five classes and accepted-or-complete vs
+    rejected for both readouts, and the schedule of the terms."""
+    config = OracleConfig(data=str(tiny), arch="recurrence", objective="nerode", steps=4, batch_chains=4, width=32,
+                          probe_width=16, validation=str(tiny_validation), invariance_delay=0.5, nextlat_delay=0.5)
+    report = train(config, tmp_path / "run", show_progress=False, eval_config=EVAL)
+    chosen = report["threshold"]
+    assert chosen["source"]["chains"] == "validation" and chosen["threshold"] is not None
+    assert chosen["source"]["dataset"]["seed"] == 1
+    comparison = report["comparison"]
+    assert comparison["threshold"] == chosen["threshold"]
+    for figures in (report["head"], comparison):
+        assert set(figures["accuracy"]) == set(figures["binary_accuracy"]) == {"8", "16"}
+        assert all(0 <= v <= 1 for v in figures["binary_all_right"].values())
+    # a probe predicted rejected keeps the head's answer: the binary figures of the readouts agree
+    assert report["head"]["binary_accuracy"] == comparison["binary_accuracy"]
+    assert report["validation"]["comparison"]["choice"]["threshold"] == chosen["threshold"]
+    assert report["schedule"]["invariance"]["on_from_step"] == 2 and "metric" in report["schedule"]
+    blob = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
+    assert blob["comparison"]["threshold"] == chosen["threshold"]
+    assert TrainedOracle(tmp_path / "run").threshold == chosen["threshold"]
+    # a validation run reads no test chain
+    only = train(config, tmp_path / "validation-only", show_progress=False, eval_config=EVAL, test=False)
+    assert only["tested"] is False and "accuracy" not in only and only["validation"]["accuracy"]
+    # the training dataset is no validation dataset
+    same = OracleConfig(**{**config.__dict__, "validation": str(tiny)})
+    with pytest.raises(ValueError, match="another seed"):
+        train(same, tmp_path / "same", show_progress=False, eval_config=EVAL)
+    result = CliRunner().invoke(train_oracle, ["--data", str(tiny), "--validation", str(tiny), "--steps", "2",
+                                               "--out", str(tmp_path / "cli")])
+    assert result.exit_code != 0 and "another seed" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "cli").exists()
+
+
+def test_without_validation_the_threshold_is_chosen_on_training_chains(tiny, tiny_data, tmp_path):
+    config = OracleConfig(data=str(tiny), arch="truth", objective="plain", steps=2, batch_chains=4, width=32,
+                          probe_width=16)
+    report = train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_data)
+    assert report["threshold"]["source"]["chains"] == "training sample" and report["validation"] is None
+    assert report["comparison"]["accuracy"]
+    blind = OracleConfig(data=str(tiny), arch="blind", objective="plain", steps=2, batch_chains=4, width=32,
+                         probe_width=16)
+    assert train(blind, tmp_path / "blind", show_progress=False, eval_config=EVAL, data=tiny_data)["comparison"] is None
