@@ -44,7 +44,7 @@ def tree_at(row: list[int], position: int = 0):
 @given(st.lists(any_trees(ATOMS, max_leaves=8), min_size=1, max_size=6))
 def test_the_heap_layout_holds_the_same_trees(trees):
     heap = paths_of(polish_rows(trees, 15))
-    assert heap.shape[1] in (1, 3, 7, 15, 31, 63, 127, 255)  # whole levels
+    assert heap.shape[1] == 255  # room for a tree of 8 leaves at depth 7
     for tree, row in zip(trees, heap.tolist()):
         assert tree_at(row) == tree
         assert sum(tok != 0 for tok in row) == len(tokens(tree))  # PAD wherever the tree has no node
@@ -61,7 +61,7 @@ def test_an_event_moves_the_same_positions_in_every_tree_it_applies_to(trees, ru
         pairs = [(a, b) for a, b in pairs if b is not None]
         if len(pairs) < 2:
             continue
-        rows = paths_of(polish_rows([t for pair in pairs for t in pair], 31)).tolist()
+        rows = paths_of(polish_rows([t for pair in pairs for t in pair], 17)).tolist()
         source = fixed_sources(rows[::2], rows[1::2])
         assert all(source.values()), (event, source)
 
@@ -81,3 +81,51 @@ def test_polish_is_the_identity_and_an_unknown_layout_is_refused():
     assert laid_out(rows, "polish") is rows
     with pytest.raises(ValueError, match="unknown layout"):
         laid_out(rows, "postfix")
+
+
+# ---- the layout and the cross-entropy's positions in training -----------------------------------
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from chains.dataset import DatasetSpec
+    from chains.space import Domain
+    from leanbridge.certify import certify_dataset
+
+    root = tmp_path_factory.mktemp("layouts")
+    certify_dataset(DatasetSpec(Domain(4, 2), chains=40, test_lengths=(8,), test_chains=8), root / "data",
+                    root / "store.sqlite")
+    return root / "data"
+
+
+def test_a_paths_run_reads_the_heap_layout_and_skips_positions_off_the_tree(tiny):
+    from tracker.data import load_dataset, sample_batch
+    from tracker.train import IGNORED, TrainConfig, Trainer
+
+    data = load_dataset(tiny)
+    config = TrainConfig(data=str(tiny), width=16, steps=3, layout="paths", ce_positions="tree")
+    trainer = Trainer(config, data)
+    targets = trainer.data.tree_tokens  # (R, 255) for trees of up to 15 tokens
+    assert targets.shape == (len(data.tree_tokens), 255) and trainer.model.tree_len == 255
+    real = paths_of(data.tree_tokens)
+    assert torch.equal(targets >= 0, real != 0) and torch.equal(targets[targets >= 0], real[real != 0])
+    assert (targets[real == 0] == IGNORED).all()
+    generator = torch.Generator().manual_seed(0)
+    losses = trainer.losses(sample_batch(trainer.data, 4, generator), 0, generator)
+    assert all(torch.isfinite(v) for v in losses.values())
+
+
+def test_exactness_ignores_the_positions_a_run_does_not_read():
+    from tracker.evaluate import right_trees
+
+    class Fixed:  # a readout that predicts the same tokens for every view
+        def __init__(self, tokens):
+            self.logits = torch.nn.functional.one_hot(torch.tensor(tokens), 7).float()
+
+        def readout(self, views):
+            return self.logits.expand(len(views), *self.logits.shape)
+
+    class Data:
+        tree_tokens = torch.tensor([[1, 3, 4, 0, 0], [1, 3, 4, -100, -100]])
+
+    model = Fixed([1, 3, 4, 5, 6])  # right on the tree's own three positions, wrong off it
+    assert right_trees(model, torch.zeros(2, 8), torch.tensor([0, 1]), Data).tolist() == [False, True]

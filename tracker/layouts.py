@@ -33,13 +33,11 @@ def _heap_positions(row: list[int]) -> dict[int, int]:
 
 
 def paths_of(tree_tokens: torch.Tensor) -> torch.Tensor:
-    """(R, P) Polish output ids -> (R, 2^(D+1) - 1) the same trees in heap order, with D the
-    largest depth among them."""
+    """(R, P) Polish output ids -> (R, 2^L - 1) the same trees in heap order, where L = (P + 1) / 2
+    is the most leaves a tree of P tokens has, so that its deepest leaf (depth L - 1) has a place:
+    the width depends on the domain's size bound, not on the trees a dataset happens to hold."""
     rows = [_heap_positions(row) for row in tree_tokens.tolist()]
-    width = max(max(row) for row in rows) + 1
-    size = 1
-    while size < width:  # a whole number of levels
-        size = 2 * size + 1
+    size = 2 ** ((tree_tokens.shape[1] + 1) // 2) - 1
     out = torch.full((len(rows), size), PAD_ID, dtype=tree_tokens.dtype)
     for r, row in enumerate(rows):
         out[r, list(row)] = torch.tensor(list(row.values()), dtype=tree_tokens.dtype)
