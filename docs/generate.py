@@ -133,11 +133,17 @@ def hard_validation() -> str:
                   "unrelated", "checks at 8, every 1,000 steps"], rows)
 
 
+def group_order(group: str) -> tuple[str, int]:
+    """("end size 11") -> ("end size", 11); ("tier-2 events 1-2") -> ("tier-2 events", 1)."""
+    prefix = group.rstrip("0123456789-+ ")
+    numbers = re.findall(r"\d+", group[len(prefix):])
+    return prefix, int(numbers[0]) if numbers else -1
+
+
 def hard_where() -> str:
     out = []
     for r in load("tracker-hard-where.json")["runs"]:
-        groups = sorted({g for length in r["lengths"].values() for g in length["groups"]},
-                        key=lambda g: (g.rstrip("0123456789-+ "), int(re.findall(r"\d+", g)[0])))
+        groups = sorted(sorted({g for length in r["lengths"].values() for g in length["groups"]}), key=group_order)
         rows = [[n, f3(length["exact"]), *(f"{f3(at(length['groups'].get(g), 'exact'))} "
                                            f"({at(length['groups'].get(g), 'chains') or 0})" for g in groups)]
                 for n, length in r["lengths"].items()]
