@@ -7,7 +7,7 @@ STAMP := .venv/.installed
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	# the CPU build of torch from this machine's disk, before anything can pull a CUDA build
+	# torch 2.13.0 (the CPU build) only where no torch is installed: a CUDA build already there is kept
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[test,cluster]'
 	touch $(STAMP)
