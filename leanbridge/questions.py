@@ -57,7 +57,9 @@ class Probe:
 @dataclass(frozen=True)
 class PathClaim:
     """``steps[k] = (tree_k, event_k)``: the claimer holds ``tree_k`` and applies ``event_k``;
-    ``tree_0`` should be ``start`` and the last event should lead to ``target``."""
+    ``tree_0`` should be ``start`` and the last event should lead to ``target``. A claimer that
+    holds no trees (it planned on latent states) gives ``tree_k = None`` for k > 0: Lean then
+    infers every intermediate tree from the events' proof terms."""
 
     start: Tree
     target: Tree
@@ -118,6 +120,8 @@ def _render_claim(q: PathClaim, name: str, atoms: Sequence[str]) -> Block:
     # the final theorem chains the steps with Eq.trans, so Lean also checks that they link up
     # from the true start to the true target.
     goal_atoms = bound_atoms(atoms, [q.start, q.target])
+    if any(tree is None for tree, _ in q.steps[1:]):
+        return _render_events_claim(q, name, goal_atoms)
     trees = [tree for tree, _ in q.steps] + [q.target]
     lines, links = [], []
     for k, (_, event) in enumerate(q.steps):
@@ -139,6 +143,21 @@ def _render_claim(q: PathClaim, name: str, atoms: Sequence[str]) -> Block:
         proof = f"fun {binder} => {proof}"
     lines += [f"theorem {name} : {statement} := {proof}", f"#print axioms {name}"]
     return Block(tuple(lines), name)
+
+
+def _render_events_claim(q: PathClaim, name: str, goal_atoms: Sequence[str]) -> Block:
+    # One theorem start = target proved by the events' probe terms chained with Eq.trans: each
+    # term is elaborated against (the tree Lean inferred so far) = _, so Lean decides what every
+    # event yields, and the chain must end at the target.
+    terms = [probe_term(event) for event in q.events]
+    statement = f"Eq ({lean_term(q.start)}) ({lean_term(q.target)})"
+    proof = f"({terms[-1]})" if terms else "rfl"
+    for term in reversed(terms[:-1]):
+        proof = f"Eq.trans ({term}) ({proof})"
+    if goal_atoms:
+        statement = f"∀ ({' '.join(goal_atoms)} : N), {statement}"
+        proof = f"fun {' '.join(goal_atoms) if terms else ' '.join('_' for _ in goal_atoms)} => {proof}"
+    return Block((f"theorem {name} : {statement} := {proof}", f"#print axioms {name}"), name)
 
 
 def header(core_module: str) -> list[str]:

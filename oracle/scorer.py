@@ -117,3 +117,58 @@ class TrainedOracle:
     def describe(self) -> dict:
         return {"kind": "train-oracle", "run": str(self.run), "arch": self.config.arch,
                 "objective": self.config.objective, "seed": self.config.seed, "dataset": self.identity["dataset"]}
+
+
+class LatentPlanner:
+    """A finished recurrence run as a planner that never holds a tree: ``start`` reads trees
+    into slots, ``goal`` reads goals as starts into views, ``expand`` moves slots by every
+    candidate event with the recurrence's own transition and says, for each, P(Lean accepts it)
+    and the imagined successor's distance to a goal. The comparison's threshold (``threshold``)
+    decides *complete* and when two imagined states are one."""
+
+    def __init__(self, oracle: TrainedOracle) -> None:
+        if oracle.config.arch != "recurrence":
+            raise ValueError(f"{oracle.run}: planning in the oracle's imagination needs a recurrence run "
+                             f"(its slot and transition); this one is {oracle.config.arch}")
+        if oracle.threshold is None:
+            raise ValueError(f"{oracle.run}: no comparison threshold is stored with the run; finish it with "
+                             "train-oracle (it chooses one on its validation chains)")
+        self.oracle, self.threshold = oracle, oracle.threshold
+        self.model = oracle.model.recurrence
+
+    @torch.no_grad()
+    def start(self, trees: Sequence[Tree]) -> torch.Tensor:
+        """trees -> slots w = f(w_0, tree) (N, C)."""
+        width = self.model.embed.item_tokens.shape[1]
+        rows = self.oracle._rows([self.oracle._tree_row(t) for t in trees], width)
+        return self.model.read(self.model.initial_state(len(trees)), rows)
+
+    @torch.no_grad()
+    def goal(self, trees: Sequence[Tree]) -> torch.Tensor:
+        """trees read as starts -> views (N, C)."""
+        return self.model.view(self.start(trees))
+
+    @torch.no_grad()
+    def view(self, slots: torch.Tensor) -> torch.Tensor:
+        return self.model.view(slots)
+
+    @torch.no_grad()
+    def expand(self, slots: torch.Tensor, goals: torch.Tensor, events: Sequence[Event]
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """slots (N, C), goal views (N, C), E candidate events -> P(accepted) (N, E), the
+        imagined successors' slots (N, E, C) and views (N, E, C), and their distance to the goal (N, E)."""
+        from tracker.objectives import centred_cosine_distance
+
+        probe_len = self.oracle.model.probe_tokens.shape[1]
+        toks = self.oracle._rows([self.oracle._event_row(e) for e in events], probe_len)  # (E, Ep)
+        toks = toks.expand(len(slots), *toks.shape)  # (N, E, Ep)
+        z = self.model.view(slots)
+        p = self.oracle.model.score_tokens(z, toks).softmax(-1)[..., self.oracle.accepting].sum(-1)  # (N, E)
+        n, e = toks.shape[:2]
+        w = self.model.read(slots.unsqueeze(1).expand(n, e, -1).reshape(n * e, -1), toks.reshape(n * e, -1))
+        w = w.view(n, e, -1)
+        views = self.model.view(w)
+        return p, w, views, centred_cosine_distance(views, goals.unsqueeze(1).expand_as(views))
+
+    def describe(self) -> dict:
+        return {**self.oracle.describe(), "threshold": self.threshold}

@@ -20,12 +20,13 @@ from prover.search import SEARCHERS
 @click.option("--tracker", type=click.Path(path_type=Path), default=Path("runs/recurrence-combo-s0"),
               show_default=True, help="train-tracker run directory used as imagination.")
 @click.option("--oracle", type=click.Path(path_type=Path), default=Path("runs/oracle-recurrence-combo-s0"),
-              show_default=True, help="train-oracle run directory used by the oracle searcher.")
+              show_default=True, help="train-oracle run directory used by the oracle and oracle-imagination searchers.")
 @click.option("--searcher", type=click.Choice(SEARCHERS), default="imagination", show_default=True,
               help="imagination: move on the tracker's states, ask Lean to certify the claimed path; "
                    "kernel-uniform/-lookahead: ask Lean for every successor the rules propose; kernel-blind: "
                    "ask Lean about every (rule, position) of the domain; oracle: only those the oracle "
-                   "predicts accepted.")
+                   "predicts accepted; oracle-imagination: plan on the oracle's imagined states (events it "
+                   "predicts accepted, stop at a predicted complete) and ask Lean once to certify the path.")
 @click.option("--problems", type=click.IntRange(1), default=1000, show_default=True, help="Problems per distance.")
 @click.option("--distances", callback=positive_ints, default=None,
               help="Comma-separated rewrite distances [default: 1 up to the largest the class graph allows].")

@@ -191,11 +191,14 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
             imagination = load_tracker(config.tracker, config.data)
         except TrackerUnavailable as e:
             raise ProveError(str(e)) from None
-    verdict_oracle = None
-    if config.searcher == "oracle":
-        from prover.verdict_oracle import OracleUnavailable, load_oracle
+    verdict_oracle = planner = None
+    if config.searcher in ("oracle", "oracle-imagination"):
+        from prover.verdict_oracle import OracleUnavailable, load_oracle, load_planner
         try:
-            verdict_oracle = load_oracle(config.oracle, config.data)
+            if config.searcher == "oracle":
+                verdict_oracle = load_oracle(config.oracle, config.data)
+            else:
+                planner = load_planner(config.oracle, config.data)
         except OracleUnavailable as e:
             raise ProveError(str(e)) from None
     try:
@@ -218,7 +221,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
                                   config.max_expansions, domain.positions)
             searched = time.perf_counter()
             results = run_searches(problems, search, kernel, imagination,
-                                   lambda done, total: progress("search", done, total), verdict_oracle)
+                                   lambda done, total: progress("search", done, total), verdict_oracle, planner)
             search_seconds = time.perf_counter() - searched
             auditor = Kernel(kernel.lean, kernel.core, kernel.atoms,
                              KernelConfig(jobs=config.jobs, limits=config.kernel.limits, reuse_answers=False))
@@ -248,7 +251,8 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
             "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
                        "reuse_answers": kernel.config.reuse_answers},
             "imagination": imagination.describe() if imagination is not None else None,
-            "oracle": verdict_oracle.describe() if verdict_oracle is not None else None,
+            "oracle": (verdict_oracle.describe() if verdict_oracle is not None
+                       else planner.describe() if planner is not None else None),
             "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
                         "max_size": domain.size_bound, "seed": manifest.get("seed"),
                         "dataset_id": dataset_id(manifest),

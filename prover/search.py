@@ -19,6 +19,15 @@ latent states share tracker batches.
   decoding. When a candidate decodes to the target it asks the kernel once to certify the
   claimed path (the decoded trees and the events); a rejected claim costs that call and the
   search goes on while the budget lasts.
+- ``oracle-imagination``: plans entirely in a trained oracle's imagination
+  (``oracle.scorer.LatentPlanner``): from each imagined state (a slot) it expands the events of
+  the domain the oracle predicts accepted, best first, moves to their imagined successors with
+  the recurrence's own transition, and stops at a predicted *complete* (an imagined successor
+  within the comparison's threshold of the goal read as a start); then it asks Lean once to
+  certify the whole path, events only, Lean inferring every intermediate tree. A refused path
+  costs its call and the search goes on. States are expanded nearest the goal first; an
+  imagined state within the threshold of one already held is the same state. It never decodes a
+  tree and never applies a rule: the audit of its solutions comes after the search, in Lean.
 
 Each searcher is a generator: it yields requests (questions for the kernel, or latent
 states to encode, step and decode) and receives their answers, so the driver can batch the
@@ -40,7 +49,7 @@ from prover.verdict_oracle import VerdictOracle
 from prover.kernel import Kernel, PathClaim, Probe, Question
 from prover.problems import Problem
 
-SEARCHERS = ("imagination", "kernel-uniform", "kernel-lookahead", "kernel-blind", "oracle")
+SEARCHERS = ("imagination", "kernel-uniform", "kernel-lookahead", "kernel-blind", "oracle", "oracle-imagination")
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class SearchConfig:
     max_size: int | None = None  # tier 2: no proposal may produce a larger tree (truth replay)
     max_expansions: int = 100_000  # expansions per problem, a guard for unbounded domains
     positions: tuple[str, ...] = ("", "0", "1", "00", "01", "10", "11")  # blind and oracle: where events are tried
+    max_depth: int = 32  # oracle-imagination: longest path planned
 
     def __post_init__(self) -> None:
         if self.searcher not in SEARCHERS:
@@ -119,6 +129,24 @@ class Score:
 
     histories: list[tuple[Tree, Tree, Sequence[Event]]]  # (start, goal, events since the start)
     candidates: list[list[Event]]
+
+
+@dataclass
+class PlanStart:
+    """Read (start, target) into the planner: the answer is (start slot, start view, goal view)."""
+
+    start: Tree
+    target: Tree
+
+
+@dataclass
+class PlanExpand:
+    """Move a slot by every event of the domain: the answer is (P(accepted) (E,), successor
+    slots (E, C), successor views (E, C), distance to the goal (E,))."""
+
+    slot: object
+    goal: object
+    events: list[Event]
 
 
 Search = Generator[object, object, None]
@@ -294,15 +322,66 @@ def imagination_search(problem: Problem, config: SearchConfig, result: ProblemRe
             queue.append(child)
 
 
+def oracle_imagination_search(problem: Problem, config: SearchConfig, result: ProblemResult,
+                              remaining: Callable[[], int], threshold: float) -> Search:
+    import torch  # the planner's states are tensors
+
+    from tracker.objectives import centred_cosine_distance
+
+    domain_events = [Event(rule, path) for path in config.positions for rule in config.rules]
+    slot, view, goal = yield PlanStart(problem.start, problem.target)
+    held = [view]  # views of the imagined states held, for telling a new state from an old one
+    heap: list[tuple[float, int, int]] = [(float(centred_cosine_distance(view, goal)), 0, 0)]
+    nodes: list[tuple[object, tuple[Event, ...]]] = [(slot, ())]  # per node: its slot and the events to it
+    result.held = 1
+    while heap and result.expansions < config.max_expansions:
+        _, _, index = heapq.heappop(heap)
+        slot, path = nodes[index]
+        if len(path) >= config.max_depth:
+            continue
+        result.expansions += 1
+        p, slots, views, distance = yield PlanExpand(slot, goal, domain_events)
+        ranked = sorted(range(len(domain_events)), key=lambda k: (-float(p[k]), k))
+        for k in ranked:
+            if float(p[k]) < 0.5:
+                break  # predicted rejected, and so is every event ranked after it
+            result.proposed += 1
+            events = path + (domain_events[k],)
+            if float(distance[k]) < threshold:  # predicted complete
+                if remaining() < 1:
+                    return  # the budget is spent
+                claim = PathClaim(problem.start, problem.target,
+                                  ((problem.start, events[0]),) + tuple((None, e) for e in events[1:]))
+                [answer] = yield Ask([claim])
+                result.questions += 1
+                result.claims += 1
+                if answer.complete:
+                    result.solved = True
+                    result.events = events
+                    return
+                result.claims_rejected += 1
+                continue
+            stacked = torch.stack(held)  # (held, C)
+            if float(centred_cosine_distance(stacked, views[k].expand_as(stacked)).min()) < threshold:
+                continue  # an imagined state already held
+            held.append(views[k])
+            nodes.append((slots[k], events))
+            result.held += 1
+            heapq.heappush(heap, (float(distance[k]), len(nodes), len(nodes) - 1))
+
+
 def run_searches(problems: Sequence[Problem], config: SearchConfig, kernel: Kernel,
                  imagination: Imagination | None = None,
                  progress: Callable[[int, int], None] | None = None,
-                 oracle: VerdictOracle | None = None) -> list[ProblemResult]:
-    """Run one search per problem, all in lockstep; ``kernel`` counts and caps the calls."""
+                 oracle: VerdictOracle | None = None, planner=None) -> list[ProblemResult]:
+    """Run one search per problem, all in lockstep; ``kernel`` counts and caps the calls.
+    ``planner``: the ``oracle-imagination`` searcher's ``oracle.scorer.LatentPlanner``."""
     if config.searcher == "imagination" and imagination is None:
         raise ValueError("the imagination searcher needs an imagination")
     if config.searcher == "oracle" and oracle is None:
         raise ValueError("the oracle searcher needs a verdict oracle")
+    if config.searcher == "oracle-imagination" and planner is None:
+        raise ValueError("the oracle-imagination searcher needs a latent planner")
     if kernel.budget is not None and kernel.budget != config.budget_calls:
         raise ValueError("the kernel's budget is not the search's budget")
     results = {p.id: ProblemResult(p.id, p.distance) for p in problems}
@@ -325,7 +404,10 @@ def run_searches(problems: Sequence[Problem], config: SearchConfig, kernel: Kern
     search = {"imagination": imagination_search, "kernel-blind": verdict_search,
               "oracle": verdict_search}.get(config.searcher, kernel_search)
     for p in problems:
-        searches[p.id] = search(p, config, results[p.id], remaining_of(p.id))
+        if config.searcher == "oracle-imagination":
+            searches[p.id] = oracle_imagination_search(p, config, results[p.id], remaining_of(p.id), planner.threshold)
+        else:
+            searches[p.id] = search(p, config, results[p.id], remaining_of(p.id))
         advance(p.id, None)
     while pending:
         by_kind: dict[type, list[str]] = {}
@@ -364,6 +446,22 @@ def run_searches(problems: Sequence[Problem], config: SearchConfig, kernel: Kern
                                         [c for pid in pids for c in pending[pid].candidates]))
             for pid in pids:
                 answers[pid] = [next(replies) for _ in pending[pid].histories]
+        if PlanStart in by_kind:
+            pids = by_kind[PlanStart]
+            slots = planner.start([pending[pid].start for pid in pids])
+            views = planner.view(slots)
+            goals = planner.goal([pending[pid].target for pid in pids])
+            for n, pid in enumerate(pids):
+                answers[pid] = (slots[n], views[n], goals[n])
+        if PlanExpand in by_kind:
+            pids = by_kind[PlanExpand]
+            import torch
+
+            p, slots, views, distance = planner.expand(torch.stack([pending[pid].slot for pid in pids]),
+                                                       torch.stack([pending[pid].goal for pid in pids]),
+                                                       pending[pids[0]].events)
+            for n, pid in enumerate(pids):
+                answers[pid] = (p[n], slots[n], views[n], distance[n])
         for pid, answer in answers.items():
             advance(pid, answer)
     for p in problems:

@@ -66,3 +66,16 @@ def load_oracle(run: Path, data: Path) -> VerdictOracle:
     if elsewhere is not None:
         raise OracleUnavailable(f"oracle {run} was trained on another dataset ({elsewhere}), not {data}")
     return oracle
+
+
+def load_planner(run: Path, data: Path):
+    """A finished recurrence ``train-oracle`` run as the ``oracle-imagination`` searcher's
+    planner (``oracle.scorer.LatentPlanner``); OracleUnavailable (one line) as ``load_oracle``,
+    and for a run that is no recurrence or holds no comparison threshold."""
+    from oracle.scorer import LatentPlanner
+
+    oracle = load_oracle(run, data)
+    try:
+        return LatentPlanner(oracle)
+    except ValueError as e:
+        raise OracleUnavailable(str(e)) from None
