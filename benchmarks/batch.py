@@ -1,6 +1,6 @@
 """The driver the registered comparisons share: parse the arms and seeds asked for, train the
-missing runs (one at a time, or several in processes of their own), collect the finished ones,
-and write the judged results atomically.
+missing runs (one at a time, several in processes of their own, or each as a task on a Ray
+cluster), collect the finished ones, and write the judged results atomically.
 
 A comparison script supplies what differs: its arms, how one run is trained or found finished,
 how a finished run is summarised on the console, its judge, table and figures.
@@ -12,22 +12,24 @@ import os
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict
 from multiprocessing import get_context
 from pathlib import Path
 
 import click
 import torch
 
+from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
+from tracker.grid import RunSpec, finished_report, same_settings  # noqa: F401 - the drivers import them from here
 from tracker.options import stacked
 from tracker.train import load_checkpoint
 
 Job = tuple[str, int]  # (arm, seed)
 
 
-def batch_options(runs: str, out: str) -> Callable[[Callable], Callable]:
+def batch_options(runs: str, out: str, devices: bool = False) -> Callable[[Callable], Callable]:
     """The options every comparison takes beside its own: --steps, --runs, --out, --workers,
-    --collect and --quiet (defaults: the comparison's runs directory and results file)."""
+    --collect and --quiet (defaults: the comparison's runs directory and results file); with
+    ``devices`` (batches of trackers), also --device and --cluster."""
     options = [
         click.option("--steps", type=click.IntRange(1), default=None,
                      help="Override the training steps (partial runs)."),
@@ -38,6 +40,17 @@ def batch_options(runs: str, out: str) -> Callable[[Callable], Callable]:
         click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
                      help="Runs trained at once, each in its own process with cores/workers threads (no progress "
                           "bars)."),
+    ]
+    where = [
+        click.option("--device", default="auto", show_default=True, help=DEVICE_HELP),
+        click.option("--cluster", metavar="ADDRESS", default=None,
+                     help="Train each missing run as a task on the Ray cluster at ADDRESS (auto: the one running on "
+                          "this machine): one GPU per run where the nodes have GPUs, else one CPU thread. Run from "
+                          "storage every node reaches: the runs' directories and the datasets are read and written "
+                          "there by the nodes, and a run whose worker or node dies resumes from its checkpoint. "
+                          "Needs the cluster extra (ray)."),
+    ]
+    options = options + (where if devices else []) + [
         click.option("--collect", is_flag=True,
                      help="Train nothing: collect the runs already finished, judge on them, and list the missing "
                           "ones."),
@@ -62,15 +75,31 @@ def seed_list(seeds: str) -> tuple[int, ...]:
         raise click.UsageError(f"--seeds {seeds!r} is not a comma-separated list of integers") from None
 
 
+def checked_device(device: str, cluster: str | None) -> str:
+    """The device spec for the runs: resolved here when they train here (a device this machine
+    lacks is one line before anything runs), left to each node to resolve on a cluster."""
+    if cluster is not None:
+        return device
+    try:
+        return str(resolve_device(device))
+    except DeviceUnavailable as e:
+        raise click.ClickException(str(e)) from None
+
+
 def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Callable[[str, int], dict | None],
-              summary: Callable[[dict], str], workers: int, collect: bool,
-              quiet: bool) -> tuple[list[dict], list[dict]]:
+              summary: Callable[[dict], str], workers: int, collect: bool, quiet: bool, *, cluster: str | None = None,
+              plan: Callable[[str, int], RunSpec] | None = None,
+              label: Callable[[str, int, dict], dict] | None = None,
+              device: str = "auto") -> tuple[list[dict], list[dict]]:
     """The reports of the jobs, in their order, and the jobs left without one ({"arm", "seed"}).
     Each report is found finished, or trained by ``train_one(arm, seed, quiet,
     threads)`` (a picklable function: with ``workers`` > 1 each run trains in a process of its
-    own at cores/workers threads, without a progress bar). With ``collect`` nothing is trained
-    and the jobs not finished are left out; a finished job is never trained again. Dataset and
-    checkpoint faults (ValueError) become one line for the user."""
+    own at cores/workers threads, without a progress bar). With ``cluster`` (a Ray address) each
+    run to train is ``plan(arm, seed)`` sent as a task to the cluster on ``device``, and its report
+    comes back through ``label(arm, seed, report)`` (what ``train_one`` returns for it); Ray is
+    imported only then. With ``collect`` nothing is trained and the jobs not finished are left
+    out; a finished job is never trained again. Dataset, checkpoint and cluster faults become
+    one line for the user."""
     done: dict[Job, dict] = {}
     try:
         for name, seed in jobs:
@@ -81,6 +110,11 @@ def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Cal
         if collect:
             for name, seed in to_train:
                 click.echo(f"== {name} seed {seed}: not run (or not finished)", err=True)
+        elif cluster is not None:
+            if plan is None:
+                raise TypeError("run_batch: a cluster needs the jobs' plan")
+            if to_train:  # nothing to train: the cluster is not even joined
+                done.update(on_cluster(to_train, plan, label, summary, cluster, device))
         elif workers == 1:
             for name, seed in to_train:
                 click.echo(f"== {name} seed {seed}", err=True)
@@ -99,23 +133,25 @@ def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Cal
             [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done])
 
 
-def same_settings(stored: dict, config) -> bool:
-    """A report's stored config is ``config`` (a config dataclass); a setting added to the
-    dataclass after the run counts at its default (which is what the run trained with)."""
-    current, defaults = asdict(config), asdict(type(config)())
-    return set(stored) <= set(current) and all(stored.get(k, defaults[k]) == v for k, v in current.items())
-
-
-def finished_report(config, out: Path, recorded: Sequence[dict] = ()) -> dict | None:
-    """The report of a run finished earlier with exactly the settings ``config``: the one in its
-    directory ``out``, else one of ``recorded`` (the runs a collection wrote to the results file,
-    which a fresh checkout has without the runs directory); None when there is neither."""
-    path = out / "report.json"
-    if path.is_file():
-        report = json.loads(path.read_text())
-        if same_settings(report.get("config", {}), config):
-            return report
-    return next((report for report in recorded if same_settings(report.get("config", {}), config)), None)
+def on_cluster(jobs: Sequence[Job], plan: Callable[[str, int], RunSpec],
+               label: Callable[[str, int, dict], dict] | None, summary: Callable[[dict], str], cluster: str,
+               device: str) -> dict[Job, dict]:
+    """The jobs trained as tasks on the Ray cluster at ``cluster``, their reports by job."""
+    try:
+        from tracker.cluster import ClusterError, RayRuns  # Ray only when a cluster is asked for
+    except ImportError as e:
+        raise click.ClickException(f"--cluster needs Ray (pip install 'exact-state[cluster]'): {e}") from None
+    done: dict[Job, dict] = {}
+    try:
+        runs = RayRuns(cluster, device)
+        click.echo(f"== {len(jobs)} run(s) to the cluster at {cluster}, "
+                   f"{'one GPU' if runs.gpus else 'one CPU thread'} each", err=True)
+        for (name, seed), report in runs.reports({job: plan(*job) for job in jobs}):
+            done[name, seed] = report = label(name, seed, report) if label is not None else report
+            click.echo(f"== {name} seed {seed}: {summary(report)}, {report['seconds']:.0f} s", err=True)
+    except ClusterError as e:
+        raise click.ClickException(str(e)) from None
+    return done
 
 
 def recorded_runs(results: Path) -> list[dict]:
@@ -127,7 +163,8 @@ def finished_or_trained(config, out: Path, train: Callable[..., dict], config_fr
                         quiet: bool, threads: int | None, **train_options) -> dict:
     """One run of a batch: its finished report, else ``train(config, out, ...)``, resumed from
     ``out/checkpoint.pt`` when that checkpoint's settings are ``config``. ``threads``: torch
-    threads for this process (None leaves them)."""
+    threads for this process (None leaves them). (``tracker.grid.run_spec`` is the same for a
+    tracker's RunSpec, the body of a cluster task.)"""
     if threads is not None:
         torch.set_num_threads(threads)
     report = finished_report(config, out)

@@ -21,9 +21,10 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report,  # noqa: E402
-                              recorded_runs, run_batch, seed_list, write_results)
+from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_or_trained,  # noqa: E402
+                              finished_report, recorded_runs, run_batch, seed_list, write_results)
 from tracker.evaluate import EvalConfig  # noqa: E402
+from tracker.grid import RunSpec  # noqa: E402
 from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
 
 # arm -> (arch, objective, registered seeds, fixed norm). The recurrence arms run at a fixed
@@ -187,10 +188,15 @@ def finished(name: str, seed: int, base: TrainConfig, runs: Path, recorded: list
 
 
 def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: TrainConfig, runs: Path,
-            eval_config: EvalConfig) -> dict:
+            eval_config: EvalConfig, device: str = "cpu") -> dict:
     """Train (or resume, or find finished) one run of the batch."""
     return finished_or_trained(arm_config(name, seed, base), run_dir(name, seed, runs), train, config_from_checkpoint,
-                               quiet, threads, eval_config=eval_config)
+                               quiet, threads, eval_config=eval_config, device=device)
+
+
+def plan_arm(name: str, seed: int, *, base: TrainConfig, runs: Path, eval_config: EvalConfig) -> RunSpec:
+    """One run of the batch as a cluster task."""
+    return RunSpec(arm_config(name, seed, base), str(run_dir(name, seed, runs)), eval_config)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -201,8 +207,8 @@ def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: Tra
 @click.option("--seeds", default=None, help="Comma-separated seeds for every chosen arm [default: each arm's "
                                             "registered seeds; 0 for an arm outside the batch].")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True, help="Test chains per length.")
-@batch_options("runs/comparison", "results/tracker.json")
-def main(data, arms, seeds, steps, eval_chains, runs, out, workers, collect, quiet) -> None:
+@batch_options("runs/comparison", "results/tracker.json", devices=True)
+def main(data, arms, seeds, steps, eval_chains, runs, out, workers, device, cluster, collect, quiet) -> None:
     """Run the registered tracker comparison (or a part of it) and judge its predictions."""
     chosen = chosen_arms(arms, tuple(ARMS))
     seeds_given = None if seeds is None else seed_list(seeds)
@@ -213,10 +219,13 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, collect, qui
     # an arm outside the registered batch runs seed 0 unless --seeds says otherwise
     jobs = [(name, seed) for name in chosen
             for seed in (seeds_given if seeds_given is not None else ARMS[name][2] or (0,))]
-    train_one = partial(run_arm, base=base, runs=Path(runs), eval_config=EvalConfig(max_chains=eval_chains))
+    device = checked_device(device, cluster)
+    planning = {"base": base, "runs": Path(runs), "eval_config": EvalConfig(max_chains=eval_chains)}
+    train_one = partial(run_arm, **planning, device=device)
     recorded = recorded_runs(out)
     reports, missing = run_batch(jobs, train_one, lambda name, seed: finished(name, seed, base, Path(runs), recorded),
-                                 lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet)
+                                 lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet,
+                                 cluster=cluster, plan=partial(plan_arm, **planning), device=device)
     from tracker.plots import write_plots
 
     predictions = judge(reports)

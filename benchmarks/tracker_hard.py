@@ -24,10 +24,11 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report,  # noqa: E402
-                              recorded_runs, run_batch, seed_list, write_results)
+from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_or_trained,  # noqa: E402
+                              finished_report, recorded_runs, run_batch, seed_list, write_results)
 from benchmarks.tracker_comparison import spearman  # noqa: E402
 from tracker.evaluate import EvalConfig  # noqa: E402
+from tracker.grid import RunSpec  # noqa: E402
 from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
 
 # The recurrence's settings, chosen on the validation runs (README "Hard domains", registered before
@@ -110,11 +111,16 @@ def with_steps(config: TrainConfig, steps: int | None) -> TrainConfig:
 
 
 def run_job(job: str, seed: int, quiet: bool, threads: int | None, *, runs: Path, steps: int | None,
-            eval_config: EvalConfig) -> dict:
+            eval_config: EvalConfig, device: str = "cpu") -> dict:
     """Train (or resume, or find finished) one run of the batch."""
     report = finished_or_trained(with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs), train,
-                                 config_from_checkpoint, quiet, threads, eval_config=eval_config)
+                                 config_from_checkpoint, quiet, threads, eval_config=eval_config, device=device)
     return labelled(report, job)
+
+
+def plan_job(job: str, seed: int, *, runs: Path, steps: int | None, eval_config: EvalConfig) -> RunSpec:
+    """One run of the batch as a cluster task (its report is labelled on the driver)."""
+    return RunSpec(with_steps(arm_config(job, seed), steps), str(run_dir(job, seed, runs)), eval_config)
 
 
 def judge(reports: list[dict]) -> list[dict]:
@@ -195,15 +201,18 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
 @click.option("--seeds", default=None, help="Comma-separated seeds for every chosen arm [default: each arm's "
                                             "registered seeds].")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True, help="Test chains per length.")
-@batch_options("runs/hard", "results/tracker-hard.json")
-def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, collect, quiet) -> None:
+@batch_options("runs/hard", "results/tracker-hard.json", devices=True)
+def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, device, cluster, collect, quiet) -> None:
     """Run the registered comparison on the hard domains (or a part of it) and judge its predictions."""
     chosen_domains = chosen_arms(domains, tuple(DOMAINS))
     jobs = batch_jobs(chosen_domains, chosen_arms(arms, tuple(ARMS)), None if seeds is None else seed_list(seeds))
-    train_one = partial(run_job, runs=Path(runs), steps=steps, eval_config=EvalConfig(max_chains=eval_chains))
+    device = checked_device(device, cluster)
+    planning = {"runs": Path(runs), "steps": steps, "eval_config": EvalConfig(max_chains=eval_chains)}
+    train_one = partial(run_job, **planning, device=device)
     found = partial(finished, runs=Path(runs), steps=steps, recorded=recorded_runs(out))
     trained, _ = run_batch(jobs, train_one, found, lambda report: f"exact {json.dumps(report['exact'])}", workers,
-                           collect, quiet)
+                           collect, quiet, cluster=cluster, plan=partial(plan_job, **planning),
+                           label=lambda job, seed, report: labelled(report, job), device=device)
     # the results always hold the whole batch as far as it is finished, whatever part this call ran;
     # read again, since another part may have been written while this one trained
     found = partial(finished, runs=Path(runs), steps=steps, recorded=recorded_runs(out))

@@ -1,0 +1,147 @@
+"""A grid of runs (benchmarks/grid.py) on a two-node Ray cluster started on this machine: the same
+reports as the local driver, and a run whose worker is killed mid-run resumes from its checkpoint
+to the bits of an uninterrupted run (CPU, one thread). Without --cluster Ray is never imported."""
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from chains.dataset import DatasetSpec
+from chains.space import Domain
+from leanbridge.certify import certify_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("grid", ROOT / "benchmarks" / "grid.py")
+grid = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(grid)
+
+STEPS = 40
+TIMED = {"seconds", "steps_per_second"}  # what differs between two runs of the same bits
+TIMED_EVALUATION = {"eval_seconds", "eval_seconds_by_length"}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("grid")
+    certify_dataset(DatasetSpec(Domain(3, 1), chains=40, test_lengths=(8,), test_chains=4), root / "data",
+                    root / "store.sqlite")
+    return root / "data"
+
+
+def grid_args(data: Path, runs: Path, out: Path, arms=("combo", "plain"), seeds="0,1") -> list[str]:
+    args = [f"--arm={arm}" for arm in arms]
+    return args + ["--seeds", seeds, "--data", str(data), "--steps", str(STEPS), "--set", "batch_chains=4",
+                   "--set", "width=32", "--set", "checkpoint_every=10", "--set", "warmup_steps=5",
+                   "--eval-chains", "4", "--runs", str(runs), "--out", str(out), "--device", "cpu", "--quiet"]
+
+
+def untimed(report: dict) -> dict:
+    out = {k: v for k, v in report.items() if k not in TIMED}
+    out["evaluation"] = {k: v for k, v in report["evaluation"].items() if k not in TIMED_EVALUATION}
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_grid(tiny, tmp_path_factory):
+    """The grid trained by the local driver, one run after another at one thread."""
+    root = tmp_path_factory.mktemp("local-grid")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = CliRunner().invoke(grid.main, grid_args(tiny, root / "runs", root / "grid.json"))
+    finally:
+        torch.set_num_threads(before)
+    assert result.exit_code == 0, result.output
+    return root
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray = pytest.importorskip("ray")
+    from test_cluster import start_cluster  # the certification tests' two one-CPU nodes
+
+    marker = uuid.uuid4().hex
+    cluster = start_cluster(marker)
+    cluster.marker = marker
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def test_a_grid_on_a_two_node_cluster_gives_the_local_driver_s_reports(cluster, tiny, local_grid, tmp_path):
+    out = tmp_path / "grid.json"
+    result = CliRunner().invoke(grid.main, grid_args(tiny, tmp_path / "runs", out) + ["--cluster", cluster.address])
+    assert result.exit_code == 0, result.output
+    remote, local = (json.loads(p.read_text())["runs"] for p in (out, local_grid / "grid.json"))
+    assert [(r["arm"], r["seed"]) for r in remote] == [("combo", 0), ("plain", 0), ("combo", 1), ("plain", 1)]
+    assert [untimed(r) for r in remote] == [untimed(r) for r in local]
+    assert all(r["device"] == "cpu" and r["torch_threads"] == 1 and r["steps"] == STEPS for r in remote)
+    # collected again: every run is finished, nothing is trained twice
+    again = CliRunner().invoke(grid.main, grid_args(tiny, tmp_path / "runs", out) + ["--cluster", cluster.address])
+    assert again.exit_code == 0 and "to the cluster" not in again.output, again.output
+
+
+def worker_running_a_run(marker: str) -> int | None:
+    """The pid of the cluster's worker process executing a grid run, if one is."""
+    from test_cluster import marked_processes
+
+    return next((pid for pid, cmd in marked_processes(marker).items() if "ray::train_on_node" in cmd), None)
+
+
+def test_a_worker_killed_mid_run_resumes_from_its_checkpoint_to_the_same_bits(cluster, tiny, local_grid, tmp_path):
+    runs, out = tmp_path / "runs", tmp_path / "grid.json"
+    run = runs / "combo-s0"
+    result: dict = {}
+
+    def drive() -> None:
+        result["cli"] = CliRunner().invoke(grid.main, grid_args(tiny, runs, out, arms=("combo",), seeds="0")
+                                           + ["--cluster", cluster.address])
+
+    thread = threading.Thread(target=drive)
+    thread.start()
+    killed_at = None
+    deadline = time.time() + 120
+    while killed_at is None and thread.is_alive() and time.time() < deadline:
+        worker = worker_running_a_run(cluster.marker)
+        if worker is not None and (run / "checkpoint.pt").is_file() and not (run / "report.json").exists():
+            os.kill(worker, signal.SIGKILL)  # mid-run, after its first checkpoint
+            killed_at = time.time()
+        time.sleep(0.01)
+    thread.join(timeout=180)
+    assert killed_at is not None, "no worker was caught mid-run"
+    assert result["cli"].exit_code == 0, result["cli"].output
+    report = json.loads((run / "report.json").read_text())
+    assert report["resumed_from_step"] in (10, 20, 30), report["resumed_from_step"]
+    straight = torch.load(local_grid / "runs" / "combo-s0" / "checkpoint.pt", weights_only=False)
+    resumed = torch.load(run / "checkpoint.pt", weights_only=False)
+    assert resumed["step"] == straight["step"] == STEPS
+    for part in ("model", "nextlat_head"):
+        assert all(torch.equal(straight[part][k], resumed[part][k]) for k in straight[part]), part
+    local = json.loads((local_grid / "grid.json").read_text())["runs"][0]
+    assert {k: v for k, v in untimed(report).items() if k != "resumed_from_step"} == \
+        {k: v for k, v in untimed(local).items() if k not in ("resumed_from_step", "arm")}
+
+
+def test_without_a_cluster_ray_is_never_imported(tiny, tmp_path):
+    code = ("import runpy, sys\n"
+            f"sys.argv = ['grid.py', *{grid_args(tiny, tmp_path / 'runs', tmp_path / 'grid.json', seeds='0')!r}]\n"
+            "sys.argv[sys.argv.index('--steps') + 1] = '2'\n"
+            "try:\n"
+            f"    runpy.run_path({str(ROOT / 'benchmarks' / 'grid.py')!r}, run_name='__main__')\n"
+            "except SystemExit as e:\n"
+            "    assert not e.code, e.code\n"
+            "assert 'ray' not in sys.modules, 'ray was imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(json.loads((tmp_path / "grid.json").read_text())["runs"]) == 2
