@@ -15,6 +15,13 @@ Kernel calls spared by the oracle (issue 10, part 5), into the ``searchers`` sec
     .venv/bin/python benchmarks/prover_bench.py --no-kernel --blind --problems 100 --kernel-budget 20000 \\
         --oracles runs/oracle-comparison/oracle-recurrence-combo-s0,runs/oracle-comparison/oracle-recurrence-combo-s1 \\
         --out results/oracle.json --section searchers --work results/oracle-search-runs
+
+The search that never reads a tree (``--planners``: ``prove --searcher oracle-imagination``, one
+question to Lean per claimed path) on the same 600 problems, into a section of its own:
+
+    .venv/bin/python benchmarks/prover_bench.py --no-kernel --problems 100 --kernel-budget 20000 \
+        --planners runs/oracle-registered/oracle-recurrence-nerode-s0,runs/oracle-registered/oracle-recurrence-nerode-s1 \
+        --out results/oracle.json --section planners --work results/oracle-search-runs
 """
 from __future__ import annotations
 
@@ -32,7 +39,7 @@ def _who(r: dict) -> str:
     if r["imagination"] is not None:
         return f"imagination ({r['imagination'].get('run', '?')})"
     if r.get("oracle") is not None:
-        return f"oracle ({Path(r['oracle'].get('run', '?')).name})"
+        return f"{r['searcher']} ({Path(r['oracle'].get('run', '?')).name})"
     return r["searcher"]
 
 
@@ -49,7 +56,7 @@ def _row(r: dict) -> str:
 
 # settings that decide a run's outcome (jobs and out do not), and those deciding only one searcher's
 DECIDING = ("data", "searcher", "budget_calls", "problems", "distances", "seed", "prefix", "max_expansions")
-READS = {"imagination": "tracker", "oracle": "oracle"}
+READS = {"imagination": "tracker", "oracle": "oracle", "oracle-imagination": "oracle"}
 
 
 def finished_report(config: ProveConfig) -> dict | None:
@@ -83,6 +90,8 @@ def main() -> None:
     ap.add_argument("--blind", action="store_true", help="run the kernel-blind searcher (budget --kernel-budget)")
     ap.add_argument("--oracles", default="", help="comma-separated train-oracle run directories for the oracle "
                                                   "searcher (budget --kernel-budget)")
+    ap.add_argument("--planners", default="", help="comma-separated train-oracle recurrence runs for the "
+                                                   "oracle-imagination searcher (budget --kernel-budget)")
     ap.add_argument("--problems", type=int, default=1000, help="problems per distance")
     ap.add_argument("--prefix-problems", type=int, default=100,
                     help="problems per distance for the --prefix runs (each reads a 4,096-event history first)")
@@ -107,6 +116,7 @@ def main() -> None:
     plans += [("imagination", t, args.prefix, args.imagination_budget, n_prefix) for t in _listed(args.prefix_trackers)]
     plans += [("kernel-blind", None, 0, kernel_budget, n)] if args.blind else []
     plans += [("oracle", o, 0, kernel_budget, n) for o in _listed(args.oracles)]
+    plans += [("oracle-imagination", o, 0, kernel_budget, n) for o in _listed(args.planners)]
     runs = []
     for searcher, run, prefix, budget, problems in plans:
         name = searcher if run is None else f"{searcher}-{Path(run).name}-p{prefix}"

@@ -70,6 +70,18 @@ class TablePlanner:
         return {"kind": "table"}
 
 
+def table_planner(problems, config: SearchConfig, wrong: bool = False) -> TablePlanner:
+    """The planner for ``problems``: their classes explored with the rules before any search."""
+    events = [Event(rule, path) for path in config.positions for rule in config.rules]
+    trees, todo = set(), [p.start for p in problems]
+    while todo:
+        t = todo.pop()
+        if t not in trees:
+            trees.add(t)
+            todo += [x for x in (apply(t, e) for e in events) if x is not None]
+    return TablePlanner(sorted(trees, key=str), events, wrong)
+
+
 @pytest.fixture
 def no_rules_engine(monkeypatch):
     """Every entry into the rules engine raises: its application and successor functions under
@@ -94,14 +106,7 @@ def test_it_plans_without_the_rules_engine_and_lean_certifies_its_paths(lean, co
     config = SearchConfig("oracle-imagination", budget_calls=5, rules=DOMAIN.rules, positions=DOMAIN.positions)
     events = [Event(rule, path) for path in config.positions for rule in config.rules]
     # the classes of the problems, explored with the rules before the search (the planner's "training")
-    trees, todo = set(), [p.start for p in problems]
-    while todo:
-        t = todo.pop()
-        if t not in trees:
-            trees.add(t)
-            todo += [x for x in (apply(t, e) for e in events) if x is not None]
-    planner = TablePlanner(sorted(trees, key=str), events)
-    wrong = TablePlanner(sorted(trees, key=str), events, wrong=True)
+    planner, wrong = table_planner(problems, config), table_planner(problems, config, wrong=True)
     kernel = Kernel(lean, core, ATOMS, KernelConfig(jobs=2), budget=5)
     wrong_kernel = Kernel(lean, core, ATOMS, KernelConfig(jobs=2), budget=5)
     no_rules_engine()
