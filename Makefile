@@ -29,7 +29,8 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 # The inner loop: every test that needs no Lean binary (under a minute). A test needs Lean when
-# it uses the lean or core fixture, or when it starts a Lean process at all (it is then skipped).
+# it uses the lean or core fixture, runs in other processes (the wheel, Ray clusters), or starts a
+# Lean process at all (it is then skipped); see tests/conftest.py.
 test-fast: $(STAMP)
 	$(PY) -m pytest -q --no-lean
 

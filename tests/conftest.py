@@ -1,7 +1,8 @@
 """Fixtures that need the real Lean: found once per session, never mocked.
 
 ``pytest --no-lean`` (``make test-fast``) runs only what needs no Lean binary: a test that uses
-the ``lean`` or ``core`` fixture, or is marked ``lean``, is deselected, and any other test (or
+the ``lean`` or ``core`` fixture, is marked ``lean``, or runs in other processes (a wheel's fresh
+environment, a Ray cluster: the modules named ``*cluster*``) is deselected, and any other test (or
 fixture) that starts a Lean process all the same is skipped at that moment, saying so."""
 import pytest
 from hypothesis import settings
@@ -15,9 +16,15 @@ settings.register_profile("untimed", deadline=None)
 settings.load_profile("untimed")
 
 LEAN_FIXTURES = {"lean", "core"}
-# Modules whose every test runs Lean in another process (a fresh virtual environment, Ray
-# workers), where starting Lean cannot be intercepted.
-LEAN_MODULES = {"test_wheel.py", "test_cluster.py"}
+# Modules whose tests run in other processes (a fresh virtual environment, Ray clusters), where
+# starting Lean cannot be intercepted, and single tests that run a command in a subprocess.
+LEAN_MODULES = {"test_wheel.py"}
+LEAN_TESTS = {"test_certify.py::test_a_run_killed_mid_certification_resumes_without_loss"}
+
+
+def _elsewhere(item) -> bool:
+    name = item.path.name
+    return name in LEAN_MODULES or "cluster" in name or f"{name}::{item.name}" in LEAN_TESTS
 
 
 def pytest_addoption(parser):
@@ -31,7 +38,7 @@ def pytest_collection_modifyitems(config, items):
     kept, dropped = [], []
     for item in items:
         needs = (LEAN_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("lean")
-                 or item.path.name in LEAN_MODULES)
+                 or _elsewhere(item))
         (dropped if needs else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)

@@ -4,6 +4,7 @@ no package imports one above it. Read from the sources with ast, imports inside 
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,14 +28,15 @@ def imports(path: Path) -> set[str]:
     return names
 
 
-def edges() -> list[tuple[str, str, str]]:
+@cache
+def edges() -> tuple[tuple[str, str, str], ...]:
     """(module path, its package, the imported top-level name) for every package module."""
     found = []
     for package in ORDER:
         for path in sorted((ROOT / package).rglob("*.py")):
             for name in imports(path):
                 found.append((path.relative_to(ROOT).as_posix(), package, name))
-    return found
+    return tuple(found)
 
 
 def test_the_graph_is_read():
