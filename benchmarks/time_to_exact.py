@@ -31,6 +31,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device  # noqa: E402
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.schedules import SCHEDULES, scheduled  # noqa: E402
 from tracker.stopping import StopConfig  # noqa: E402
@@ -83,14 +84,14 @@ CANDIDATES: dict[str, dict] = {
 
 
 def run_one(name: str, seed: int, data: str, runs: Path, stop: StopConfig, eval_chains: int, threads: int,
-            machine: str, in_flight: int, steps: int | None = None) -> dict:
-    """Train candidate ``name`` on ``seed`` (a fresh run) and return its row."""
+            machine: str, in_flight: int, steps: int | None = None, device: str = "cpu") -> dict:
+    """Train candidate ``name`` on ``seed`` (a fresh run) on ``device`` and return its row."""
     torch.set_num_threads(threads)
     settings = CANDIDATES[name] if steps is None else {**CANDIDATES[name], "steps": steps}
     config = scheduled("default", **{**settings, "data": data, "seed": seed})
     out = runs / (f"{name}-s{seed}" if not stop.cooldown else f"{name}-cool{stop.cooldown}-s{seed}")
     began = time.perf_counter()
-    report = train(config, out, show_progress=False, stop=stop,
+    report = train(config, out, show_progress=False, stop=stop, device=device,
                    eval_config=EvalConfig(max_chains=eval_chains, threads=threads))
     whole = time.perf_counter() - began
     s = report["stop"]
@@ -107,6 +108,7 @@ def run_one(name: str, seed: int, data: str, runs: Path, stop: StopConfig, eval_
             "pair_distance": report["pair_distance"], "unrelated_distance": report["unrelated_distance"],
             "steps_per_second": report["steps_per_second"], "torch_threads": report["torch_threads"],
             "eval_threads": report["evaluation"]["eval_threads"], "machine": machine, "runs_in_flight": in_flight,
+            "device": report["device"],
             "checks": s["checks"], "stop": asdict(stop), "eval_chains": eval_chains,
             "torch_version": report["torch_version"], "dataset_id": report["dataset"]["dataset_id"]}
 
@@ -195,10 +197,16 @@ def plot(rows: list[dict], path: Path) -> None:
               help="Steps at a falling learning rate once the checks say stop (train-tracker --check-cooldown).")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True)
 @click.option("--steps", type=click.IntRange(1), default=None, help="Override every candidate's steps (smoke runs).")
+@click.option("--device", default="cpu", show_default=True,
+              help=DEVICE_HELP + " The rows are this machine's figures on it (--machine names the machine).")
 @click.option("--plot-only", is_flag=True, help="Run nothing: table and figure from --out.")
 def main(candidates, seeds, data, runs, out, workers, threads, machine, check_every, check_chains, check_patience,
-         check_cooldown, eval_chains, steps, plot_only) -> None:
+         check_cooldown, eval_chains, steps, device, plot_only) -> None:
     """Train candidate recipes until exact and record what each cost."""
+    try:  # before anything runs
+        device = str(resolve_device(device))
+    except DeviceUnavailable as e:
+        raise click.ClickException(str(e)) from None
     chosen = [c.strip() for c in candidates.split(",") if c.strip()]
     unknown = [c for c in chosen if c not in CANDIDATES]
     if unknown:
@@ -211,7 +219,7 @@ def main(candidates, seeds, data, runs, out, workers, threads, machine, check_ev
         in_flight = min(workers, len(jobs))
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
             futures = {pool.submit(run_one, c, s, data, runs, stop, eval_chains, threads, machine, in_flight,
-                                   steps): (c, s)
+                                   steps, device): (c, s)
                        for c, s in jobs}
             for future in as_completed(futures):
                 c, s = futures[future]

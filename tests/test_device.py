@@ -1,6 +1,9 @@
 """--device: the spec's resolution, the CPU's bits pinned, a device that is not here refused in one
 line with nothing written, and (on a machine with CUDA only) training, resuming and loading there."""
 import hashlib
+import importlib.util
+import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -98,6 +101,49 @@ def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny, tmp_
     assert blob["device"] == "cpu" and config_from_checkpoint(blob) == config
     assert all(t.device.type == "cpu" for t in blob["model"].values())
     assert to_cpu({"a": [torch.ones(1)], "b": 2})["b"] == 2
+
+
+def device_check_module():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "device_check.py"
+    spec = importlib.util.spec_from_file_location("device_check", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@no_cuda
+def test_the_device_check_stops_in_one_line_without_a_gpu_and_writes_nothing(tmp_path):
+    device_check = device_check_module()
+    for device in ("cuda", "cpu", "auto"):
+        result = CliRunner().invoke(device_check.main, ["--device", device, "--runs", str(tmp_path / "runs"),
+                                                        "--out", str(tmp_path / "device-check.json")])
+        assert result.exit_code == 1 and result.output.strip().count("\n") == 0, result.output
+        assert "measures a GPU and wrote nothing" in result.output or "wrote nothing" in result.output
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_device_check_sets_its_rows_beside_the_cpu_s(tiny, tmp_path, monkeypatch):
+    # its plumbing on the CPU, standing in for the GPU in a scratch directory: a short fast
+    # schedule, the longest length the tiny dataset has, a CPU row of the same seed and stop rule
+    device_check = device_check_module()
+    monkeypatch.setattr(device_check, "gpu_device", lambda spec: torch.device("cpu"))
+    monkeypatch.setattr(device_check, "device_name", lambda device: "stand-in")
+    monkeypatch.setattr(device_check, "LONGEST", "8")
+    fast = device_check.scheduled
+    monkeypatch.setattr(device_check, "scheduled", lambda name, **kw: fast(name, **kw, steps=4, batch_chains=4,
+                                                                            width=32, warmup_steps=2))
+    cpu = {"candidate": "fast", "seed": 0, "stop": {"every": 2, "chains": 64, "patience": 2, "threshold": 0.99},
+           "steps": 3000, "steps_per_second": 23.6, "exact_at_step": 2750, "wall_seconds": 152.3,
+           "exact": {"8": 1.0}, "machine": "cpu-box"}
+    (tmp_path / "tte.json").write_text(json.dumps({"runs": [cpu]}))
+    out = tmp_path / "check.json"
+    result = CliRunner().invoke(device_check.main, ["--data", str(tiny), "--runs", str(tmp_path / "runs"),
+                                                    "--out", str(out), "--cpu-results", str(tmp_path / "tte.json"),
+                                                    "--check-every", "2"])
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text())
+    assert [r["seed"] for r in written["runs"]] == [0] and written["runs"][0]["device"] == "cpu"
+    assert written["cpu"][0]["steps_per_second"] == 23.6 and "| 0 | cpu | 3000 | 23.600" in result.output
 
 
 @cuda_only
