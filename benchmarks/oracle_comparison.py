@@ -1,10 +1,16 @@
-"""The registered oracle comparison (issue 10, part 4): train every arm on two seeds, evaluate
-free-running on the held-out probe chains, and judge the predictions written below before the
-batch was run.
+"""The registered oracle comparisons: train every arm on two seeds, evaluate free-running on the
+held-out probe chains, and judge the predictions written below before each batch was run.
 
-    python benchmarks/oracle_comparison.py --workers 2          # the whole registered batch (hours)
-    python benchmarks/oracle_comparison.py --arms combo --seeds 0 --steps 500   # a part
-    python benchmarks/oracle_comparison.py --collect            # judge the runs already finished
+Two batches. ``--batch gate`` (the default): the chain gate with complete-by-comparison, the
+``nerode`` objective and the switch chosen on validation chains of another seed, at 24,000
+steps (``GATE_*`` below). ``--batch initial``: the first batch (8,000 steps, the goal read with
+the start, five-class head only; its runs were made by an earlier version of the code, whose
+data layout this one no longer reads; its rows keep their meaning in the results file).
+
+    OMP_NUM_THREADS=1 python benchmarks/oracle_comparison.py --threads 1      # the gate batch, one run at a time
+    python benchmarks/oracle_comparison.py --arms chosen --seeds 0 --steps 500  # a part
+    python benchmarks/oracle_comparison.py --collect                           # judge the runs already finished
+    python benchmarks/oracle_comparison.py --collect-validation runs/oracle-validation   # record validation runs
 
 Each run lives in ``<runs>/oracle-<arch>-<objective>-s<seed>`` (a finished run with the same
 settings is reused, an interrupted one resumed); the collected reports and the verdicts go to
@@ -180,35 +186,282 @@ def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: Ora
                                quiet, threads, eval_config=OracleEvalConfig())
 
 
+# ---- the chain gate at 24,000 steps ------------------------------------------------------------
+#
+# The recipe chosen on validation chains (the held-out chains of the probe dataset certified
+# with --seed 1, apart from the test chains of data/tier1-a4; VALIDATION below records every
+# validation run). Registered before any run of the batch.
+GATE_STEPS = 24_000
+GATE_VALIDATION = "data/tier1-a4-s1"  # certify --atoms 4 --tier 1 --probes --seed 1 --out data/tier1-a4-s1
+CHOSEN_OBJECTIVE = "nerode"  # the stateful arm's objective, chosen on validation
+SWITCH = 0.5  # NextLat and invariance held at zero for this fraction of the steps, chosen on validation
+TRUTH_OBJECTIVE = "nerode"  # the truth arm's: the terms act on its recurrence's reading of the histories
+GATE_ARMS = {  # arm -> (arch, objective), in the order they are trained
+    "chosen": ("recurrence", CHOSEN_OBJECTIVE),  # the stateful arm chosen on validation
+    "truth": ("truth", TRUTH_OBJECTIVE),  # the upper bound, handed the true tree at every step
+    "control": ("probe-slot", CHOSEN_OBJECTIVE),  # the seed's failed configuration, same objective
+    "plain": ("recurrence", "plain"),  # the plain recurrence: verdict CE only
+    "blind": ("blind", "plain"),  # sees only the probe
+    "transformer": ("transformer", "plain"),  # equal per-event compute; no slot transition to compare with
+}
+COMPARING_ARMS = ("chosen", "control", "plain")  # stateful arms with a slot transition (complete by comparison)
+
+GATE_PREDICTIONS = [
+    ("truth_compare_pooled", "The truth arm with complete-by-comparison is right on at least 0.9999 of its five-class "
+                             "verdicts pooled over every held-out probe chain to 4,096 steps, on each of the 2 seeds"),
+    ("chosen_exact_short", "The stateful arm chosen on validation, with complete-by-comparison, is right on every "
+                           "verdict of every held-out chain (fraction of chains all right = 1.0) at 8, 16, 64 and 256 "
+                           "steps, on 2 of 2 seeds (the seed's 1.00000)"),
+    ("chosen_exact_long", "The same at 1,024 and 4,096 steps, on 2 of 2 seeds (beyond the seed)"),
+    ("chosen_no_collapse", "The chosen arm's unrelated distance is at least 0.15 at every measured length, on 2 of 2 "
+                           "seeds (no collapse)"),
+    ("compare_beats_head", "Complete-by-comparison beats the five-class head on the complete class (recall of "
+                           "complete, pooled to 4,096) for every stateful arm with a slot transition (chosen, "
+                           "control, plain) on each seed; the transformer has no slot transition and is reported "
+                           "without a comparison"),
+    ("control_fails", "Old prediction 3 again: the control is below 0.9 five-class accuracy (its head) at 256 steps "
+                      "on 2 of 2 seeds"),
+    ("tracking_exists", "Old prediction 4 again: at depth 1 the chosen arm beats the state-blind arm on the hard class "
+                        "by at least 10 points, on each seed (seed s against seed s)"),
+    ("prover_guard", "Old prediction 6 again: at depths 4-6, with the threshold on P(accepted or complete) that keeps "
+                     "90% of the accepted probes, the chosen arm rejects at least half of the rejected ones, on 2 of 2 "
+                     "seeds"),
+]
+
+
+def gate_arm_of(report: dict) -> str:
+    for name, (arch, objective) in GATE_ARMS.items():
+        if report["arch"] == arch and report["objective"] == objective:
+            return name
+    return f"{report['arch']}-{report['objective']}"
+
+
+def pooled_accuracy(figures: dict | None) -> float | None:
+    """Five-class accuracy over every probe of a readout's confusion matrix."""
+    if not figures or not figures.get("confusion"):
+        return None
+    m = figures["confusion"]
+    total = sum(map(sum, m))
+    return sum(m[i][i] for i in range(len(m))) / total if total else None
+
+
+def gate_judge(reports: list[dict]) -> list[dict]:
+    """Every prediction of the gate batch with what was measured and a verdict."""
+    by_arm: dict[str, dict[int, dict]] = {}
+    for r in reports:
+        by_arm.setdefault(gate_arm_of(r), {})[r["seed"]] = r
+    out = []
+    text = dict(GATE_PREDICTIONS)
+
+    def verdict(key: str, ok: bool | None, measured) -> None:
+        out.append({"id": key, "prediction": text[key], "measured": measured,
+                    "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+
+    def complete(*arms: str) -> bool:
+        return all(set(SEEDS) <= set(by_arm.get(a, {})) for a in arms)
+
+    truth = by_arm.get("truth", {})
+    pooled = {s: pooled_accuracy(r.get("comparison")) for s, r in sorted(truth.items())}
+    known = complete("truth") and all(v is not None for v in pooled.values())
+    verdict("truth_compare_pooled", all(v >= 0.9999 for v in pooled.values()) if known else None,
+            {"comparison_pooled_accuracy": pooled,
+             "head_pooled_accuracy": {s: pooled_accuracy(r.get("head")) for s, r in sorted(truth.items())}})
+
+    chosen = by_arm.get("chosen", {})
+    for key, lengths in (("chosen_exact_short", SHORT), ("chosen_exact_long", LONG)):
+        cells = {s: {str(n): ((r.get("comparison") or {}).get("all_right") or {}).get(str(n)) for n in lengths}
+                 for s, r in sorted(chosen.items())}
+        known = complete("chosen") and all(v is not None for c in cells.values() for v in c.values())
+        verdict(key, all(v == 1.0 for c in cells.values() for v in c.values()) if known else None,
+                {"comparison_all_right": cells,
+                 "head_all_right": {s: {str(n): r["all_right"].get(str(n)) for n in lengths}
+                                    for s, r in sorted(chosen.items())},
+                 "binary_all_right": {s: {str(n): r["binary"]["binary_all_right"].get(str(n)) for n in lengths}
+                                      for s, r in sorted(chosen.items())}})
+
+    spread = {s: (min(r["unrelated_distance"].values()) if r["unrelated_distance"] else None)
+              for s, r in sorted(chosen.items())}
+    known = complete("chosen") and all(v is not None for v in spread.values())
+    verdict("chosen_no_collapse", all(v >= 0.15 for v in spread.values()) if known else None,
+            {"smallest_unrelated_distance": spread})
+
+    recall = {}
+    for arm in COMPARING_ARMS:
+        for s, r in sorted(by_arm.get(arm, {}).items()):
+            head = ((r.get("head") or {}).get("by_verdict") or {}).get("complete")
+            comp = ((r.get("comparison") or {}).get("by_verdict") or {}).get("complete")
+            recall[f"{arm}/s{s}"] = {"head": head, "comparison": comp}
+    known = complete(*COMPARING_ARMS) and all(v["head"] is not None and v["comparison"] is not None
+                                               for v in recall.values())
+    verdict("compare_beats_head", all(v["comparison"] > v["head"] for v in recall.values()) if known else None,
+            {"complete_recall": recall})
+
+    control = {s: r["accuracy"].get("256") for s, r in sorted(by_arm.get("control", {}).items())}
+    verdict("control_fails", all(v < 0.9 for v in control.values()) if complete("control") else None, control)
+
+    blind = by_arm.get("blind", {})
+    gaps = {s: (None if hard(chosen[s], "1") is None or hard(blind[s], "1") is None
+                else hard(chosen[s], "1") - hard(blind[s], "1")) for s in SEEDS if s in chosen and s in blind}
+    known = complete("chosen", "blind") and all(v is not None for v in gaps.values())
+    verdict("tracking_exists", all(v >= 0.10 for v in gaps.values()) if known else None,
+            {"chosen_minus_blind_at_depth_1": gaps})
+
+    rejected = {s: ((r.get("pooled") or {}).get("guard") or {}).get("rejected_rejected") for s, r in sorted(chosen.items())}
+    known = complete("chosen") and all(v is not None for v in rejected.values())
+    verdict("prover_guard", all(v >= 0.5 for v in rejected.values()) if known else None,
+            {"rejected_share_at_90_percent_kept": rejected})
+    return out
+
+
+def gate_base(data: Path) -> OracleConfig:
+    return OracleConfig(data=str(data), steps=GATE_STEPS, validation=GATE_VALIDATION, invariance_delay=SWITCH,
+                        nextlat_delay=SWITCH)
+
+
+def gate_config(name: str, seed: int, base: OracleConfig) -> OracleConfig:
+    arch, objective = GATE_ARMS[name]
+    return replace(base, arch=arch, objective=objective, seed=seed)
+
+
+def gate_dir(name: str, seed: int, runs: Path) -> Path:
+    arch, objective = GATE_ARMS[name]
+    return runs / f"oracle-{arch}-{objective}-s{seed}"
+
+
+def run_gate_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path) -> dict:
+    return finished_or_trained(gate_config(name, seed, base), gate_dir(name, seed, runs), train, config_from_checkpoint,
+                               quiet, threads, eval_config=OracleEvalConfig())
+
+
+def gate_table(reports: list[dict], predictions: list[dict]) -> str:
+    """Both readouts side by side: five classes (head | comparison) and accepted-or-complete vs rejected."""
+    lengths = [8, 16, 64, 256, 1024, 4096]
+    head = (["arm", "seed", "steps", "threshold"] + [f"all@{n} head/cmp/bin" for n in lengths]
+            + ["acc@256 head/cmp/bin", "complete recall head/cmp", "unrelated@8", "steps/s"])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in reports:
+        comp = r.get("comparison") or {}
+        binary = r.get("binary") or {}
+        cells = [f"{_fmt(r['all_right'].get(str(n)))}/{_fmt((comp.get('all_right') or {}).get(str(n)))}/"
+                 f"{_fmt((binary.get('binary_all_right') or {}).get(str(n)))}" for n in lengths]
+        recall = (f"{_fmt(((r.get('head') or {}).get('by_verdict') or {}).get('complete'))}/"
+                  f"{_fmt((comp.get('by_verdict') or {}).get('complete'))}")
+        acc = (f"{_fmt(r['accuracy'].get('256'), 5)}/{_fmt((comp.get('accuracy') or {}).get('256'), 5)}/"
+               f"{_fmt((binary.get('binary_accuracy') or {}).get('256'), 5)}")
+        row = [gate_arm_of(r), str(r["seed"]), str(r["steps"]), _fmt(comp.get("threshold"), 4)] + cells + [
+            acc, recall, _fmt(r["unrelated_distance"].get("8")), _fmt(r["steps_per_second"])]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "| registered prediction | measured | verdict |", "|---|---|---|"]
+    for p in predictions:
+        lines.append(f"| {p['prediction']} | `{json.dumps(p['measured'])}` | {p['verdict']} |")
+    return "\n".join(lines)
+
+
+# The validation choices, each with the validation runs it rests on (figures in the results
+# file under gate_validation, every run recorded, failures included).
+VALIDATION_CHOICES = {
+    "stateful_arm": "to be filled from the validation runs",
+}
+
+
+# ---- validation runs --------------------------------------------------------------------------
+
+VALIDATION_KEYS = ("arch", "objective", "seed", "steps", "schedule", "threshold", "seconds", "steps_per_second",
+                   "final_losses", "config", "torch_threads", "dataset")
+
+
+def validation_row(report: dict, run: Path) -> dict:
+    """What a validation run is judged by: its settings and its validation chains' figures."""
+    v = report.get("validation") or {}
+    comp = v.get("comparison") or {}
+    return {"run": run.name, **{k: report.get(k) for k in VALIDATION_KEYS},
+            "validation": {"lengths": v.get("lengths_evaluated"), "head_accuracy": v.get("accuracy"),
+                           "head_all_right": v.get("all_right"), "binary": v.get("binary"),
+                           "comparison": {k: comp.get(k) for k in ("threshold", "choice", "accuracy", "all_right",
+                                                                  "by_verdict", "goal_distance")},
+                           "head_by_verdict": (v.get("head") or {}).get("by_verdict"),
+                           "pair_distance": v.get("pair_distance"), "unrelated_distance": v.get("unrelated_distance"),
+                           "validation_dataset": (report.get("threshold") or {}).get("source", {}).get("dataset")}}
+
+
+def collect_validation(runs: Path) -> list[dict]:
+    """Every validation run under ``runs`` (finished or failed: a run without a report is listed
+    with what its log says)."""
+    rows = []
+    for run in sorted(p for p in runs.iterdir() if p.is_dir()):
+        path = run / "report.json"
+        if path.is_file():
+            rows.append(validation_row(json.loads(path.read_text()), run))
+        else:
+            log = run.with_suffix(".log")
+            rows.append({"run": run.name, "failed": True,
+                         "log_tail": log.read_text()[-400:] if log.is_file() else "no report, no log"})
+    return rows
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--batch", type=click.Choice(("gate", "initial")), default="gate", show_default=True,
+              help="gate: the chain gate at 24,000 steps with complete-by-comparison; initial: the first batch.")
 @click.option("--data", type=click.Path(path_type=Path), default=Path("data/tier1-a4"), show_default=True,
               help="Certified dataset directory made with certify --probes.")
-@click.option("--arms", default=",".join(ARMS), show_default=True,
-              help=f"Comma-separated arms among {', '.join(ARMS)}.")
+@click.option("--arms", default=None, help=f"Comma-separated arms [gate: {', '.join(GATE_ARMS)}; "
+                                           f"initial: {', '.join(ARMS)}].")
 @click.option("--seeds", default=",".join(map(str, SEEDS)), show_default=True, help="Comma-separated seeds.")
-@batch_options("runs/oracle-comparison", "results/oracle.json")
-def main(data, arms, seeds, steps, runs, out, workers, collect, quiet) -> None:
-    """Run the registered oracle comparison (or a part of it) and judge its predictions."""
-    chosen = chosen_arms(arms, tuple(ARMS))
-    base = OracleConfig(data=str(data))
+@click.option("--threads", type=click.IntRange(1), default=None,
+              help="Torch threads of each run trained in this process (the registered runs: 1).")
+@click.option("--collect-validation", "validation_runs", type=click.Path(path_type=Path, file_okay=False),
+              default=None, help="Record the validation runs under this directory in --out (key gate_validation) "
+                                 "and train nothing.")
+@batch_options("runs/oracle-gate", "results/oracle.json")
+def main(batch, data, arms, seeds, threads, validation_runs, steps, runs, out, workers, collect, quiet) -> None:
+    """Run a registered oracle comparison (or a part of it) and judge its predictions."""
+    from oracle.plots import write_plots
+
+    if validation_runs is not None:
+        if not validation_runs.is_dir():
+            raise click.UsageError(f"--collect-validation {validation_runs}: no such directory")
+        rows = collect_validation(validation_runs)
+        write_results(out, {"gate_validation": {"runs": rows, "choices": VALIDATION_CHOICES}})
+        click.echo(f"recorded {len(rows)} validation runs in {out} (gate_validation)", err=True)
+        return
+    gate = batch == "gate"
+    known = GATE_ARMS if gate else ARMS
+    chosen = chosen_arms(arms or ",".join(known), tuple(known))
+    base = gate_base(data) if gate else OracleConfig(data=str(data))
     if steps is not None:
         base = replace(base, steps=steps)
     jobs = [(name, seed) for name in chosen for seed in seed_list(seeds)]
-    recorded = recorded_runs(out)
-    reports, missing = run_batch(jobs, partial(run_arm, base=base, runs=Path(runs)),
-                                 lambda name, seed: finished(name, seed, base, Path(runs), recorded),
-                                 lambda report: f"accuracy {json.dumps(report['accuracy'])}", workers, collect, quiet)
-    from oracle.plots import write_plots
-
-    predictions = judge(reports)
-    # other keys of the file (the searchers' section written by prover_bench.py) are kept
-    write_results(out, {"runs": reports, "missing": missing, "predictions": predictions,
-                        "registered": dict(PREDICTIONS)})
-    figure_dir = out.parent / f"{out.stem}-figures"
+    if gate:
+        recorded = (json.loads(out.read_text()).get("gate") or {}).get("runs", []) if out.is_file() else []
+        trained = partial(run_gate_arm, base=base, runs=Path(runs))
+        found = lambda name, seed: finished_report(gate_config(name, seed, base),  # noqa: E731
+                                                   gate_dir(name, seed, Path(runs)), recorded)
+    else:
+        recorded = recorded_runs(out)
+        trained = partial(run_arm, base=base, runs=Path(runs))
+        found = lambda name, seed: finished(name, seed, base, Path(runs), recorded)  # noqa: E731
+    one_thread = (lambda name, seed, quiet_, _threads: trained(name, seed, quiet_, threads)) if threads else trained
+    reports, missing = run_batch(jobs, one_thread, found, lambda report: f"accuracy {json.dumps(report['accuracy'])}",
+                                 workers if not threads else 1, collect, quiet)
+    if gate:
+        predictions = gate_judge(reports)
+        write_results(out, {"gate": {"runs": reports, "missing": missing, "predictions": predictions,
+                                     "registered": dict(GATE_PREDICTIONS),
+                                     "recipe": {"steps": base.steps, "validation": GATE_VALIDATION,
+                                                "chosen_objective": CHOSEN_OBJECTIVE, "switch": SWITCH,
+                                                "truth_objective": TRUTH_OBJECTIVE}}})
+        figure_dir = out.parent / f"{out.stem}-gate-figures"
+        click.echo(gate_table(reports, predictions))
+    else:
+        predictions = judge(reports)
+        # other keys of the file (the searchers' section written by prover_bench.py) are kept
+        write_results(out, {"runs": reports, "missing": missing, "predictions": predictions,
+                            "registered": dict(PREDICTIONS)})
+        figure_dir = out.parent / f"{out.stem}-figures"
+        click.echo(table(reports, predictions))
     figure_dir.mkdir(exist_ok=True)
     if reports:
         write_plots(reports, figure_dir)
-    click.echo(table(reports, predictions))
     click.echo(f"\nwrote {out} and {figure_dir}/accuracy.png, kinds.png, depth.png", err=True)
 
 

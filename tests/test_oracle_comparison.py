@@ -62,3 +62,38 @@ def test_each_prediction_fails_on_numbers_that_break_it():
     runs = full_batch()
     runs[0]["pooled"]["guard"]["rejected_rejected"] = 0.4  # combo seed 0
     assert verdicts(runs)["prover_guard"] == "fail"
+
+
+def gate_report(arm: str, seed: int, exact: bool = True, recall_head: float = 0.5, unrelated: float = 0.2,
+                accuracy: float = 1.0) -> dict:
+    arch, objective = comparison.GATE_ARMS[arm]
+    ok = float(exact)
+    v = 5
+    diagonal = [[100 if i == j else (0 if exact else 1) for j in range(v)] for i in range(v)]
+    figures = {"all_right": {str(n): ok for n in LENGTHS}, "accuracy": {str(n): accuracy for n in LENGTHS},
+               "confusion": diagonal, "by_verdict": {"complete": 1.0 if exact else 0.4}}
+    return {"arch": arch, "objective": objective, "seed": seed, "steps": 1,
+            "accuracy": {str(n): accuracy for n in LENGTHS}, "all_right": {str(n): 0.0 for n in LENGTHS},
+            "binary": {"binary_all_right": {str(n): ok for n in LENGTHS},
+                       "binary_accuracy": {str(n): 1.0 for n in LENGTHS}},
+            "head": {"by_verdict": {"complete": recall_head}, "confusion": diagonal},
+            "comparison": figures if arch != "transformer" and arch != "blind" else None,
+            "pooled": {"hard": {b: {"balanced": 1.0 if arch != "blind" else 0.6} for b in BANDS},
+                       "guard": {"rejected_rejected": 0.9}},
+            "pair_distance": {}, "unrelated_distance": {str(n): unrelated for n in LENGTHS}, "steps_per_second": 1.0}
+
+
+def test_the_gate_batch_is_judged_only_on_its_runs_and_by_its_numbers():
+    runs = [gate_report(arm, seed, accuracy=0.5 if arm == "control" else 1.0)
+            for arm in comparison.GATE_ARMS for seed in comparison.SEEDS]
+    got = {p["id"]: p["verdict"] for p in comparison.gate_judge(runs)}
+    assert set(got) == {key for key, _ in comparison.GATE_PREDICTIONS}
+    assert set(got.values()) == {"pass"}
+    assert {p["verdict"] for p in comparison.gate_judge(runs[:1])} == {"untested"}
+    collapsed = [gate_report(a, s, unrelated=0.05 if a == "chosen" else 0.2, exact=a != "chosen",
+                             accuracy=0.5 if a == "control" else 1.0)
+                 for a in comparison.GATE_ARMS for s in comparison.SEEDS]
+    got = {p["id"]: p["verdict"] for p in comparison.gate_judge(collapsed)}
+    assert got["chosen_no_collapse"] == got["chosen_exact_short"] == got["compare_beats_head"] == "fail"
+    assert got["truth_compare_pooled"] == "pass"
+    assert "| chosen | 0 |" in comparison.gate_table(runs, comparison.gate_judge(runs))
