@@ -12,6 +12,10 @@ from chains.space import Domain
 from leanbridge.asker import CHECKERS, AskConfig
 from leanbridge.certify import DATASET_BRIDGE, CertificationFailed, certify_dataset, default_store, verify_dataset
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
+from leanbridge.mathlib.benchmark import BenchmarkError
+from leanbridge.mathlib.dataset import certify_mathlib
+from leanbridge.mathlib.replay import ReplayConfig, ReplayUnavailable
+from leanbridge.mathlib.selection import SEED_DIRS, SelectionSpec
 from leanbridge.runner import LeanLimits
 
 
@@ -138,12 +142,6 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, start_wa
 
 def _mathlib(benchmark: Path, dirs: str | None, split: str, max_theorems: int | None, dry_run: bool,
              dojo_timeout: int, repo: str | None, seed: int, out: Path | None) -> None:
-    # The one import of oracle from leanbridge, here only: the Mathlib source lives with the oracle.
-    from oracle.mathlib.benchmark import BenchmarkError
-    from oracle.mathlib.dataset import certify_mathlib
-    from oracle.mathlib.replay import ReplayConfig, ReplayUnavailable
-    from oracle.mathlib.selection import SEED_DIRS, SelectionSpec
-
     chosen = tuple(d.strip() for d in dirs.split(",") if d.strip()) if dirs is not None else SEED_DIRS
     try:
         spec = SelectionSpec(dirs=chosen, max_theorems=max_theorems, seed=seed)

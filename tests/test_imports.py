@@ -11,10 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ORDER = ("chains", "leanbridge", "tracker", "oracle", "prover")  # each may import only those before it
 FORBIDDEN_OUTSIDE = {"chains": {"torch"}, "leanbridge": {"torch"}}
 
-# Known exceptions, each one edge (module, imported package), to be removed when the code moves:
-# the --mathlib branch of the certify command imports the Mathlib extraction and replay, which talk
-# to Lean but live under oracle/mathlib for now.
-KNOWN = {("leanbridge/cli.py", "oracle")}
+# Known exceptions, each one edge (module, imported package), to be removed when the code moves.
+# None now: the Mathlib extraction and replay live in leanbridge/mathlib, the oracle keeps its tensors.
+KNOWN: set[tuple[str, str]] = set()
 
 
 def imports(path: Path) -> set[str]:
@@ -58,9 +57,10 @@ def test_chains_and_leanbridge_know_no_models():
     assert not wrong, "\n".join(wrong)
 
 
-def test_leanbridge_imports_nothing_of_the_oracle_tracker_or_prover_but_the_known_edge():
+def test_leanbridge_imports_nothing_of_the_oracle_tracker_or_prover():
+    """No exception here: the certify command's Mathlib branch included."""
     wrong = [f"{module} imports {name}" for module, package, name in edges()
-             if package == "leanbridge" and name in {"oracle", "tracker", "prover"} and (module, name) not in KNOWN]
+             if package == "leanbridge" and name in {"oracle", "tracker", "prover"}]
     assert not wrong, "\n".join(wrong)
 
 

@@ -19,12 +19,12 @@ from click.testing import CliRunner
 
 from leanbridge.cli import main
 from leanbridge.errorclass import ERROR_CLASSES
-from oracle.mathlib.benchmark import (BenchmarkError, iter_corpus, premise_kind, read_metadata, read_theorems)
-from oracle.mathlib.dataset import journal_path, plan, repo_of, replay_plan
-from oracle.mathlib.probes import PROBE_KINDS, PremiseIndex, permute_arguments, proof_probes
-from oracle.mathlib.replay import (DojoReplayer, ProofReplay, ReplayConfig, ReplayUnavailable, replay_proof,
+from leanbridge.mathlib.benchmark import (BenchmarkError, iter_corpus, premise_kind, read_metadata, read_theorems)
+from leanbridge.mathlib.dataset import journal_path, plan, repo_of, replay_plan
+from leanbridge.mathlib.probes import PROBE_KINDS, PremiseIndex, permute_arguments, proof_probes
+from leanbridge.mathlib.replay import (DojoReplayer, ProofReplay, ReplayConfig, ReplayUnavailable, replay_proof,
                                    verdict_of)
-from oracle.mathlib.selection import SEED_DIRS, SelectionSpec, in_dirs, seeded_rng, select
+from leanbridge.mathlib.selection import SEED_DIRS, SelectionSpec, in_dirs, seeded_rng, select
 
 BENCH = Path(__file__).resolve().parent / "data" / "bench4"
 TRAIN = ["Nat.lt_succ_of_le'", "Nat.factorial_lt_factorial_succ'", "List.length_append_comm'", "Int.emod_two_cases'",
@@ -411,7 +411,7 @@ class ScriptedDojo:
 
 
 def probe(kind, text):
-    from oracle.mathlib.probes import Probe
+    from leanbridge.mathlib.probes import Probe
     return Probe(kind, text)
 
 

@@ -1,5 +1,2 @@
-"""Mathlib probe verdicts (sections 49-50 of the seed): proofs read from LeanDojo Benchmark 4,
-selected by directory and split by length, five kinds of probe per step, each verdict from a
-LeanDojo replay. Reading, selecting and building probes need nothing but the benchmark's files;
-only the replay needs ``lean_dojo`` (the ``mathlib`` extra) and a machine with a traced Mathlib,
-and it is imported only when a replay starts."""
+"""Mathlib probe records (``certify --mathlib``, written by ``leanbridge.mathlib``) as the oracle's
+tensors: the text tokenizer (``tokens``) and the loader (``tensors``)."""

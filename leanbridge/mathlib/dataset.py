@@ -25,10 +25,10 @@ from pathlib import Path
 
 from chains.dataset import MATHLIB_FORMAT, DatasetError, DatasetWriter, file_sha256
 from leanbridge.errorclass import ERROR_CLASSES, headline
-from oracle.mathlib.benchmark import BenchmarkError, BenchTheorem, count_and_read_theorems, iter_corpus, read_metadata
-from oracle.mathlib.probes import PROBE_KINDS, PremiseIndex, Probe, proof_probes
-from oracle.mathlib.replay import DojoReplayer, ProofReplay, ReplayConfig, Verdict
-from oracle.mathlib.selection import Selection, SelectionSpec, in_dirs, select
+from leanbridge.mathlib.benchmark import BenchmarkError, BenchTheorem, count_and_read_theorems, iter_corpus, read_metadata
+from leanbridge.mathlib.probes import PROBE_KINDS, PremiseIndex, Probe, proof_probes
+from leanbridge.mathlib.replay import DojoReplayer, ProofReplay, ReplayConfig, Verdict
+from leanbridge.mathlib.selection import Selection, SelectionSpec, in_dirs, select
 
 SPLIT_NAMES = ("train", "test")
 FORMAT = MATHLIB_FORMAT

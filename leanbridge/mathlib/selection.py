@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from oracle.mathlib.benchmark import BenchTheorem
+from leanbridge.mathlib.benchmark import BenchTheorem
 
 # The seed's five directories: natural numbers, integers, reals, lists, special functions.
 SEED_DIRS = ("Mathlib/Data/Nat", "Mathlib/Data/Int", "Mathlib/Data/Real", "Mathlib/Data/List",

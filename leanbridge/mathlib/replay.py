@@ -28,8 +28,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from leanbridge.errorclass import classify_error
-from oracle.mathlib.benchmark import BenchTheorem
-from oracle.mathlib.probes import Probe
+from leanbridge.mathlib.benchmark import BenchTheorem
+from leanbridge.mathlib.probes import Probe
 
 ACCEPTED, COMPLETE = "accepted", "complete"
 SETUP = "see README, 'Mathlib probes'"

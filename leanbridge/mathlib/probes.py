@@ -23,8 +23,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from oracle.mathlib.benchmark import BenchTheorem, CorpusPremise, TracedTactic
-from oracle.mathlib.selection import seeded_rng
+from leanbridge.mathlib.benchmark import BenchTheorem, CorpusPremise, TracedTactic
+from leanbridge.mathlib.selection import seeded_rng
 
 PROBE_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
 
