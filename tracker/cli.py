@@ -14,6 +14,7 @@ from chains.files import output_directory
 from leanbridge.cliutil import user_errors
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
+from tracker.layouts import LAYOUTS
 from tracker.models import ARCHS
 from tracker.objectives import OBJECTIVES
 from tracker.options import run_options, training_options
@@ -59,6 +60,12 @@ D = TrainConfig()  # the defaults shown by --help
               help="Fraction of steps trained without the slot noise.")
 @click.option("--dropout", type=click.FloatRange(0, 1, max_open=True), default=D.dropout, show_default=True,
               help="Transformers: dropout rate of the blocks' residual branches in training.")
+@click.option("--layout", type=click.Choice(LAYOUTS), default=D.layout, show_default=True,
+              help="Readout layout: polish (the tree token by token, left-aligned) or paths (each position named "
+                   "by its path from the root, so that an event moves whole subtrees).")
+@click.option("--ce-positions", type=click.Choice(["all", "tree"]), default=D.ce_positions, show_default=True,
+              help="Cross-entropy on every readout position (PAD included), or on the tree's own positions only "
+                   "(a tree read from the root is then exact when its own positions are).")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,

@@ -62,8 +62,12 @@ def end_views(model: Tracker, items: torch.Tensor, chunk: int) -> torch.Tensor:
 
 def right_trees(model: Tracker, views: torch.Tensor, ends: torch.Tensor, data: TrackerData) -> torch.Tensor:
     """views (N, C) at the chains' ends, ends (N,) their true tree ids -> (N,) whether the whole
-    decoded tree (argmax per position, PAD included) is the true one."""
-    return (model.readout(views).argmax(-1) == data.tree_tokens[ends]).all(-1)
+    decoded tree (argmax per position, PAD included) is the true one. A negative target (a
+    position a run trained with the cross-entropy on the tree's own positions does not read)
+    matches anything: a tree read from the root stops where the true tree does once each of its
+    own positions is right."""
+    target = data.tree_tokens[ends]  # (N, P)
+    return ((model.readout(views).argmax(-1) == target) | (target < 0)).all(-1)
 
 
 def model_device(model: Tracker) -> torch.device:

@@ -12,7 +12,7 @@ import math
 import signal
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -25,11 +25,13 @@ from tracker.data import (Batch, TrackerData, UnreadableFile, common_successor, 
                           sample_batch, save_atomic)
 from tracker.device import default_device, resolve_device, to_cpu
 from tracker.evaluate import EvalConfig, evaluate, torch_threads
+from tracker.layouts import LAYOUTS, PAD_ID, laid_out
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
 from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
 
 CHECKPOINT = "checkpoint.pt"
+IGNORED = -100  # a readout target the cross-entropy skips (F.cross_entropy's ignore_index)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ class TrainConfig:
     slot_noise: float = 0.0  # recurrence: std of N(0, I) noise added to the slot after every event in training
     slot_noise_delay: float = 0.0  # fraction of steps trained without the noise
     dropout: float = 0.0  # transformers: dropout rate of the blocks' residual branches in training
+    layout: str = "polish"  # which tree position each readout slot names (tracker.layouts)
+    ce_positions: str = "all"  # cross-entropy (and exactness) on every readout position, or "tree": its own only
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -80,6 +84,10 @@ class TrainConfig:
             raise ValueError("dropout must lie in [0, 1), and be > 0 only for a transformer")
         if not 0 < self.gamma < 1:
             raise ValueError("gamma must lie in (0, 1)")
+        if self.ce_positions not in ("all", "tree"):
+            raise ValueError(f"unknown ce_positions {self.ce_positions!r}; choose all or tree")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"unknown layout {self.layout!r}; choose one of {', '.join(LAYOUTS)}")
 
     @property
     def model(self) -> ModelConfig:
@@ -161,6 +169,10 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, data: TrackerData, device: torch.device | str = "cpu") -> None:
         self.device = torch.device(device)
+        targets = laid_out(data.tree_tokens, config.layout)  # (R, P) readout targets
+        if config.ce_positions == "tree":  # positions off the tree: ignored by the loss and by exactness
+            targets = torch.where(targets == PAD_ID, IGNORED, targets)
+        data = replace(data, tree_tokens=targets)
         self.config, self.data = config, data.to(self.device)
         torch.manual_seed(config.seed)
         # built from the CPU's generator and then moved: the same initial weights on every device
