@@ -1,4 +1,4 @@
-"""Benchmark: the cheapest training exact at 4,096 events (issue 14).
+"""Benchmark: the cheapest training exact at 4,096 events.
 
 Trains candidate recipes (named below) on given seeds, each run stopping once exact on a few
 held-out chains of every length for two checks in a row, then evaluates it on all 512 held-out
@@ -39,7 +39,7 @@ from tracker.train import train  # noqa: E402
 
 EXACT = 0.99
 
-# the fast schedule as it was until stop 13 (the invariance term at the seed's mu = 1); the
+# the fast schedule as it was first registered (the invariance term at the seed's mu = 1); the
 # candidates built on it keep their meaning when the schedule changes
 FAST_MU1 = {"objective": "invariance", "ticks": 2, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 4_000,
             "invariance_delay": 0.4, "invariance_ramp": 0.1}
@@ -64,7 +64,7 @@ CANDIDATES: dict[str, dict] = {
     "nextlat-2k-b16": {"objective": "nextlat", "steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50},
     "combo-2k-b16-late": {"steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50},
     # the first fast schedule (plain objective), then with the invariance term on at 40% at mu = 1:
-    # the fast schedule until stop 13 (its rows, named "fast" then, carry this name now)
+    # the fast schedule as first registered (its rows, named "fast" then, carry this name now)
     "fast-plain": {"objective": "plain", "ticks": 2, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 4_000},
     "fast-invariance": FAST_MU1,
     # the first placeholder of "fast", run on the device under that name (rows renamed)
@@ -72,14 +72,14 @@ CANDIDATES: dict[str, dict] = {
     "combo-2k-b16-floor": {"steps": 2_000, "batch_chains": 16, "lr": 3e-3, "warmup_steps": 50,
                            "invariance_delay": 0.0, "final_lr_fraction": 0.01},
     # the fast schedule with the combination after its plain phase: NextLat switched on and ramped
-    # exactly as the invariance term is (stop 12's candidate, registered in the README)
+    # exactly as the invariance term is (an earlier candidate, registered in docs/experiments/time-to-exact.md)
     "fast-combo": {**FAST_MU1, "objective": "combo", "nextlat_delay": 0.4, "nextlat_ramp": 0.1},
-    # stop 13's exploration on seed 3, the seed every stop rule left short at 4,096: the fast schedule
+    # the exploration on seed 3, the seed every stop rule left short at 4,096: the fast schedule
     # with noise on the slot after every event once the invariance term comes in (the next events
     # must correct it), or with the invariance term four times stronger (equivalent states tighter)
     "fast-noise": {**FAST_MU1, "slot_noise": 0.1, "slot_noise_delay": 0.4},
     "fast-noise3": {**FAST_MU1, "slot_noise": 0.3, "slot_noise_delay": 0.4},
-    "fast-mu4": {**FAST_MU1, "mu": 4.0},  # the fast schedule since stop 13
+    "fast-mu4": {**FAST_MU1, "mu": 4.0},  # the fast schedule since mu = 4 was registered
 }
 
 

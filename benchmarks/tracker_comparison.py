@@ -1,4 +1,4 @@
-"""The registered tracker comparison (issue 4): train every arm, evaluate free-running, and test
+"""The registered tracker comparison: train every arm, evaluate free-running, and test
 the predictions written below before the batch was run.
 
     python benchmarks/tracker_comparison.py                      # the whole registered batch (hours)
@@ -46,7 +46,7 @@ REGISTERED = tuple(name for name, (_, _, seeds, _) in ARMS.items() if seeds)
 
 EXACT = 0.99  # "exact" means exact match >= 0.99
 
-# Registered before the batch (issue 4; section 44's clauses for this machine). Each is tested
+# Registered before the batch (section 44's clauses for this machine). Each is tested
 # by ``judge`` below and reported as it fared, failures included.
 PREDICTIONS = [
     ("combo_exact_long", "Recurrence + combo (CE + NextLat + invariance) exact (>= 0.99) at 1,024 and 4,096 "

@@ -1,4 +1,4 @@
-"""The registered comparison on the hard domains (issue 13): tier 2 (four atoms, every rule) and
+"""The registered comparison on the hard domains: tier 2 (four atoms, every rule) and
 five atoms (tier 1), where the tier-1 comparison could not tell the objectives apart.
 
     python benchmarks/tracker_hard.py --workers 2      # the registered batch (hours; resumable)
@@ -33,7 +33,7 @@ from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E4
 
 # The recurrence's settings, chosen on the validation runs (README "Hard domains", registered before
 # any run of the batch): the seed's 4 ticks, its longer budget of 24,000 steps, the small start slot
-# and unit embeddings of issue 14's exploration, and 50,000 training chains, where 5,000 were
+# and unit embeddings of the time-to-exact exploration, and 50,000 training chains, where 5,000 were
 # memorised (five atoms; on tier 2 by a rule registered before its validation run ended: 50,000 if
 # at least as exact at 256 as with 5,000, and it was, 0.512 against 0.500).
 RECIPE = {"ticks": 4, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 24_000}

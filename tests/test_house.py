@@ -37,17 +37,6 @@ DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
 ALLOWED: set[tuple[str, str]] = {
     ("benchmarks/oracle_comparison.py", "issue 10"),
     ("benchmarks/prover_bench.py", "issue 10"),
-    ("benchmarks/time_to_exact.py", "issue 14"),
-    ("benchmarks/time_to_exact.py", "stop 13"),
-    ("benchmarks/time_to_exact.py", "stop 12"),
-    ("benchmarks/tracker_comparison.py", "issue 4"),
-    ("benchmarks/tracker_hard.py", "issue 13"),
-    ("benchmarks/tracker_hard.py", "issue 14"),
-    ("tracker/cli.py", "issue 14"),
-    ("tracker/schedules.py", "issue 14"),
-    ("tracker/schedules.py", "stop 13"),
-    ("help of train-tracker", "issue 14"),
-    ("docs/reference/cli.md", "issue 14"),
 }
 
 

@@ -1,7 +1,7 @@
 """Named training schedules: presets of TrainConfig settings.
 
 ``default`` is TrainConfig's own defaults, the recipe the registered comparison runs (12,000
-steps of 28 chains); its meaning never changes. ``fast`` is issue 14's short recipe, the one
+steps of 28 chains); its meaning never changes. ``fast`` is the time-to-exact experiment's short recipe, the one
 ``make run`` trains (how it was found and how it fares: README "Time to exact",
 ``benchmarks/time_to_exact.py``).
 A report records the schedule its settings are closest to and the settings where they depart from it.
@@ -26,7 +26,7 @@ SCHEDULES: dict[str, dict] = {
     # until 40% of the steps (it fits the short chains sooner without the other terms), then the
     # invariance term ramped in over 10% to mu = 4: at the seed's mu = 1 equivalent states stayed
     # 5e-3 apart and some seeds lost exactness at 4,096 as training went on; at 4 they sit ten times
-    # closer and every seed tried was exact at every length (stop 13). 28 chains, AdamW at 2e-3, 200
+    # closer and every seed tried was exact at every length. 28 chains, AdamW at 2e-3, 200
     # steps of warm-up, cosine decay over 4,000 steps; --check-every ends it once exact.
     "fast": {"objective": "invariance", "ticks": 2, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 4_000,
              "invariance_delay": 0.4, "invariance_ramp": 0.1, "mu": 4.0},
