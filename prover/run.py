@@ -129,7 +129,9 @@ def audit_solutions(problems: list[Problem], results: list[ProblemResult], kerne
             "solutions_failing_audit": len(claims) - certified, "audit_lean_processes": kernel.processes - before}
 
 
-def _summary(results: list[ProblemResult]) -> dict:
+def _summary(results: list[ProblemResult], audited: bool = True) -> dict:
+    """Counts over ``results``; ``audited`` False (a searcher that holds no trees) leaves the
+    faithfulness fractions unmeasured (None)."""
     solved = sum(r.solved for r in results)
     calls = sum(r.calls for r in results)
     held, proposed = sum(r.held for r in results), sum(r.proposed for r in results)
@@ -147,10 +149,10 @@ def _summary(results: list[ProblemResult]) -> dict:
         "expansions": sum(r.expansions for r in results),
         "states_held": held,
         "states_held_equal_truth": held_equal,
-        "states_held_fraction_equal": held_equal / held if held else None,
+        "states_held_fraction_equal": held_equal / held if held and audited else None,
         "successors_proposed": proposed,
         "successors_proposed_equal_truth": proposed_equal,
-        "successors_fraction_equal": proposed_equal / proposed if proposed else None,
+        "successors_fraction_equal": proposed_equal / proposed if proposed and audited else None,
         "start_read_correct": sum(starts) / len(starts) if starts else None,
         "rejected_asked": sum(r.rejected_asked for r in results),
         "accepted_available": sum(r.accepted_available for r in results),
@@ -229,7 +231,8 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         except (KernelError, LeanBridgeError) as e:
             raise ProveError(str(e)) from None
 
-        by_distance = {str(d): _summary([r for r in results if r.distance == d]) for d in distances}
+        audited = config.searcher != "oracle-imagination"  # it holds latent states only: nothing to compare
+        by_distance = {str(d): _summary([r for r in results if r.distance == d], audited) for d in distances}
         report = {
             "searcher": config.searcher,
             "prefix": config.prefix,
@@ -238,7 +241,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
             "largest_distance": largest,
             "problems_per_distance": config.problems,
             "distinct_problems": len({(p.start, p.target) for p in problems}),
-            **_summary(results),
+            **_summary(results, audited),
             "lean_processes": kernel.processes,
             "lean_questions_elaborated": kernel.elaborated,
             "lean_seconds": round(kernel.lean_seconds, 3),
