@@ -80,6 +80,7 @@ class _Statements:
     def __init__(self, core: CoreLibrary, lean: LeanInstall, atoms: tuple[str, ...], checker: str = ELABORATOR
                  ) -> None:
         self.core, self.lean, self.atoms = core, lean, atoms
+        self.identity = checker  # the checker as the manifest records it (``checker_identity``)
         # the elaborator's keys are the keys of every dataset made before the kernel route
         self.checker = None if checker == ELABORATOR else checker
         self.by_key: dict[str, Statement] = {}
@@ -352,7 +353,8 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
     """Sample, certify and write the dataset of ``spec`` to ``out``; return its manifest.
     ``bridge.checker`` certifies the steps and equivalences (by default the kernel route).
 
-    Raises CertificationFailed (and writes nothing) when Lean rejects any statement.
+    Raises CertificationFailed (and writes nothing) when Lean rejects any statement. Every
+    answer Lean gives is committed to the store as it comes, so a killed run resumes from it.
     """
     started = time.perf_counter()
     lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
@@ -366,146 +368,196 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
         phases: dict[str, float] = {"sample": 0.0, "render": 0.0}  # wall seconds per phase, for the benchmark
         space = StateSpace(spec.domain)
         statements = _Statements(core, lean, spec.domain.atom_names, checker)
-        text = _LineWriter(space, statements)
         book = ProbeBook(lean, core, spec.domain.atom_names) if spec.probes else None
-        probe_index: dict[int, int] = {}  # state << _KEY_BITS | event id -> the probe's index in book
-        lines: dict[str, list] = {}  # per split: finished lines, or (line so far, goal, probe codes)
-        equivalence_count = 0
         store = CertificateStore(store_path, core.hash, lean.githash)
         run = _LeanRun(statements, store, bridge, progress)
         closing.callback(store.close)
         closing.callback(run.close)
-        for name, count, length in spec.splits():
-            # split by split, and each split's new statements handed to Lean at once: Lean
-            # checks them while the next splits are sampled and rendered
-            mark = time.perf_counter()
-            progress(f"sample {name}", 0, count)
-            training = name == "train"  # the sampling knobs shape the training chains only
-            split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners,
-                                 spec.start_walk if training else 0, spec.tier2_weight if training else 1.0)
-            progress(f"sample {name}", count, count)
-            phases["sample"] += time.perf_counter() - mark
-            mark = time.perf_counter()
-            encoded: list = []
-            rng = probe_rng(spec.seed, name)
-            sampler = ProbeSampler(space, rng) if book is not None else None
-            for n, sample in enumerate(split):
-                chain_id = f"{name}-{n:05d}"
-                where = f"{name}.jsonl chain {chain_id}"
-                chain = sample.chain
-                head = f'{{"id":{json.dumps(chain_id)},{text.history(chain, where)},"partners":['
-                partners = []
-                for p, mate in enumerate(sample.partners):
-                    mate_where = f"{where} partner {p}"
-                    history = text.history(mate, mate_where)
-                    equivalence = _cert_id(statements.equivalence(
-                        space.trees[chain.end], space.trees[mate.end], lambda: f"{mate_where} equivalence"))
-                    partners.append(f'{{{history},"equivalence":{json.dumps(equivalence)}}}')
-                equivalence_count += len(partners)
-                line = f'{head}{",".join(partners)}]'
-                if sampler is not None and (name == "train" or n < spec.probe_chains):
-                    other = split[(n + 1 + rng.randrange(max(1, len(split) - 1))) % len(split)].chain.ids
-                    codes = []
-                    for t, state in enumerate(chain.states[:-1]):
-                        for kind, event in enumerate(sampler.sample(chain.ids, t, other)):
-                            key = state << _KEY_BITS | event
-                            index = probe_index.get(key)
-                            if index is None:
-                                index = probe_index[key] = book.add(
-                                    state, space.trees[state], space.events[event],
-                                    lambda: f"{where} step {t} probe {PROBE_KINDS[kind]}")
-                            codes.append(index * len(PROBE_KINDS) + kind)
-                    encoded.append((line, chain.end, codes))
-                else:
-                    encoded.append(line + "}")
-            lines[name] = encoded
-            run.hand_over()
-            phases["render"] += time.perf_counter() - mark
-
-        mark = time.perf_counter()
-        with store:
-            checked, rejected, processes = run.finish()
-            certified = len(store.certified(statements.by_key))
-            if rejected:
-                raise CertificationFailed(
-                    f"{len(rejected)} of {len(statements.by_key)} statements failed; first: "
-                    f"{_first_failure(statements, rejected)}")
-            phases["lean wait"] = time.perf_counter() - mark  # for Lean, after rendering
-            phases["lean"] = run.busy  # Lean at work, from the first split rendered on
-            mark = time.perf_counter()
-            if book is not None:
-                probes_checked, probe_processes = book.ask(store, bridge, progress)
-                phases["lean probes"] = time.perf_counter() - mark
-                mark = time.perf_counter()
-
-        verdicts = _ProbeVerdicts(book, space) if book is not None else None
-
-        def finished(entries: list) -> Iterator[str]:
-            for entry in entries:
-                if isinstance(entry, str):
-                    yield entry
-                else:
-                    line, goal, codes = entry
-                    yield f'{line},"probes":{verdicts.json(codes, goal)}}}'
-
-        files = {}
-        for name, encoded in lines.items():
-            path = writer.write_lines(f"{name}.jsonl", finished(encoded))
-            files[path.name] = {"chains": len(encoded), "sha256": file_sha256(path)}
-        step_count, steps_by_rule = text.steps, text.steps_by_rule()
-        kinds = Counter(st.kind for st in statements.by_key.values())
-        manifest = {
-            "format": 1,
-            "atoms": spec.domain.atoms,
-            "tier": spec.domain.tier,
-            "max_size": spec.domain.size_bound,
-            "rules": list(spec.domain.rules),
-            "seed": spec.seed,
-            "chains": spec.chains,
-            "length": spec.length,
-            "partners": spec.partners,
-            "partner_sampling": "per partner, a length uniform in [0, chain length]; a uniformly random "
-                                "backward walk of that length from the chain's end, read forwards",
-            **({"start_walk": spec.start_walk,
-                "start_sampling": "training chains start where a uniformly random walk of start_walk events from "
-                                  "a uniformly random start tree ends; test chains start at the start tree"}
-               if spec.start_walk else {}),
-            **({"tier2_weight": spec.tier2_weight,
-                "event_sampling": "training chains pick each applicable tier-2 event tier2_weight times as often as "
-                                  "each applicable tier-1 event; test chains pick uniformly"}
-               if spec.tier2_weight != 1.0 else {}),
-            "test_lengths": list(spec.test_lengths),
-            "test_chains": spec.test_chains,
-            **domain_size(spec.domain),
-            "steps": step_count,
-            "steps_by_rule": dict(sorted(steps_by_rule.items())),
-            "distinct_steps": kinds["step"],
-            "equivalences": equivalence_count,
-            "distinct_equivalences": kinds["equivalence"],
-            "kernel_checked": checked,
-            "certified": certified,
-            "failed": len(rejected),
-            "lean_processes": processes,
-            "lean": lean.describe(),
-            "core_hash": core.hash,
-            "checker": checker,
-            "package_version": PACKAGE_VERSION,
-            "store": str(store_path),
-            "files": files,
-        }
-        if book is not None:
-            manifest["probes"] = probe_manifest(verdicts.counts(), spec.probe_chains, len(book), probes_checked,
-                                                probe_processes)
-        phases["write"] = time.perf_counter() - mark
-        manifest["phase_seconds"] = {k: round(v, 3) for k, v in phases.items()}
-        manifest["seconds"] = round(time.perf_counter() - started, 3)
-        writer.commit(manifest)
+        sampled = _sample_splits(spec, space, statements, book, run.hand_over, progress, phases)
+        certified = _certify_statements(sampled, run, store, bridge, progress, phases)
+        manifest = _write_dataset(spec, sampled, certified, writer, store_path, phases, started)
         closing.pop_all()
         return manifest
     except BaseException:
         closing.close()
         writer.abort()
         raise
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sampled:
+    """What sampling and rendering leave for certification and writing."""
+
+    space: StateSpace
+    statements: _Statements  # every distinct step and equivalence, with the first place each is used
+    text: _LineWriter  # the chains' JSON text, and the step counts
+    book: ProbeBook | None  # the distinct probes (with --probes), Lean's verdicts still to ask
+    lines: dict[str, list]  # per split: finished lines, or (line so far, goal, probe codes)
+    equivalences: int  # equivalence instances (one per partner) over every split
+
+
+@dataclasses.dataclass(frozen=True)
+class _Certified:
+    """Lean's account of a sampled dataset, every statement certified."""
+
+    kernel_checked: int  # statements sent to Lean by this run (the others were in the store)
+    certified: int  # distinct statements the store holds as certified
+    failed: int  # rejected statements (0: a rejection raises CertificationFailed)
+    lean_processes: int  # Lean processes started for the steps and equivalences
+    probes_checked: int = 0  # distinct probes sent to Lean (with --probes)
+    probe_processes: int = 0
+
+
+def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements, book: ProbeBook | None,
+                   hand_over: Callable[[], None], progress: Progress, phases: dict[str, float]) -> _Sampled:
+    """Sample every split of ``spec`` and render its chains' JSON, each distinct step,
+    equivalence and probe added once to ``statements`` (``book``). ``hand_over`` is called
+    after each split, so that Lean checks a split's new statements while the next splits are
+    sampled and rendered."""
+    text = _LineWriter(space, statements)
+    probe_index: dict[int, int] = {}  # state << _KEY_BITS | event id -> the probe's index in book
+    lines: dict[str, list] = {}  # per split: finished lines, or (line so far, goal, probe codes)
+    equivalence_count = 0
+    for name, count, length in spec.splits():
+        mark = time.perf_counter()
+        progress(f"sample {name}", 0, count)
+        training = name == "train"  # the sampling knobs shape the training chains only
+        split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners,
+                             spec.start_walk if training else 0, spec.tier2_weight if training else 1.0)
+        progress(f"sample {name}", count, count)
+        phases["sample"] += time.perf_counter() - mark
+        mark = time.perf_counter()
+        encoded: list = []
+        rng = probe_rng(spec.seed, name)
+        sampler = ProbeSampler(space, rng) if book is not None else None
+        for n, sample in enumerate(split):
+            chain_id = f"{name}-{n:05d}"
+            where = f"{name}.jsonl chain {chain_id}"
+            chain = sample.chain
+            head = f'{{"id":{json.dumps(chain_id)},{text.history(chain, where)},"partners":['
+            partners = []
+            for p, mate in enumerate(sample.partners):
+                mate_where = f"{where} partner {p}"
+                history = text.history(mate, mate_where)
+                equivalence = _cert_id(statements.equivalence(
+                    space.trees[chain.end], space.trees[mate.end], lambda: f"{mate_where} equivalence"))
+                partners.append(f'{{{history},"equivalence":{json.dumps(equivalence)}}}')
+            equivalence_count += len(partners)
+            line = f'{head}{",".join(partners)}]'
+            if sampler is not None and (name == "train" or n < spec.probe_chains):
+                other = split[(n + 1 + rng.randrange(max(1, len(split) - 1))) % len(split)].chain.ids
+                codes = []
+                for t, state in enumerate(chain.states[:-1]):
+                    for kind, event in enumerate(sampler.sample(chain.ids, t, other)):
+                        key = state << _KEY_BITS | event
+                        index = probe_index.get(key)
+                        if index is None:
+                            index = probe_index[key] = book.add(
+                                state, space.trees[state], space.events[event],
+                                lambda: f"{where} step {t} probe {PROBE_KINDS[kind]}")
+                        codes.append(index * len(PROBE_KINDS) + kind)
+                encoded.append((line, chain.end, codes))
+            else:
+                encoded.append(line + "}")
+        lines[name] = encoded
+        hand_over()
+        phases["render"] += time.perf_counter() - mark
+    return _Sampled(space, statements, text, book, lines, equivalence_count)
+
+
+def _certify_statements(sampled: _Sampled, run: _LeanRun, store: CertificateStore, bridge: AskConfig,
+                        progress: Progress, phases: dict[str, float]) -> _Certified:
+    """Wait for Lean's answer to every statement of ``sampled`` the store lacked, then ask for
+    the probes' verdicts; closes ``store``. Raises CertificationFailed naming the first rejected
+    statement (in file order)."""
+    statements, book = sampled.statements, sampled.book
+    mark = time.perf_counter()
+    with store:
+        checked, rejected, processes = run.finish()
+        certified = len(store.certified(statements.by_key))
+        if rejected:
+            raise CertificationFailed(
+                f"{len(rejected)} of {len(statements.by_key)} statements failed; first: "
+                f"{_first_failure(statements, rejected)}")
+        phases["lean wait"] = time.perf_counter() - mark  # for Lean, after rendering
+        phases["lean"] = run.busy  # Lean at work, from the first split rendered on
+        if book is None:
+            return _Certified(checked, certified, len(rejected), processes)
+        mark = time.perf_counter()
+        probes_checked, probe_processes = book.ask(store, bridge, progress)
+        phases["lean probes"] = time.perf_counter() - mark
+        return _Certified(checked, certified, len(rejected), processes, probes_checked, probe_processes)
+
+
+def _write_dataset(spec: DatasetSpec, sampled: _Sampled, certified: _Certified, writer: DatasetWriter,
+                   store_path: Path, phases: dict[str, float], started: float) -> dict:
+    """Finish the chains' lines with the probes' verdicts, write the split files and the
+    manifest, and move the dataset into place. Returns the manifest."""
+    mark = time.perf_counter()
+    space, statements, text, book = sampled.space, sampled.statements, sampled.text, sampled.book
+    verdicts = _ProbeVerdicts(book, space) if book is not None else None
+
+    def finished(entries: list) -> Iterator[str]:
+        for entry in entries:
+            if isinstance(entry, str):
+                yield entry
+            else:
+                line, goal, codes = entry
+                yield f'{line},"probes":{verdicts.json(codes, goal)}}}'
+
+    files = {}
+    for name, encoded in sampled.lines.items():
+        path = writer.write_lines(f"{name}.jsonl", finished(encoded))
+        files[path.name] = {"chains": len(encoded), "sha256": file_sha256(path)}
+    step_count, steps_by_rule = text.steps, text.steps_by_rule()
+    kinds = Counter(st.kind for st in statements.by_key.values())
+    manifest = {
+        "format": 1,
+        "atoms": spec.domain.atoms,
+        "tier": spec.domain.tier,
+        "max_size": spec.domain.size_bound,
+        "rules": list(spec.domain.rules),
+        "seed": spec.seed,
+        "chains": spec.chains,
+        "length": spec.length,
+        "partners": spec.partners,
+        "partner_sampling": "per partner, a length uniform in [0, chain length]; a uniformly random "
+                            "backward walk of that length from the chain's end, read forwards",
+        **({"start_walk": spec.start_walk,
+            "start_sampling": "training chains start where a uniformly random walk of start_walk events from "
+                              "a uniformly random start tree ends; test chains start at the start tree"}
+           if spec.start_walk else {}),
+        **({"tier2_weight": spec.tier2_weight,
+            "event_sampling": "training chains pick each applicable tier-2 event tier2_weight times as often as "
+                              "each applicable tier-1 event; test chains pick uniformly"}
+           if spec.tier2_weight != 1.0 else {}),
+        "test_lengths": list(spec.test_lengths),
+        "test_chains": spec.test_chains,
+        **domain_size(spec.domain),
+        "steps": step_count,
+        "steps_by_rule": dict(sorted(steps_by_rule.items())),
+        "distinct_steps": kinds["step"],
+        "equivalences": sampled.equivalences,
+        "distinct_equivalences": kinds["equivalence"],
+        "kernel_checked": certified.kernel_checked,
+        "certified": certified.certified,
+        "failed": certified.failed,
+        "lean_processes": certified.lean_processes,
+        "lean": statements.lean.describe(),
+        "core_hash": statements.core.hash,
+        "checker": statements.identity,
+        "package_version": PACKAGE_VERSION,
+        "store": str(store_path),
+        "files": files,
+    }
+    if book is not None:
+        manifest["probes"] = probe_manifest(verdicts.counts(), spec.probe_chains, len(book), certified.probes_checked,
+                                            certified.probe_processes)
+    phases["write"] = time.perf_counter() - mark
+    manifest["phase_seconds"] = {k: round(v, 3) for k, v in phases.items()}
+    manifest["seconds"] = round(time.perf_counter() - started, 3)
+    writer.commit(manifest)
+    return manifest
 
 
 def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: Progress = _quiet,
