@@ -152,6 +152,28 @@ def hard_where() -> str:
     return "\n".join(out)
 
 
+# the diagnosis's common recipe, shown by its name (benchmarks/tracker_tier2.py HALF)
+TIER2_HALF = ("--ticks 4 --slot-init 0.05 --embed-init-std 1.0 --steps 12000 --nextlat-delay 0.5 --nextlat-ramp 0.1 "
+              "--invariance-delay 0.5 --invariance-ramp 0.1")
+
+
+def tier2_diagnosis() -> str:
+    rows = []
+    for r in load("tracker-tier2.json")["diagnosis"]:
+        ind = r.get("in_distribution") or {}
+        at8 = r["by_group"].get("8", {})
+        sizes = ", ".join(f"{f3(at(at8.get(f'end size {n}'), 'exact'))}" for n in (7, 9, 11))
+        options = " ".join(r["train_tracker"]).replace(TIER2_HALF, "HALF")
+        rows.append([f"`{r['run']}`", r["dataset"], f"`{options}`", num(r["steps"]), f3(ind.get("train")),
+                     f3(ind.get("fresh")), sizes, f3(at(r["exact"], "64")), f3(at(r["exact"], "256")),
+                     f3(at(at(r["by_group"].get("256"), "tier-2 events 0"), "exact")),
+                     f3(at(at(r["by_group"].get("256"), "tier-2 events 3+"), "exact")),
+                     sci(at(r["pair_distance"], "256")), f3(r["unrelated_distance"])])
+    return table(["run", "training chains", "train-tracker options", "steps", "train fit", "fresh@8",
+                  "@8 by end size 7 / 9 / 11", "exact@64", "exact@256", "@256, no tier-2 event", "@256, 3+ tier-2 events",
+                  "pair@256", "unrelated"], rows)
+
+
 # ---- time to exact ------------------------------------------------------------------------------
 
 def stop_rule(stop: dict) -> str:
@@ -286,6 +308,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,
     "hard-validation": hard_validation, "hard-runs": hard_runs,
     "hard-predictions": lambda: predictions("tracker-hard.json"), "hard-where": hard_where,
+    "tier2-diagnosis": tier2_diagnosis,
     "tte-runs": tte_runs, "tte-exploration": tte_exploration,
     "prover-runs": prover_runs,
     "oracle-runs": oracle_runs, "oracle-predictions": lambda: predictions("oracle.json"),
