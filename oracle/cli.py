@@ -44,6 +44,9 @@ D = OracleConfig()  # the defaults shown by --help
               show_default=True, help="nerode: the metric loss's discount.")
 @click.option("--metric-pairs", type=click.IntRange(1), default=D.metric_pairs, show_default=True,
               help="nerode: inequivalent pairs of probed states per step.")
+@click.option("--completion-margin", type=click.FloatRange(0), default=D.completion_margin, show_default=True,
+              help="nerode: an accepted, not complete probe's imagined successor is kept at least this far from the "
+                   "goal read as a start, a complete one's pulled onto it (0: no such term).")
 @click.option("--validation", default=D.validation, show_default=True,
               help="Probe dataset of another seed whose held-out chains (up to 256 events) choose the threshold "
                    "of complete-by-comparison [default: a sample of the training chains chooses it].")

@@ -62,3 +62,22 @@ def verdict_metric(model, views: torch.Tensor, slots: torch.Tensor | None, probe
     else:
         has_next = torch.zeros_like(has_next)
     return metric(z[i], z[j], tv.to(z.dtype), zux, zvx, has_next, gamma)
+
+
+def completion_term(model, slots: torch.Tensor, goal: torch.Tensor, probes: torch.Tensor, verdicts: torch.Tensor,
+                    accepting: torch.Tensor, complete: int, margin: float) -> torch.Tensor:
+    """The comparison's own pairs, their targets from the verdicts: for every probe Lean
+    accepted, its imagined successor f(w_t, pi) against the goal read as a start. Lean said
+    *complete*: the two are one state (distance pulled to 0); Lean said accepted, not complete:
+    they are two states, kept at least ``margin`` apart (a hinge, no target beyond it).
+    slots (B, S, C), goal (B, C) views, probes / verdicts (B, S, P)."""
+    real = verdicts >= 0
+    accepted = real & accepting[verdicts.clamp(min=0)]  # (B, S, P)
+    if not bool(accepted.any()):
+        return slots.sum() * 0
+    d = model.goal_distance(slots, probes, goal[:, None].expand_as(slots))  # (B, S, P)
+    done = accepted & (verdicts == complete)
+    other = accepted & (verdicts != complete)
+    pull = d[done].mean() if bool(done.any()) else d.sum() * 0
+    push = torch.relu(margin - d[other]).mean() if bool(other.any()) else d.sum() * 0
+    return pull + push

@@ -5,7 +5,9 @@ One step: sample B training chains (with their K certified partners for ``combo`
 verdict class against Lean's. ``combo`` adds the tracker's NextLat and invariance terms on the
 carried state, with the tracker's schedules. ``nerode`` adds to those the distinction half, the
 metric loss of section 47 on inequivalent pairs of probed states whose targets come from the
-verdicts themselves (``oracle.nerode``). The switch (the fraction of steps NextLat and
+verdicts themselves, and the comparison's own pairs (each accepted probe's imagined successor
+against the goal read as a start: one state when Lean said complete, two otherwise;
+``oracle.nerode``). The switch (the fraction of steps NextLat and
 invariance are held at zero, so that they act only once a representation exists) is their
 delays. Batches come from a generator seeded by (seed, step), so a resumed run sees exactly the
 batches the uninterrupted one would have. After training, the threshold of complete-by-
@@ -27,7 +29,7 @@ from oracle.compare import reading, same_domain
 from oracle.data import OracleData, ProbeBatch, load_probe_dataset, sample_probe_batch
 from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
-from oracle.nerode import verdict_metric
+from oracle.nerode import completion_term, verdict_metric
 from tracker.data import save_atomic
 from tracker.objectives import NextLatHead, invariance, nextlat, schedule
 from tracker.train import (CheckpointError, TrainingInterrupted, descend, load_checkpoint, lr_at, package_version,
@@ -64,6 +66,7 @@ class OracleConfig:
     metric_ramp: float = 0.0  # nerode: fraction of steps of its linear ramp
     gamma: float = 0.9  # nerode: the metric loss's discount (section 47)
     metric_pairs: int = 256  # nerode: inequivalent pairs of probed states sampled per step
+    completion_margin: float = 0.2  # nerode: accepted-not-complete successors kept this far from the goal (0: no term)
     checkpoint_every: int = 500  # steps between checkpoints (one is also written at the end)
     validation: str = ""  # probe dataset (another seed) whose held-out chains choose the comparison's threshold;
     #                       empty: a sample of the training chains chooses it (recorded as such)
@@ -77,7 +80,7 @@ class OracleConfig:
             raise ValueError(f"the {self.arch} arm carries no state for NextLat and invariance to act on; "
                              "train it with --objective plain")
         if self.steps < 1 or self.batch_chains < 2 or self.width < 8 or self.probe_width < 1 \
-                or self.checkpoint_every < 1 or self.metric_pairs < 1:
+                or self.checkpoint_every < 1 or self.metric_pairs < 1 or self.completion_margin < 0:
             raise ValueError("steps, checkpoint_every, probe_width, metric_pairs must be >= 1, batch_chains >= 2, "
                              "width >= 8")
         if not 0 < self.gamma < 1:
@@ -141,6 +144,12 @@ class OracleTrainer:
             views = z[: histories.chains, : r.shape[1]]  # (B, S, C) the probed states in the readout's view
             out["metric"] = weight * verdict_metric(self.model, views, w, batch.probes, batch.verdicts,
                                                     self.data.accepting, cfg.gamma, cfg.metric_pairs, generator)
+            if cfg.completion_margin > 0 and w is not None and batch.goal_items is not None \
+                    and self.model.compares and self.config.arch != "probe-slot":
+                goal = self.model.goal_view(batch.goal_items)  # (B, C)
+                out["completion"] = weight * completion_term(self.model, w, goal, batch.probes, batch.verdicts,
+                                                             self.data.accepting, self.data.verdicts.index("complete"),
+                                                             cfg.completion_margin)
         if "invariance" in cfg.terms:
             b, k = histories.chains, histories.partners
             z_end = z[torch.arange(len(z)), histories.lengths - 1]  # (H, C)
