@@ -3,6 +3,7 @@
     python benchmarks/tracker_tier2.py datasets            # certify the validation datasets (seconds)
     python benchmarks/tracker_tier2.py diagnose --runs R   # train the diagnosis runs not yet finished (one thread)
     python benchmarks/tracker_tier2.py collect             # summarise every diagnosis run into the results
+    python benchmarks/tracker_tier2.py batch --workers 2   # the registered batch (hours; resumable)
 
 The validation datasets are tier 2 certified from seed 1 (the registered datasets use seed 0), so
 no choice made here reads a registered test chain. They share their test chains byte for byte
@@ -17,13 +18,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import write_results  # noqa: E402
+from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_or_trained,  # noqa: E402
+                              finished_report, recorded_runs, run_batch, seed_list, write_results)
 
 VALIDATION = Path("data/validation")
 # dataset name -> certify options on top of tier 2, four atoms, seed 1, tests at 8, 64 and 256
@@ -51,6 +55,96 @@ DIAGNOSIS: dict[str, tuple[str, list[str]]] = {
     "half-combo-s0": ("tier2-a4", ["--objective", "combo", *HALF]),
 }
 RESULTS = Path("results/tracker-tier2.json")
+
+# ---- the registered batch: the recipe the diagnosis picked (the ``tier2`` schedule) on the
+# registered datasets (certified from seed 0, test chains to 4,096 events)
+BATCH_DATA = {"tier2": "data/tier2-a4-w64", "atoms5": "data/tier1-a5-c50k"}
+# how they are certified (the elaborator, so that the test splits are byte for byte those of the
+# registered hard-domain datasets, data/tier2-a4 and data/tier1-a5-c50k)
+BATCH_CERTIFY = {"tier2": ["--atoms", "4", "--tier", "2", "--start-walk", "64", "--checker", "elaborator"],
+                 "atoms5": ["--atoms", "5", "--tier", "1", "--chains", "50000", "--checker", "elaborator"]}
+BATCH_ARMS: dict[str, tuple[str, dict, tuple[int, ...]]] = {  # arm -> (domain, settings, seeds)
+    "combo": ("tier2", {"objective": "combo"}, (0, 1, 2)),
+    "plain": ("tier2", {"objective": "plain"}, (0, 1, 2)),
+    "atoms5-combo": ("atoms5", {"objective": "combo"}, (0, 1, 2)),
+}
+EXACT = 0.99
+BATCH_PREDICTIONS = [
+    ("combo_exact_256", "Under the tier2 schedule, the combination exact (>= 0.99) at 256 on 3 of 3 seeds of tier 2"),
+    ("combo_exact_long", "Under the tier2 schedule, the combination exact (>= 0.99) at 1,024 and at 4,096 on 3 of 3 "
+                         "seeds of tier 2"),
+    ("plain_drifts", "Under the same schedule, plain training below 0.95 at 256 on at least one seed of tier 2 "
+                     "(if it fails, the objectives are not needed on tier 2 either)"),
+    ("growth_predicts_drift", "Over the batch's tier-2 runs, the growth of the partner distance from 8 to 256 "
+                              "predicts the drift (1 - exact at 256): Spearman >= 0.7"),
+    ("atoms5_exact_256", "Under the same schedule on five atoms (tier 1, 50,000 chains), the combination exact "
+                         "(>= 0.99) at 256 on 3 of 3 seeds"),
+]
+
+
+def batch_config(arm: str, seed: int, steps: int | None):
+    from tracker.schedules import scheduled
+
+    domain, settings, _ = BATCH_ARMS[arm]
+    config = scheduled("tier2", **settings, data=BATCH_DATA[domain], seed=seed)
+    return config if steps is None else replace(config, steps=steps)
+
+
+def batch_finished(arm: str, seed: int, *, runs: Path, steps: int | None, recorded: list[dict]) -> dict | None:
+    report = finished_report(batch_config(arm, seed, steps), runs / f"{arm}-s{seed}", recorded)
+    return None if report is None else {**report, "arm": arm, "domain": BATCH_ARMS[arm][0]}
+
+
+def batch_run(arm: str, seed: int, quiet: bool, threads: int | None, *, runs: Path, steps: int | None,
+              device: str = "cpu") -> dict:
+    from tracker.evaluate import EvalConfig
+    from tracker.train import config_from_checkpoint, train
+
+    report = finished_or_trained(batch_config(arm, seed, steps), runs / f"{arm}-s{seed}", train,
+                                 config_from_checkpoint, quiet, threads, eval_config=EvalConfig(), device=device)
+    return {**report, "arm": arm, "domain": BATCH_ARMS[arm][0]}
+
+
+def batch_plan(arm: str, seed: int, *, runs: Path, steps: int | None):
+    from tracker.grid import RunSpec
+
+    return RunSpec(batch_config(arm, seed, steps), str(runs / f"{arm}-s{seed}"))
+
+
+def judge(reports: list[dict]) -> list[dict]:
+    """Every registered prediction with what was measured and its verdict (untested while the runs
+    it needs are missing; failed by the first seed below its bar)."""
+    from benchmarks.tracker_comparison import spearman
+
+    text, out = dict(BATCH_PREDICTIONS), []
+
+    def verdict(key: str, ok: bool | None, measured) -> None:
+        out.append({"id": key, "prediction": text[key], "measured": measured,
+                    "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+
+    def exact(arm: str, length: str) -> dict[int, float]:
+        return {r["seed"]: r["exact"][length] for r in reports if r["arm"] == arm and length in r["exact"]}
+
+    def all_of(arm: str, values: dict[int, float], bar: float) -> bool | None:
+        if any(v < bar for v in values.values()):
+            return False
+        return True if len(values) == len(BATCH_ARMS[arm][2]) else None
+
+    verdict("combo_exact_256", all_of("combo", exact("combo", "256"), EXACT), exact("combo", "256"))
+    long = {n: exact("combo", n) for n in ("1024", "4096")}
+    ok = [all_of("combo", v, EXACT) for v in long.values()]
+    verdict("combo_exact_long", False if False in ok else (None if None in ok else True), long)
+    plain = exact("plain", "256")
+    verdict("plain_drifts", True if any(v < 0.95 for v in plain.values())
+            else (False if len(plain) == len(BATCH_ARMS["plain"][2]) else None), plain)
+    tier2 = [r for r in reports if r["domain"] == "tier2" and r.get("pair_growth") is not None]
+    rho = spearman([r["pair_growth"] for r in tier2], [1 - r["exact"]["256"] for r in tier2])
+    expected = sum(len(seeds) for domain, _, seeds in BATCH_ARMS.values() if domain == "tier2")
+    verdict("growth_predicts_drift", None if rho is None or len(tier2) < expected else rho >= 0.7,
+            {"spearman_256": rho, "runs": len(tier2)})
+    verdict("atoms5_exact_256", all_of("atoms5-combo", exact("atoms5-combo", "256"), EXACT),
+            exact("atoms5-combo", "256"))
+    return out
 
 
 def _row(run: Path, name: str) -> dict:
@@ -82,6 +176,15 @@ def datasets() -> None:
         if not (out / "manifest.json").is_file():
             subprocess.run([str(Path(sys.executable).with_name("certify")), "--atoms", "4", "--tier", "2", "--seed", "1",
                             "--test-lengths", "8,64,256", *options, "--out", str(out)], check=True)
+
+
+@main.command("batch-datasets")
+def batch_datasets() -> None:
+    """Certify the registered batch's datasets that are missing (minutes)."""
+    for domain, options in BATCH_CERTIFY.items():
+        out = Path(BATCH_DATA[domain])
+        if not (out / "manifest.json").is_file():
+            subprocess.run([str(Path(sys.executable).with_name("certify")), *options, "--out", str(out)], check=True)
 
 
 @main.command()
@@ -123,6 +226,36 @@ def collect(runs: Path, out: Path) -> None:
                    + " ".join(f"@{k} {v:.3f}" for k, v in r["exact"].items())
                    + f"  unrelated {r['unrelated_distance']:.3f}")
     click.echo(f"wrote {out}", err=True)
+
+
+@main.command()
+@click.option("--arms", default=",".join(BATCH_ARMS), show_default=True, help="Comma-separated arms.")
+@click.option("--seeds", default=None, help="Comma-separated seeds [default: each arm's registered seeds].")
+@batch_options("runs/tier2", str(RESULTS), devices=True)
+def batch(arms, seeds, steps, runs, out, workers, device, cluster, collect, quiet) -> None:
+    """The registered batch (or a part of it): train what is missing, judge the predictions."""
+    chosen = chosen_arms(arms, tuple(BATCH_ARMS))
+    wanted = None if seeds is None else seed_list(seeds)
+    jobs = [(arm, seed) for arm in chosen for seed in BATCH_ARMS[arm][2] if wanted is None or seed in wanted]
+    device = checked_device(device, cluster)
+    runs = Path(runs)
+    found = partial(batch_finished, runs=runs, steps=steps, recorded=recorded_runs(out))
+    run_batch(jobs, partial(batch_run, runs=runs, steps=steps, device=device), found,
+              lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet, cluster=cluster,
+              plan=partial(batch_plan, runs=runs, steps=steps),
+              label=lambda arm, seed, report: {**report, "arm": arm, "domain": BATCH_ARMS[arm][0]}, device=device)
+    # read again: another part of the batch may have been written while this one trained
+    found = partial(batch_finished, runs=runs, steps=steps, recorded=recorded_runs(out))
+    whole = [(arm, seed) for arm in BATCH_ARMS for seed in BATCH_ARMS[arm][2]]
+    by_job = {job: found(*job) for job in whole}
+    reports = [r for r in by_job.values() if r is not None]
+    missing = [{"arm": arm, "seed": seed} for (arm, seed), r in by_job.items() if r is None]
+    old = json.loads(out.read_text()) if out.is_file() else {}
+    predictions = judge(reports)
+    write_results(out, {**old, "runs": reports, "missing": missing, "predictions": predictions,
+                        "registered": dict(BATCH_PREDICTIONS)})
+    for p in predictions:
+        click.echo(f"{p['id']}: {p['verdict']} ({json.dumps(p['measured'])})")
 
 
 if __name__ == "__main__":

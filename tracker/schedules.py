@@ -2,8 +2,9 @@
 
 ``default`` is TrainConfig's own defaults, the recipe the registered comparison runs (12,000
 steps of 28 chains); its meaning never changes. ``fast`` is the time-to-exact experiment's short recipe, the one
-``make run`` trains (how it was found and how it fares: README "Time to exact",
-``benchmarks/time_to_exact.py``).
+``make run`` trains (how it was found and how it fares: docs/experiments/time-to-exact.md,
+``benchmarks/time_to_exact.py``). ``tier2`` is the recipe the tier-2 diagnosis picked
+(docs/experiments/tier2-exact.md, ``benchmarks/tracker_tier2.py``).
 A report records the schedule its settings are closest to and the settings where they depart from it.
 """
 from __future__ import annotations
@@ -30,6 +31,15 @@ SCHEDULES: dict[str, dict] = {
     # steps of warm-up, cosine decay over 4,000 steps; --check-every ends it once exact.
     "fast": {"objective": "invariance", "ticks": 2, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 4_000,
              "invariance_delay": 0.4, "invariance_ramp": 0.1, "mu": 4.0},
+    # Tier 2, as the diagnosis on validation chains picked it (docs/experiments/tier2-exact.md): the
+    # hard-domain recurrence (4 ticks, small start slot, unit embeddings) with the readout laid out
+    # by path in the tree, so that an event moves whole subtrees instead of shifting every later
+    # position, and the cross-entropy on the tree's own positions; NextLat and invariance held at
+    # zero for the first half (a representation first), then ramped over 10%; the seed's 24,000
+    # steps. Train it on chains that start where a 64-event walk ends (certify --start-walk 64).
+    "tier2": {"objective": "combo", "ticks": 4, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 24_000,
+              "nextlat_delay": 0.5, "nextlat_ramp": 0.1, "invariance_delay": 0.5, "invariance_ramp": 0.1,
+              "layout": "paths", "ce_positions": "tree"},
 }
 
 

@@ -1,0 +1,34 @@
+"""The tier-2 batch: its arms run the tier2 schedule, and its judge reads the registered bars."""
+from benchmarks.tracker_tier2 import BATCH_ARMS, BATCH_DATA, DIAGNOSIS, batch_config, judge
+from tracker.schedules import SCHEDULES, schedule_of
+
+
+def report(arm, seed, exact, growth=1.0):
+    return {"arm": arm, "seed": seed, "domain": BATCH_ARMS[arm][0], "exact": exact, "pair_growth": growth}
+
+
+def test_every_arm_trains_the_tier2_schedule_on_its_domain():
+    for arm, (domain, settings, seeds) in BATCH_ARMS.items():
+        config = batch_config(arm, seeds[0], None)
+        assert config.data == BATCH_DATA[domain] and config.layout == "paths" and config.ce_positions == "tree"
+        assert config.steps == SCHEDULES["tier2"]["steps"] == 24_000
+        assert schedule_of(config)["name"] == "tier2"
+    assert batch_config("combo", 1, 30).steps == 30
+
+
+def test_the_judge_fails_on_the_first_seed_below_the_bar_and_waits_for_the_rest():
+    exact = {"256": 1.0, "1024": 1.0, "4096": 0.995}
+    verdicts = {p["id"]: p["verdict"] for p in judge([report("combo", 0, exact)])}
+    assert verdicts["combo_exact_256"] == "untested" and verdicts["plain_drifts"] == "untested"
+    reports = [report("combo", s, exact, s) for s in (0, 1)] + [report("combo", 2, {**exact, "4096": 0.9}, 2)]
+    reports += [report("plain", s, {"256": 0.97 - 0.1 * s}, 5 + s) for s in (0, 1, 2)]
+    verdicts = {p["id"]: p["verdict"] for p in judge(reports)}
+    assert verdicts["combo_exact_256"] == "pass" and verdicts["combo_exact_long"] == "fail"
+    assert verdicts["plain_drifts"] == "pass" and verdicts["growth_predicts_drift"] == "pass"
+    assert verdicts["atoms5_exact_256"] == "untested"
+
+
+def test_every_diagnosis_run_names_a_validation_dataset():
+    from benchmarks.tracker_tier2 import DATASETS
+
+    assert all(dataset in DATASETS for dataset, _ in DIAGNOSIS.values())
