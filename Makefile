@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run test test-fast test-cluster bench-certify bench-tracker bench-tracker-hard bench-tracker-speed bench-time-to-exact bench-prover clean
+.PHONY: setup run test test-fast test-cluster bench-certify bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-speed bench-time-to-exact bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -54,6 +54,12 @@ bench-tracker-hard: $(STAMP)
 	.venv/bin/certify --atoms 4 --tier 2 --chains 50000 --checker elaborator --out data/tier2-a4-c50k
 	.venv/bin/certify --atoms 5 --tier 1 --chains 50000 --checker elaborator --out data/tier1-a5-c50k
 	$(PY) benchmarks/tracker_hard.py --workers 2
+
+# The registered tier-2 batch: the tier2 schedule (the recipe the diagnosis on validation chains
+# picked) on tier 2 and five atoms, 24,000 steps a run, two at a time (hours; resumable).
+bench-tracker-tier2: $(STAMP)
+	$(PY) benchmarks/tracker_tier2.py batch-datasets
+	$(PY) benchmarks/tracker_tier2.py batch --workers 2
 
 bench-tracker-speed: $(STAMP)
 	$(PY) benchmarks/tracker_speed.py
