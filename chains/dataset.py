@@ -254,7 +254,8 @@ def check_manifest(manifest, path: Path) -> dict:
 
 
 def read_manifest(directory: Path) -> dict:
-    """The manifest of a chain dataset, its structure checked (``check_manifest``)."""
+    """The manifest of a chain dataset, its structure checked (``check_manifest``), as a dict;
+    ``chains.manifest.load_manifest`` gives the same as a typed ``Manifest``."""
     return check_manifest(read_manifest_json(directory), Path(directory) / MANIFEST)
 
 

@@ -26,8 +26,8 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 
-from chains.dataset import (DatasetError, DatasetSpec, DatasetWriter, domain_of,
-                            file_sha256, read_manifest, read_split)
+from chains.dataset import DatasetError, DatasetSpec, DatasetWriter, file_sha256, read_split
+from chains.manifest import ELABORATOR, Manifest, load_manifest
 from chains.probes import PROBE_KINDS, SEED_ACCEPTED, ProbeSampler, probe_rng
 from chains.rules import Event, apply
 from chains.sampling import Walk, sample_split, split_rng
@@ -63,7 +63,6 @@ class CertificationFailed(Exception):
     """Lean rejected at least one statement; the message names the first."""
 
 
-ELABORATOR = "elaborator"
 # What ``certify_dataset`` asks with when its caller names nothing: the kernel route.
 # (``AskConfig()`` itself keeps the elaborator, for the prover's and the probes' questions.)
 DATASET_BRIDGE = AskConfig(checker="kernel")
@@ -509,53 +508,25 @@ def _write_dataset(spec: DatasetSpec, sampled: _Sampled, certified: _Certified, 
     for name, encoded in sampled.lines.items():
         path = writer.write_lines(f"{name}.jsonl", finished(encoded))
         files[path.name] = {"chains": len(encoded), "sha256": file_sha256(path)}
-    step_count, steps_by_rule = text.steps, text.steps_by_rule()
     kinds = Counter(st.kind for st in statements.by_key.values())
-    manifest = {
-        "format": 1,
-        "atoms": spec.domain.atoms,
-        "tier": spec.domain.tier,
-        "max_size": spec.domain.size_bound,
-        "rules": list(spec.domain.rules),
-        "seed": spec.seed,
-        "chains": spec.chains,
-        "length": spec.length,
-        "partners": spec.partners,
-        "partner_sampling": "per partner, a length uniform in [0, chain length]; a uniformly random "
-                            "backward walk of that length from the chain's end, read forwards",
-        **({"start_walk": spec.start_walk,
-            "start_sampling": "training chains start where a uniformly random walk of start_walk events from "
-                              "a uniformly random start tree ends; test chains start at the start tree"}
-           if spec.start_walk else {}),
-        **({"tier2_weight": spec.tier2_weight,
-            "event_sampling": "training chains pick each applicable tier-2 event tier2_weight times as often as "
-                              "each applicable tier-1 event; test chains pick uniformly"}
-           if spec.tier2_weight != 1.0 else {}),
-        "test_lengths": list(spec.test_lengths),
-        "test_chains": spec.test_chains,
-        **domain_size(spec.domain),
-        "steps": step_count,
-        "steps_by_rule": dict(sorted(steps_by_rule.items())),
-        "distinct_steps": kinds["step"],
-        "equivalences": sampled.equivalences,
-        "distinct_equivalences": kinds["equivalence"],
-        "kernel_checked": certified.kernel_checked,
-        "certified": certified.certified,
-        "failed": certified.failed,
-        "lean_processes": certified.lean_processes,
-        "lean": statements.lean.describe(),
-        "core_hash": statements.core.hash,
-        "checker": statements.identity,
-        "package_version": PACKAGE_VERSION,
-        "store": str(store_path),
-        "files": files,
-    }
-    if book is not None:
-        manifest["probes"] = probe_manifest(verdicts.counts(), spec.probe_chains, len(book), certified.probes_checked,
-                                            certified.probe_processes)
+    probes = None if book is None else probe_manifest(
+        verdicts.counts(), spec.probe_chains, len(book), certified.probes_checked, certified.probe_processes)
+    domain = spec.domain
+    manifest = Manifest(
+        atoms=domain.atoms, tier=domain.tier, max_size=domain.size_bound, rules=tuple(domain.rules),
+        **domain_size(domain),
+        seed=spec.seed, chains=spec.chains, length=spec.length, partners=spec.partners,
+        test_lengths=tuple(spec.test_lengths), test_chains=spec.test_chains,
+        start_walk=spec.start_walk, tier2_weight=spec.tier2_weight,
+        steps=text.steps, steps_by_rule=dict(sorted(text.steps_by_rule().items())),
+        distinct_steps=kinds["step"], equivalences=sampled.equivalences,
+        distinct_equivalences=kinds["equivalence"], files=files,
+        kernel_checked=certified.kernel_checked, certified=certified.certified, failed=certified.failed,
+        lean_processes=certified.lean_processes, lean=statements.lean.describe(), core_hash=statements.core.hash,
+        checker=statements.identity, package_version=PACKAGE_VERSION, store=str(store_path), probes=probes)
     phases["write"] = time.perf_counter() - mark
-    manifest["phase_seconds"] = {k: round(v, 3) for k, v in phases.items()}
-    manifest["seconds"] = round(time.perf_counter() - started, 3)
+    manifest = dataclasses.replace(manifest, phase_seconds={k: round(v, 3) for k, v in phases.items()},
+                                   seconds=round(time.perf_counter() - started, 3)).to_json()
     writer.commit(manifest)
     return manifest
 
@@ -567,20 +538,20 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
     manifest names; certificate ids are always those of the manifest's checker."""
     started = time.perf_counter()
     directory = Path(directory)
-    manifest = read_manifest(directory)
+    manifest = load_manifest(directory)
     where_manifest = str(directory / "manifest.json")
-    domain = domain_of(manifest, where_manifest)
-    if domain.size_bound != manifest.get("max_size"):
-        raise DatasetError(f"{where_manifest}: max_size {manifest.get('max_size')} does not match tier {domain.tier}")
+    domain = manifest.domain(where_manifest)
+    if domain.size_bound != manifest.max_size:
+        raise DatasetError(f"{where_manifest}: max_size {manifest.max_size} does not match tier {domain.tier}")
     lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
     core = build_core(lean, bridge.limits)
-    if manifest.get("lean", {}).get("githash") != lean.githash or manifest.get("core_hash") != core.hash:
+    if manifest.lean.get("githash") != lean.githash or manifest.core_hash != core.hash:
         raise DatasetError(
-            f"{where_manifest}: certified with Lean {shown(str(manifest.get('lean', {}).get('githash', '?')), 12)} "
-            f"and core {shown(str(manifest.get('core_hash', '?')), 12)}; this is Lean {lean.githash[:12]} and core "
+            f"{where_manifest}: certified with Lean {shown(str(manifest.lean.get('githash', '?')), 12)} "
+            f"and core {shown(manifest.core_hash, 12)}; this is Lean {lean.githash[:12]} and core "
             f"{core.hash[:12]}")
-    certified_by = manifest.get("checker", ELABORATOR)
-    if not isinstance(certified_by, str) or not (certified_by == ELABORATOR or certified_by.startswith("kernel:")):
+    certified_by = manifest.checker
+    if not (certified_by == ELABORATOR or certified_by.startswith("kernel:")):
         raise DatasetError(f"{where_manifest}: checker {shown(str(certified_by), 40)} is not elaborator or kernel:<sha256>")
     if certified_by != ELABORATOR and certified_by != kernel.identity():
         raise DatasetError(f"{where_manifest}: certified by kcheck {shown(certified_by[7:], 12)}; this package's kcheck "
@@ -592,9 +563,7 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
     statements = _Statements(core, lean, domain.atom_names, certified_by)
     bound = domain.size_bound
     steps = equivalences = 0
-    expected_files = manifest.get("files")
-    if not isinstance(expected_files, dict) or not expected_files:
-        raise DatasetError(f"{where_manifest}: lists no files")
+    expected_files = manifest.files  # a plain name, a chain count and a sha256 each (check_manifest)
 
     # (tree, event) -> (the tree after it, its statement's certificate id): the chains repeat a
     # few thousand distinct steps millions of times, each worked out once
@@ -656,8 +625,8 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
             raise DatasetError(f"{path}: {count} chains, the manifest says {expected_files[name].get('chains')}")
 
     for field, value in (("steps", steps), ("equivalences", equivalences)):
-        if manifest.get(field) != value:
-            raise DatasetError(f"{where_manifest}: {field} is {manifest.get(field)}, the files hold {value}")
+        if getattr(manifest, field) != value:
+            raise DatasetError(f"{where_manifest}: {field} is {getattr(manifest, field)}, the files hold {value}")
 
     with CertificateStore(":memory:", core.hash, lean.githash) as fresh:
         checked, rejected, processes = _check_all(statements, fresh, bridge, progress)
@@ -674,7 +643,7 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
         verdict = book.verdict(index, goal)
         if verdict != said:
             raise DatasetError(f"{where}: the dataset says {said}, Lean says {verdict}")
-    expected_probes = manifest.get("probes", {}).get("by_kind", {}) if "probes" in manifest else {}
+    expected_probes = manifest.probes.get("by_kind", {}) if manifest.probes is not None else {}
     found_probes = {kind: dict(sorted(c.items())) for kind, c in probe_counts.items()} if probe_uses else {}
     if expected_probes != found_probes:
         kind = next(k for k in sorted(set(expected_probes) | set(found_probes))

@@ -303,3 +303,20 @@ def test_a_start_walk_changes_the_training_chains_only_and_verifies(tier2, store
     assert max(starts) > 7 and min(starts) == 7  # larger trees among the starts, start trees too
     code, output = run(["--verify", str(out)])
     assert code == 0, output
+
+
+def test_the_typed_manifest_reads_back_what_certify_wrote(tier1, tier2, tmp_path):
+    from chains.dataset import DatasetError
+    from chains.manifest import Manifest, load_manifest
+    for out in (tier1, tier2):
+        raw = json.loads((out / "manifest.json").read_text())
+        manifest = load_manifest(out)
+        assert manifest.to_json() == raw and Manifest.from_json(manifest.to_json()) == manifest
+        assert "start_walk" not in raw and "tier2_weight" not in raw and "probes" not in raw
+    assert manifest.domain().tier == 2 and manifest.checker == "elaborator"
+    old = {k: v for k, v in raw.items() if k not in ("checker", "phase_seconds")}  # a manifest from before either
+    assert Manifest.from_json(old).checker == "elaborator" and Manifest.from_json(old).phase_seconds is None
+    with pytest.raises(DatasetError, match="no lean_processes"):
+        Manifest.from_json({k: v for k, v in raw.items() if k != "lean_processes"}, "m.json")
+    with pytest.raises(DatasetError, match="core_hash is '7', not a string"):
+        Manifest.from_json({**raw, "core_hash": 7}, "m.json")

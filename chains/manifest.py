@@ -1,0 +1,190 @@
+"""A chain dataset's manifest as one typed value, read and written here.
+
+``Manifest.to_json`` gives the JSON object ``certify`` writes as ``manifest.json`` (through
+``DatasetWriter.commit``, which sorts the keys); ``Manifest.from_json`` reads one back, its
+structure checked by ``chains.dataset.check_manifest`` first, then every field's type. The
+optional fields are written only when they say something: ``start_walk`` and ``start_sampling``
+when training chains start after a walk, ``tier2_weight`` and ``event_sampling`` when tier-2
+events are weighted, ``probes`` with ``--probes``. The ``*_sampling`` texts are derived from the
+fields, never read.
+
+Readers that only need a field or two may keep the plain dict of ``chains.dataset.read_manifest``:
+the keys are the same.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from chains.dataset import (FORMAT_VERSION, MANIFEST, DatasetError, check_manifest, dataset_id, domain_of,
+                            read_manifest)
+from chains.space import Domain
+
+MANIFEST_WHERE = "manifest.json"  # how messages name a manifest read from no particular directory
+ELABORATOR = "elaborator"  # the checker of datasets written before the manifest named one
+
+PARTNER_SAMPLING = ("per partner, a length uniform in [0, chain length]; a uniformly random "
+                    "backward walk of that length from the chain's end, read forwards")
+START_SAMPLING = ("training chains start where a uniformly random walk of start_walk events from "
+                  "a uniformly random start tree ends; test chains start at the start tree")
+EVENT_SAMPLING = ("training chains pick each applicable tier-2 event tier2_weight times as often as "
+                  "each applicable tier-1 event; test chains pick uniformly")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Everything ``manifest.json`` says about a chain dataset. The dict fields hold JSON as it
+    stands in the file (they are never edited after construction)."""
+
+    # the domain
+    atoms: int  # distinct atoms per start tree
+    tier: int  # 1: commutativity and associativity; 2: adds distributivity and factoring
+    max_size: int | None  # tier 2: the largest tree in tokens a step may produce (None on tier 1)
+    rules: tuple[str, ...]  # the tier's rule names, in order
+    trees: int  # the domain's trees (tier 2: those reachable within max_size)
+    classes: int  # its equivalence classes
+    trees_counted: str  # how ``trees`` was counted
+    # the spec
+    seed: int  # seed of every random choice
+    chains: int  # training chains
+    length: int  # events per training chain
+    partners: int  # certified partners per chain
+    test_lengths: tuple[int, ...]  # one held-out split per length
+    test_chains: int  # chains per test split
+    # what the files hold
+    steps: int  # step instances, chains and partners, every split
+    steps_by_rule: dict[str, int]  # the same per rule name, sorted by name
+    distinct_steps: int  # distinct step statements
+    equivalences: int  # equivalence instances (one per partner)
+    distinct_equivalences: int  # distinct equivalence statements
+    files: dict[str, dict]  # file name -> {"chains": count, "sha256": hex digest}
+    # certification
+    kernel_checked: int  # statements this run sent to Lean (the others came from the store)
+    certified: int  # distinct statements the store holds as certified
+    failed: int  # statements Lean rejected: always 0 in a written dataset
+    lean_processes: int  # Lean processes started for the steps and equivalences
+    lean: dict  # the Lean install: version, githash, path, source
+    core_hash: str  # sha256 of the core library
+    checker: str  # "elaborator" or "kernel:<sha256 of kcheck's sources>"
+    package_version: str  # the package that wrote the dataset
+    store: str  # the certificate store used
+    # written only when given
+    start_walk: int = 0  # training chains start after a random walk of this many events (0: at a start tree)
+    tier2_weight: float = 1.0  # weight of each applicable tier-2 event in training chains (1.0: uniform)
+    probes: dict | None = None  # with --probes: kinds, verdicts, counts by kind, accepted fractions, ...
+    # timings: not part of the dataset's identity
+    phase_seconds: dict[str, float] | None = None  # wall seconds per phase of the run
+    seconds: float | None = None  # wall seconds of the whole run
+    format: int = FORMAT_VERSION
+
+    def domain(self, where: str = MANIFEST_WHERE) -> Domain:
+        """The domain; DatasetError naming ``where`` when the fields make none."""
+        return domain_of(self.to_json(), where)
+
+    @property
+    def dataset_id(self) -> str:
+        """The content identity (``chains.dataset.dataset_id``): domain, seed and file hashes."""
+        return dataset_id(self.to_json())
+
+    def to_json(self) -> dict:
+        """The JSON object of ``manifest.json``, the keys in the order certify has always built
+        them (the file sorts them)."""
+        out = {
+            "format": self.format,
+            "atoms": self.atoms,
+            "tier": self.tier,
+            "max_size": self.max_size,
+            "rules": list(self.rules),
+            "seed": self.seed,
+            "chains": self.chains,
+            "length": self.length,
+            "partners": self.partners,
+            "partner_sampling": PARTNER_SAMPLING,
+        }
+        if self.start_walk:
+            out["start_walk"] = self.start_walk
+            out["start_sampling"] = START_SAMPLING
+        if self.tier2_weight != 1.0:
+            out["tier2_weight"] = self.tier2_weight
+            out["event_sampling"] = EVENT_SAMPLING
+        out.update({
+            "test_lengths": list(self.test_lengths),
+            "test_chains": self.test_chains,
+            "trees": self.trees,
+            "classes": self.classes,
+            "trees_counted": self.trees_counted,
+            "steps": self.steps,
+            "steps_by_rule": dict(self.steps_by_rule),
+            "distinct_steps": self.distinct_steps,
+            "equivalences": self.equivalences,
+            "distinct_equivalences": self.distinct_equivalences,
+            "kernel_checked": self.kernel_checked,
+            "certified": self.certified,
+            "failed": self.failed,
+            "lean_processes": self.lean_processes,
+            "lean": dict(self.lean),
+            "core_hash": self.core_hash,
+            "checker": self.checker,
+            "package_version": self.package_version,
+            "store": self.store,
+            "files": {name: dict(meta) for name, meta in self.files.items()},
+        })
+        if self.probes is not None:
+            out["probes"] = self.probes
+        if self.phase_seconds is not None:
+            out["phase_seconds"] = dict(self.phase_seconds)
+        if self.seconds is not None:
+            out["seconds"] = self.seconds
+        return out
+
+    @classmethod
+    def from_json(cls, obj, where: str | Path = MANIFEST_WHERE) -> Manifest:
+        """The manifest of parsed JSON ``obj``; DatasetError naming ``where`` and the first field
+        that is missing or of the wrong type. ``checker`` absent reads as ``elaborator`` and the
+        timings absent as None (datasets written before the manifest had them)."""
+        check_manifest(obj, Path(where))
+        values = {}
+        for f in dataclasses.fields(cls):
+            if f.name not in obj:
+                if f.name == "checker":
+                    values[f.name] = ELABORATOR
+                elif f.default is dataclasses.MISSING:
+                    raise DatasetError(f"{where}: no {f.name}")
+                continue
+            value = obj[f.name]
+            if not _is(value, _TYPES[f.name]):
+                raise DatasetError(f"{where}: {f.name} is {str(value)[:40]!r}, not {_NAMES[_TYPES[f.name]]}")
+            values[f.name] = tuple(value) if f.name in ("rules", "test_lengths") else value
+        if any(not _is(n, _INT) for n in values["test_lengths"]) or any(not _is(r, _STR) for r in values["rules"]):
+            raise DatasetError(f"{where}: rules must be names and test_lengths integers")
+        return cls(**values)
+
+_INT, _OPT_INT, _NUMBER, _OPT_NUMBER, _STR, _LIST, _DICT, _OPT_DICT = range(8)
+_TYPES = {"atoms": _INT, "tier": _INT, "max_size": _OPT_INT, "rules": _LIST, "trees": _INT, "classes": _INT,
+          "trees_counted": _STR, "seed": _INT, "chains": _INT, "length": _INT, "partners": _INT,
+          "test_lengths": _LIST, "test_chains": _INT, "steps": _INT, "steps_by_rule": _DICT,
+          "distinct_steps": _INT, "equivalences": _INT, "distinct_equivalences": _INT, "files": _DICT,
+          "kernel_checked": _INT, "certified": _INT, "failed": _INT, "lean_processes": _INT, "lean": _DICT,
+          "core_hash": _STR, "checker": _STR, "package_version": _STR, "store": _STR, "start_walk": _INT,
+          "tier2_weight": _NUMBER, "probes": _OPT_DICT, "phase_seconds": _OPT_DICT, "seconds": _OPT_NUMBER,
+          "format": _INT}
+_NAMES = {_INT: "an integer", _OPT_INT: "an integer or null", _NUMBER: "a number", _OPT_NUMBER: "a number or null",
+          _STR: "a string", _LIST: "a list", _DICT: "an object", _OPT_DICT: "an object or null"}
+
+
+def _is(value, kind: int) -> bool:
+    if value is None:
+        return kind in (_OPT_INT, _OPT_NUMBER, _OPT_DICT)
+    if isinstance(value, bool):
+        return False
+    if kind in (_INT, _OPT_INT):
+        return isinstance(value, int)
+    if kind in (_NUMBER, _OPT_NUMBER):
+        return isinstance(value, (int, float))
+    return isinstance(value, {_STR: str, _LIST: list, _DICT: dict, _OPT_DICT: dict}[kind])
+
+
+def load_manifest(directory: Path) -> Manifest:
+    """The typed manifest of the chain dataset in ``directory``."""
+    return Manifest.from_json(read_manifest(directory), str(Path(directory) / MANIFEST))
