@@ -193,9 +193,9 @@ def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: Ora
 # validation run). Registered before any run of the batch.
 GATE_STEPS = 24_000
 GATE_VALIDATION = "data/tier1-a4-s1"  # certify --atoms 4 --tier 1 --probes --seed 1 --out data/tier1-a4-s1
-CHOSEN_OBJECTIVE = "nerode"  # the stateful arm's objective, chosen on validation
+CHOSEN_OBJECTIVE = "combo"  # the stateful arm's objective, chosen on validation
 SWITCH = 0.5  # NextLat and invariance held at zero for this fraction of the steps, chosen on validation
-TRUTH_OBJECTIVE = "nerode"  # the truth arm's: the terms act on its recurrence's reading of the histories
+TRUTH_OBJECTIVE = "plain"  # the truth arm's, chosen on validation (the terms did not help it there)
 GATE_ARMS = {  # arm -> (arch, objective), in the order they are trained
     "chosen": ("recurrence", CHOSEN_OBJECTIVE),  # the stateful arm chosen on validation
     "truth": ("truth", TRUTH_OBJECTIVE),  # the upper bound, handed the true tree at every step
@@ -360,7 +360,25 @@ def gate_table(reports: list[dict], predictions: list[dict]) -> str:
 # The validation choices, each with the validation runs it rests on (figures in the results
 # file under gate_validation, every run recorded, failures included).
 VALIDATION_CHOICES = {
-    "stateful_arm": "to be filled from the validation runs",
+    "protocol": "validation runs: trained on the training chains of data/tier1-a4 (seed 0), 4,000 steps, one thread, "
+                "judged only on the held-out chains (8 to 256 events) of data/tier1-a4-s1 (certify --atoms 4 --tier 1 "
+                "--probes --seed 1), never on the test chains of data/tier1-a4",
+    "stateful_arm": "recurrence, objective combo: five-class accuracy with complete-by-comparison 0.82-0.83 and "
+                    "accepted-or-complete vs rejected 0.89-0.90 on the validation chains, against nerode's 0.70-0.73 "
+                    "/ 0.81-0.82 (without the completion term) and 0.64-0.67 / 0.80-0.82 (with it): at this budget "
+                    "the metric loss on verdict-inequivalent pairs slowed the verdict head's fit",
+    "switch": "NextLat and invariance held at zero for the first half of training (delay 0.5), the only switch tried "
+              "on validation in the time there was (a run at 0.25 was stopped before its end to make room and left "
+              "no report); it is the delay measured to work on the default probe dataset (no collapse, no accepted-"
+              "vs-rejected error at 8,000 steps) where terms on from the start collapsed",
+    "threshold": "per run, when its training ends: the cut on the distance of Lean-accepted probes' imagined "
+                 "successors to the goal read as a start that classifies the validation chains' accepted and complete "
+                 "probes best, searched between the partner-distance floor and the unrelated distance (as measured on "
+                 "those chains) when both are measured and the floor lies below; stored in the checkpoint and report",
+    "truth_arm": "objective plain: 0.946-0.979 five-class, 1.000 accepted-or-complete vs rejected on validation; with "
+                 "nerode (with or without the completion term) it fit its verdicts worse or collapsed its "
+                 "reading of trees, and complete-by-comparison found no cut better than never complete",
+    "control": "the same objective and switch as the chosen arm",
 }
 
 
