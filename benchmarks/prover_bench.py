@@ -49,7 +49,7 @@ def _row(r: dict) -> str:
     rejected = r.get("rejected_asked", 0) / r["solved"] if r["solved"] else None
     return (f"| {_who(r)} | {r['prefix']} | {r['budget_calls']} | {r['problems']} | {r['success']:.3f} | "
             f"{'–' if cps is None else f'{cps:.1f}'} | {'–' if rejected is None else f'{rejected:.1f}'} | "
-            f"{frac(r.get('oracle_recall_accepted') if r.get('oracle') else None)} | {r['lean_processes']} | "
+            f"{frac(r.get('oracle_recall_accepted') if r['searcher'] == 'oracle' else None)} | {r['lean_processes']} | "
             f"{frac(r['states_held_fraction_equal'])} | {frac(r['successors_fraction_equal'])} | "
             f"{r['distinct_certified_solutions']}/{r['distinct_solutions']} | {r['seconds']:.0f} |")
 
