@@ -29,10 +29,14 @@ def choose_threshold(distance: torch.Tensor, complete: torch.Tensor, low: float 
     right = torch.cat([torch.zeros(1, dtype=torch.long), y.long().cumsum(0)])  # (M+1,)
     right = right + ((~y).long().sum() - torch.cat([torch.zeros(1, dtype=torch.long), (~y).long().cumsum(0)]))
     edges = torch.cat([d[:1] - 1e-6, (d[:-1] + d[1:]) / 2, d[-1:] + 1e-6])  # the threshold of each cut
-    allowed = torch.ones_like(edges, dtype=torch.bool)
+    # a cut between two equal distances (or two so close that their midpoint is the smaller) is
+    # no threshold at all: only cuts that put d[k-1] strictly below the threshold count
+    allowed = torch.cat([torch.ones(1, dtype=torch.bool), d[:-1] < edges[1:-1], torch.ones(1, dtype=torch.bool)])
+    if len(d) > 1:
+        allowed[-1] = bool(d[-1] < edges[-1])
     searched = None
     if low is not None and high is not None and low < high:
-        inside = (edges >= low) & (edges <= high)
+        inside = allowed & (edges >= low) & (edges <= high)
         if bool(inside.any()):
             allowed, searched = inside, [low, high]
     score = torch.where(allowed, right.double(), -1.0)
