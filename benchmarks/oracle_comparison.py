@@ -47,7 +47,7 @@ ARMS = {
 }
 SHORT, LONG = (8, 16, 64, 256), (1024, 4096)
 
-# Registered before any run of the batch (issue 10, part 4; section 50's clauses for this
+# Registered before any run of the batch (section 50's clauses for this
 # machine). Each is tested by ``judge`` below and reported as it fared, failures included.
 # "Hard class": balanced accuracy on misplaced-gold probes (mean of the recalls of accepted-or-
 # complete and of rejected), pooled over the test chains up to 1,024 events, by depth band.

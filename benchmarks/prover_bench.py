@@ -9,7 +9,7 @@ prints a markdown table.
         --prefix-trackers runs/comparison/recurrence-plain-s0,runs/comparison/recurrence-plain-free-s0,runs/comparison/recurrence-combo-s0 --prefix 4096
 
 The tracker runs are those of the registered comparison (benchmarks/tracker_comparison.py).
-Kernel calls spared by the oracle (issue 10, part 5), into the ``searchers`` section of
+Kernel calls spared by the oracle, into the ``searchers`` section of
 ``results/oracle.json`` beside the oracle comparison's runs:
 
     .venv/bin/python benchmarks/prover_bench.py --no-kernel --blind --problems 100 --kernel-budget 20000 \\
