@@ -4,6 +4,7 @@
     python benchmarks/tracker_tier2.py diagnose --runs R   # train the diagnosis runs not yet finished (one thread)
     python benchmarks/tracker_tier2.py collect             # summarise every diagnosis run into the results
     python benchmarks/tracker_tier2.py batch --workers 2   # the registered batch (hours; resumable)
+    python benchmarks/tracker_tier2.py batch-where         # exact by tier-2 events for each finished batch run
 
 The validation datasets are tier 2 certified from seed 1 (the registered datasets use seed 0), so
 no choice made here reads a registered test chain. They share their test chains byte for byte
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_or_trained,  # noqa: E402
                               finished_report, recorded_runs, run_batch, seed_list, write_results)
+from chains.manifest import has_manifest  # noqa: E402
 
 VALIDATION = Path("data/validation")
 # dataset name -> certify options on top of tier 2, four atoms, seed 1, tests at 8, 64 and 256
@@ -173,7 +175,7 @@ def datasets() -> None:
     """Certify the validation datasets that are missing."""
     for name, options in DATASETS.items():
         out = VALIDATION / name
-        if not (out / "manifest.json").is_file():
+        if not has_manifest(out):
             subprocess.run([str(Path(sys.executable).with_name("certify")), "--atoms", "4", "--tier", "2", "--seed", "1",
                             "--test-lengths", "8,64,256", *options, "--out", str(out)], check=True)
 
@@ -183,7 +185,7 @@ def batch_datasets() -> None:
     """Certify the registered batch's datasets that are missing (minutes)."""
     for domain, options in BATCH_CERTIFY.items():
         out = Path(BATCH_DATA[domain])
-        if not (out / "manifest.json").is_file():
+        if not has_manifest(out):
             subprocess.run([str(Path(sys.executable).with_name("certify")), *options, "--out", str(out)], check=True)
 
 
@@ -256,6 +258,48 @@ def batch(arms, seeds, steps, runs, out, workers, device, cluster, collect, quie
                         "registered": dict(BATCH_PREDICTIONS)})
     for p in predictions:
         click.echo(f"{p['id']}: {p['verdict']} ({json.dumps(p['measured'])})")
+
+
+def where_rows(runs: Path, recorded: dict[str, dict], max_chains: int) -> dict[str, dict]:
+    """Exact by number of tier-2 events and by end size for every finished batch run under ``runs``
+    (at each of its report's lengths), keyed by run name; rows already recorded for a run at the
+    same step are kept, and rows of runs whose directories are gone stay."""
+    from benchmarks.tracker_where import where_wrong
+
+    rows = dict(recorded)
+    for arm, (_, _, seeds) in BATCH_ARMS.items():
+        for seed in seeds:
+            name, run = f"{arm}-s{seed}", runs / f"{arm}-s{seed}"
+            if not (run / "report.json").is_file():
+                continue
+            report = json.loads((run / "report.json").read_text())
+            if name in rows and rows[name].get("steps") == report["steps"]:
+                continue
+            where = where_wrong(run, tuple(int(n) for n in report["exact"]), max_chains)
+            rows[name] = {"arm": arm, "seed": seed, "steps": report["steps"],
+                          "lengths": {length: {"exact": at["exact"], "chains": at["chains"], "groups": at["groups"]}
+                                      for length, at in where["lengths"].items()}}
+    return rows
+
+
+@main.command("batch-where")
+@click.option("--runs", type=click.Path(path_type=Path), default=Path("runs/tier2"), show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS, show_default=True)
+@click.option("--max-chains", type=click.IntRange(1), default=512, show_default=True, help="Test chains per length.")
+def batch_where(runs: Path, out: Path, max_chains: int) -> None:
+    """Exact by number of tier-2 events (and by end-tree size) for every finished run of the batch (one thread)."""
+    import torch
+
+    torch.set_num_threads(1)
+    old = json.loads(out.read_text()) if out.is_file() else {}
+    rows = where_rows(runs, old.get("batch_where", {}), max_chains)
+    write_results(out, {**old, "batch_where": rows})
+    for name, row in rows.items():
+        for length, at in row["lengths"].items():
+            parts = ", ".join(f"{g} {v['exact']:.2f} (n={v['chains']})" for g, v in at["groups"].items()
+                              if g.startswith("tier-2"))
+            click.echo(f"{name} @{length}: {at['exact']:.3f}; {parts}")
+    click.echo(f"wrote {out}", err=True)
 
 
 if __name__ == "__main__":

@@ -75,3 +75,18 @@ def test_a_run_and_a_dataset_that_do_not_belong_together_are_refused(tier2_run, 
     assert not (tmp_path / "w.json").exists()
     missing = CliRunner().invoke(where.main, [str(root / "run"), "--lengths", "64", "--out", str(tmp_path / "w.json")])
     assert missing.exit_code == 1 and "no test split of length 64" in missing.output
+
+
+def test_the_tier2_batch_records_where_each_finished_run_goes_wrong(tier2_run, tmp_path):
+    from benchmarks.tracker_tier2 import where_rows
+
+    root, report = tier2_run
+    runs = tmp_path / "runs"
+    shutil.copytree(root / "run", runs / "combo-s1")
+    (runs / "plain-s0").mkdir(parents=True)  # unfinished: no report yet, so no row
+    rows = where_rows(runs, {"combo-s9": {"kept": True}}, 16)
+    assert set(rows) == {"combo-s1", "combo-s9"} and rows["combo-s9"] == {"kept": True}
+    row = rows["combo-s1"]
+    assert row["arm"] == "combo" and row["seed"] == 1 and row["steps"] == report["steps"]
+    assert {length: at["exact"] for length, at in row["lengths"].items()} == report["exact"]
+    assert where_rows(runs, {"combo-s1": {**row, "lengths": {}}}, 16)["combo-s1"]["lengths"] == {}  # not redone
