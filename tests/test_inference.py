@@ -78,6 +78,26 @@ def test_step_by_step_is_the_whole_history(runs, tiny, arch):
     assert run.decode_tree(state) is None or decoded is not None
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_batches_are_the_one_state_methods(runs, tiny, arch):
+    """encode_batch, step_batch and decode_batch (what the prover's search calls) read histories
+    of different lengths, and events given as text, to the states the one-state methods reach."""
+    run = load_run(runs[arch], data=tiny)
+    histories = [(c["start"], c["events"][:n]) for n, c in enumerate(chains(tiny, 8, 4))]  # 0 to 3 events
+    batch = run.encode_batch(histories)
+    alone = [run.run(start, events) for start, events in histories]
+    for a, b in zip(batch, alone):
+        torch.testing.assert_close(run.view(a), run.view(b), atol=1e-5, rtol=1e-4)
+    events = [c["events"][-1] for c in chains(tiny, 8, 4)]
+    moved = run.step_batch(batch, events)
+    for a, b in zip(moved, [run.step(s, e) for s, e in zip(alone, events)]):
+        torch.testing.assert_close(run.view(a), run.view(b), atol=1e-5, rtol=1e-4)
+    assert run.decode_batch(moved) == [run.decode_tree(s) for s in moved]
+    assert run.encode_batch([]) == run.step_batch([], []) == run.decode_batch([]) == []
+    with pytest.raises(ValueError, match="2 states but 1 events"):
+        run.step_batch(batch[:2], events[:1])
+
+
 def test_a_missing_run_or_another_dataset_is_refused(runs, tiny, tmp_path):
     with pytest.raises(RunUnavailable, match="no such run directory"):
         load_run(tmp_path / "nowhere")

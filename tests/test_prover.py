@@ -235,18 +235,25 @@ def test_a_tracker_trained_on_another_dataset_is_refused(dataset, tmp_path):
     assert code != 0 and "trained on another dataset" in output
 
 
-def test_tracker_imagination_reads_histories_as_the_model_does(dataset, tmp_path):
+@pytest.fixture(scope="module")
+def tracker_run(dataset, tmp_path_factory):
+    """A slot-recurrence tracker trained a few steps on the command's dataset."""
+    from tracker.evaluate import EvalConfig
+    from tracker.train import TrainConfig, train
+
+    run = tmp_path_factory.mktemp("prover-tracker") / "run"
+    train(TrainConfig(data=str(dataset), objective="combo", steps=3, batch_chains=2, width=16), run,
+          show_progress=False, eval_config=EvalConfig(pair_lengths=(2,), max_chains=2))
+    return run
+
+
+def test_tracker_imagination_reads_histories_as_the_model_does(dataset, tracker_run):
     """The adapter's encode/step/decode, driven through the tracker's public state API, agree
     with the model's own forward pass and readout on the dataset's training chains."""
     from prover.imagination import load_tracker
     from tracker.data import load_dataset
-    from tracker.evaluate import EvalConfig
-    from tracker.train import TrainConfig, train
 
-    run = tmp_path / "run"
-    train(TrainConfig(data=str(dataset), objective="combo", steps=3, batch_chains=2, width=16), run,
-          show_progress=False, eval_config=EvalConfig(pair_lengths=(2,), max_chains=2))
-    imagination = load_tracker(run, dataset)
+    imagination = load_tracker(tracker_run, dataset)
     data = load_dataset(dataset)
     records = [json.loads(line) for line in (dataset / "train.jsonl").read_text().splitlines()]
     histories = [(parse_polish(r["start"], ATOMS), [Event.parse(e) for e in r["events"]]) for r in records]
@@ -263,3 +270,30 @@ def test_tracker_imagination_reads_histories_as_the_model_does(dataset, tmp_path
     assert torch.equal(got, want)
     decoded = imagination.decode(encoded)
     assert len(decoded) == len(histories)
+
+
+def test_tracker_imagination_is_the_tracked_runs_state_machine(dataset, tracker_run):
+    """The prover's adapter adds nothing to ``tracker.inference``: for the same histories its
+    states are the run's batched states bit for bit, and every candidate successor it scores
+    (moves and decodes) is the one the run's one-state methods give."""
+    from prover.imagination import load_tracker
+    from tracker.inference import load_run
+
+    imagination, run = load_tracker(tracker_run, dataset), load_run(tracker_run, dataset)
+    problems = make_problems(DOMAIN, [1, 2], 3, seed=1, prefix=5)
+    histories = [(p.prefix_start, p.prefix) for p in problems] + [(p.start, ()) for p in problems]
+    latents = imagination.encode(histories)
+    assert torch.equal(torch.stack(latents), torch.stack(run.encode_batch(histories)))
+    for latent, (start, events) in zip(latents, histories):
+        assert torch.allclose(latent, run.run(start, events), atol=1e-5)
+    assert imagination.decode(latents) == [run.decode_tree(run.run(s, e)) for s, e in histories]
+    # every candidate successor of every problem's start, all in one batch as the search asks
+    starts = latents[len(problems):]
+    pairs = [(latent, event) for latent, p in zip(starts, problems) for event in proposals(p.start, DOMAIN.rules)]
+    moved = imagination.step([s for s, _ in pairs], [e for _, e in pairs])
+    assert torch.equal(torch.stack(moved), torch.stack(run.step_batch([s for s, _ in pairs], [e for _, e in pairs])))
+    one_by_one = [run.step(s, e) for s, e in pairs]
+    for a, b in zip(moved, one_by_one):
+        assert torch.allclose(a, b, atol=1e-5)
+    assert imagination.decode(moved) == [run.decode_tree(s) for s in one_by_one]
+    assert imagination.describe() == {**run.describe(), "device": "cpu"}

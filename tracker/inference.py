@@ -63,7 +63,8 @@ class _Delta:
 
 class TrackedRun:
     """A trained tracker of any architecture; see ``load_run``. Methods take and give one state
-    at a time (``views`` batches histories); trees and events may be given as text."""
+    at a time (``views`` batches histories; ``encode_batch``, ``step_batch`` and ``decode_batch``
+    many states per call); trees and events may be given as text."""
 
     def __init__(self, model: torch.nn.Module, config: TrainConfig, vocab: Vocab, domain: Domain,
                  item_len: int, identity: dict, device: str = "cpu") -> None:
@@ -81,7 +82,8 @@ class TrackedRun:
 
     # ---- items ----------------------------------------------------------------------------------
 
-    def _tokens(self, toks: Sequence[str]) -> torch.Tensor:
+    def _ids(self, toks: Sequence[str]) -> list[int]:
+        """One item's token ids, 0-padded to the item length E."""
         if len(toks) > self.item_len:
             raise ValueError(f"an item of {len(toks)} tokens is longer than the tracker reads ({self.item_len})")
         try:
@@ -89,14 +91,23 @@ class TrackedRun:
         except KeyError as e:
             raise ValueError(f"token {e.args[0]!r} is not in the run's domain ({self.domain.atoms} atoms, "
                              f"tier {self.domain.tier})") from None
-        return torch.tensor([ids + [0] * (self.item_len - len(ids))], dtype=torch.long, device=self.device)  # (1, E)
+        return ids + [0] * (self.item_len - len(ids))
+
+    def _tokens(self, toks: Sequence[str]) -> torch.Tensor:
+        return torch.tensor([self._ids(toks)], dtype=torch.long, device=self.device)  # (1, E)
+
+    def _tree_ids(self, tree: Tree | str) -> list[int]:
+        return self._ids(tokens(_tree(tree, self.domain.atom_names)))
+
+    def _event_ids(self, event: Event | str) -> list[int]:
+        e = _event(event)
+        return self._ids([e.rule, *e.path])
 
     def _tree_item(self, tree: Tree | str) -> torch.Tensor:
         return self._tokens(tokens(_tree(tree, self.domain.atom_names)))
 
     def _event_item(self, event: Event | str) -> torch.Tensor:
-        e = _event(event)
-        return self._tokens([e.rule, *e.path])
+        return torch.tensor([self._event_ids(event)], dtype=torch.long, device=self.device)  # (1, E)
 
     def _pooled(self, toks: torch.Tensor) -> torch.Tensor:
         """(1, E) token ids -> (1, C): the mean of the item's token embeddings, as
@@ -147,6 +158,10 @@ class TrackedRun:
         followed by padding."""
         with torch.no_grad():
             ids = self.model.readout(self.view(state)).argmax(-1).tolist()  # (P,)
+        return self._tree_of(ids)
+
+    def _tree_of(self, ids: list[int]) -> Tree | None:
+        """The tree one readout's argmax ids (P,) spell in the run's layout, or None."""
         names = self.vocab.tokens
         pad = names[0]  # the vocabulary puts padding first
         if getattr(self.config, "layout", "polish") == "paths":  # slot i names heap position i
@@ -195,6 +210,59 @@ class TrackedRun:
         if not histories:
             return torch.zeros(0, self.model.config.width)
         return torch.stack([self.view(self.run(start, events)) for start, events in histories])
+
+    # ---- batches: many states per call (the prover's search moves hundreds at once) -----------
+    #
+    # For the recurrence each call is one batched pass: the slots of every state stacked (M, C),
+    # one item per row. The other architectures are read state by state with the methods above,
+    # to the same results. A batch's bits are those of its batch: reading a state alone (``step``)
+    # gives the same tree but may differ in the last float bits.
+
+    def encode_batch(self, histories: Sequence[History]) -> list[State]:
+        """The end state of each history (start, events), in order."""
+        if not isinstance(self.model, SlotRecurrence):
+            return [self.run(start, events) for start, events in histories]
+        if not histories:
+            return []
+        model = self.model
+        with torch.no_grad():
+            w = model.initial_state(len(histories))  # (N, C)
+            w = self._read_rows(w, [self._tree_ids(start) for start, _ in histories])
+            # event t moves the histories that have one; the others keep their slot
+            longest = max(len(events) for _, events in histories)
+            for t in range(longest):
+                active = [n for n, (_, events) in enumerate(histories) if t < len(events)]
+                rows = torch.tensor(active, device=self.device)  # (M,)
+                moved = self._read_rows(w[rows], [self._event_ids(histories[n][1][t]) for n in active])
+                w = w.index_copy(0, rows, moved)
+        return list(w.unbind(0))
+
+    def step_batch(self, states: Sequence[State], events: Sequence[Event | str]) -> list[State]:
+        """``states[i]`` moved by ``events[i]``, for every i."""
+        if len(states) != len(events):
+            raise ValueError(f"{len(states)} states but {len(events)} events")
+        if not isinstance(self.model, SlotRecurrence):
+            return [self.step(state, event) for state, event in zip(states, events)]
+        if not states:
+            return []
+        with torch.no_grad():
+            w = self._read_rows(torch.stack(list(states)), [self._event_ids(e) for e in events])  # (M, C)
+        return list(w.unbind(0))
+
+    def decode_batch(self, states: Sequence[State]) -> list[Tree | None]:
+        """The tree each state stands for (``decode_tree`` of each), None where the readout is no tree."""
+        if not isinstance(self.model, SlotRecurrence):
+            return [self.decode_tree(state) for state in states]
+        if not states:
+            return []
+        model = self.model
+        with torch.no_grad():
+            ids = model.readout(model.view(torch.stack(list(states)))).argmax(-1).tolist()  # (M, P)
+        return [self._tree_of(row) for row in ids]
+
+    def _read_rows(self, w: torch.Tensor, rows: list[list[int]]) -> torch.Tensor:
+        """Slots w (M, C), one item per row given by its token ids -> slots (M, C)."""
+        return self.model.read(w, torch.tensor(rows, dtype=torch.long, device=self.device))  # items (M, E)
 
 
 def load_run(directory: Path | str, data: Path | str | None = None, device: str = "cpu") -> TrackedRun:
