@@ -1,0 +1,163 @@
+"""Why *complete* is the oracle's hard verdict: what its probes' verdicts can and cannot see.
+
+A probe is a rule at a position. Whether Lean accepts it, and which error class it rejects it
+with, depends only on the tree's *skeleton* (its shape and its operators), never on which atom
+sits at which leaf; *complete* alone (the result is the goal) reads the atoms. So the verdicts
+other than *complete* cannot tell apart two trees of one skeleton, and an arm trained on them has
+no reason to. This script measures it on a trained arm that decides complete by comparison: for
+every Lean-accepted probe of the validation chains it puts the imagined successor's distance to
+the goal in one of three groups, by the true successor tree (Python's rules engine, the referee):
+
+- ``complete``: the successor is the goal;
+- ``same skeleton``: accepted, the successor has the goal's skeleton but other atoms at its leaves;
+- ``other skeleton``: accepted, the successor's skeleton differs from the goal's.
+
+    python benchmarks/oracle_complete.py runs/oracle-gate/oracle-recurrence-combo-s0
+
+The threshold of the run, its quantiles per group, and how many probes of each group fall on the
+wrong side of the threshold go to ``--out`` (one entry per run). Read on validation chains only
+(the dataset the run chose its threshold on, unless ``--data`` names another of the same domain).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from benchmarks.batch import write_results  # noqa: E402
+from chains.dataset import DatasetError  # noqa: E402
+from chains.rules import Event, apply  # noqa: E402
+from chains.space import Domain  # noqa: E402
+from chains.trees import Tree, parse_polish  # noqa: E402
+from oracle.compare import reading  # noqa: E402
+from oracle.data import load_probe_dataset  # noqa: E402
+from oracle.evaluate import OracleEvalConfig, predict_split  # noqa: E402
+from oracle.train import OracleTrainer, config_from_checkpoint  # noqa: E402
+from tracker.train import CheckpointError, load_checkpoint  # noqa: E402
+
+GROUPS = ("complete", "same skeleton", "other skeleton")
+QUANTILES = (0.001, 0.01, 0.1, 0.5, 0.9, 0.99)
+
+
+def skeleton(tree: Tree) -> tuple:
+    """The tree with every leaf forgotten: its shape and its operators."""
+    if isinstance(tree, str):
+        return ()
+    op, left, right = tree
+    return (op, skeleton(left), skeleton(right))
+
+
+def probe_groups(path: Path, domain: Domain) -> list[list[list[int]]]:
+    """For each probe-carrying chain of a split file, for each step, for each probe: its group
+    index in GROUPS when Lean accepted it, else -1 (the file's order, which is the tensors')."""
+    out = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if '"probes"' not in line:
+                continue
+            record = json.loads(line)
+            if "probes" not in record:
+                continue
+            goal = parse_polish(record["end"], domain.atom_names)
+            tree, chain = parse_polish(record["start"], domain.atom_names), []
+            for t, entry in enumerate(record["probes"]):
+                row = []
+                for _kind, text, verdict in entry:
+                    if verdict.startswith("rejected"):
+                        row.append(-1)
+                        continue
+                    successor = apply(tree, Event.parse(text), domain.size_bound)
+                    if successor is None:
+                        raise DatasetError(f"{path}: chain {record['id']} step {t}: Lean accepted {text}, "
+                                           "which the rules do not apply")
+                    row.append(0 if successor == goal else (1 if skeleton(successor) == skeleton(goal) else 2))
+                chain.append(row)
+                tree = apply(tree, Event.parse(record["events"][t]), domain.size_bound)
+            out.append(chain)
+    return out
+
+
+def group_tensor(groups: list[list[list[int]]], shape: torch.Size) -> torch.Tensor:
+    """(N, S, P) group indices, -1 where there is no accepted probe."""
+    out = torch.full(shape, -1, dtype=torch.int8)
+    for n, chain in enumerate(groups):
+        for s, row in enumerate(chain):
+            out[n, s, : len(row)] = torch.tensor(row, dtype=torch.int8)
+    return out
+
+
+@torch.inference_mode()
+def complete_diagnosis(run: Path, data: Path | None, lengths: tuple[int, ...]) -> dict:
+    blob = load_checkpoint(run / "checkpoint.pt")
+    config = config_from_checkpoint(blob)
+    comparison = blob.get("comparison")
+    if comparison is None or comparison.get("threshold") is None:
+        raise CheckpointError(f"{run}: this arm does not decide complete by comparison")
+    threshold = comparison["threshold"]
+    source = Path(data or comparison["source"]["dataset"]["path"])
+    trainer = OracleTrainer(config, load_probe_dataset(config.data))
+    trainer.load(blob)
+    model = trainer.model.eval()
+    validation = load_probe_dataset(source)
+    manifest = json.loads((source / "manifest.json").read_text())
+    domain = Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
+    distances: dict[str, list[torch.Tensor]] = {g: [] for g in GROUPS}
+    with reading(model, validation):
+        for length in lengths:
+            if length not in validation.tests:
+                raise click.ClickException(f"{source}: no probe-carrying test split of length {length}")
+            split = validation.tests[length]
+            s = predict_split(model, validation, split, OracleEvalConfig())
+            groups = group_tensor(probe_groups(source / f"test-{length}.jsonl", domain), s.goal_distance.shape)
+            for g, name in enumerate(GROUPS):
+                distances[name].append(s.goal_distance[groups == g])
+    by_group = {}
+    for g, name in enumerate(GROUPS):
+        d = torch.cat(distances[name]).double()
+        wrong = (d >= threshold) if g == 0 else (d < threshold)
+        by_group[name] = {"probes": len(d), "read_wrong": int(wrong.sum()),
+                          "read_wrong_fraction": float(wrong.double().mean()) if len(d) else None,
+                          "quantiles": {str(q): float(d.quantile(q)) for q in QUANTILES} if len(d) else None}
+    return {"run": str(run), "arch": config.arch, "objective": config.objective, "seed": config.seed,
+            "step": blob["step"], "data": str(source), "lengths": list(lengths), "threshold": threshold,
+            "groups": by_group}
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False))
+@click.option("--data", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Chains to read [default: the validation dataset each run chose its threshold on].")
+@click.option("--lengths", default="8,16,64", show_default=True, help="Comma-separated test lengths.")
+@click.option("--threads", type=click.IntRange(1), default=1, show_default=True, help="Torch threads.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("results/oracle-complete.json"),
+              show_default=True)
+def main(runs, data, lengths, threads, out) -> None:
+    """The imagined successors' distance to the goal, by what the successor shares with the goal."""
+    torch.set_num_threads(threads)
+    try:
+        wanted = tuple(int(n) for n in lengths.split(",") if n.strip())
+    except ValueError:
+        raise click.UsageError(f"--lengths {lengths!r} is not a comma-separated list of integers") from None
+    try:
+        found = [complete_diagnosis(run, data, wanted) for run in runs]
+    except (CheckpointError, DatasetError) as e:
+        raise click.ClickException(str(e)) from None
+    kept = json.loads(out.read_text()).get("runs", []) if out.is_file() else []
+    mine = {r["run"] for r in found}
+    write_results(out, {"runs": [r for r in kept if r["run"] not in mine] + found})
+    for r in found:
+        click.echo(f"{r['run']} (threshold {r['threshold']:.5f}):")
+        for name, g in r["groups"].items():
+            q = g["quantiles"] or {}
+            click.echo(f"  {name:15s} {g['probes']:7d} probes, median {q.get('0.5', float('nan')):.5f}, "
+                       f"on the wrong side {g['read_wrong_fraction'] or 0:.3f}")
+    click.echo(f"wrote {out}", err=True)
+
+
+if __name__ == "__main__":
+    main()
