@@ -82,9 +82,10 @@ def tracker_runs() -> str:
     return table(TRACKER_HEADER, tracker_rows(load("tracker.json")["runs"]))
 
 
-def predictions(name: str) -> str:
+def predictions(name: str, section: str | None = None) -> str:
+    found = load(name) if section is None else load(name).get(section, {})
     rows = [[p["id"], p["prediction"], f"`{json.dumps(p['measured'])}`", f"**{p['verdict']}**"]
-            for p in load(name)["predictions"]]
+            for p in found.get("predictions", [])]
     return table(["id", "registered prediction", "measured", "verdict"], rows)
 
 
@@ -174,6 +175,28 @@ def tier2_diagnosis() -> str:
                   "pair@256", "unrelated"], rows)
 
 
+def tier2_batch() -> str:
+    rows = []
+    for r in sorted(load("tracker-tier2.json").get("runs", []), key=lambda r: (r["arm"], r["seed"])):
+        ind = r.get("in_distribution") or {}
+        rows.append([r["arm"], r["seed"], num(r["steps"]), f3(ind.get("train")), f3(ind.get("fresh")),
+                     *(f3(at(r["exact"], n)) for n in LENGTHS), f3(r.get("pair_growth")),
+                     f3(r["unrelated_distance"]), f3(r["steps_per_second"])])
+    return table(["arm", "seed", "steps", "train fit", "fresh@8", *(f"exact@{n}" for n in LENGTHS), "pair growth 8→256",
+                  "unrelated", "steps/s"], rows)
+
+
+def tier2_batch_where() -> str:
+    rows = []
+    for name, r in sorted(load("tracker-tier2.json").get("batch_where", {}).items()):
+        for length, found in r["lengths"].items():
+            groups = found["groups"]
+            rows.append([f"`{name}`", length, f3(found["exact"]),
+                         *(f"{f3(at(groups.get(f'tier-2 events {g}'), 'exact'))} "
+                           f"({at(groups.get(f'tier-2 events {g}'), 'chains') or 0})" for g in ("0", "1-2", "3+"))])
+    return table(["run", "length", "all", "no tier-2 event", "1-2 tier-2 events", "3+ tier-2 events"], rows)
+
+
 # ---- time to exact ------------------------------------------------------------------------------
 
 def stop_rule(stop: dict) -> str:
@@ -240,6 +263,34 @@ def oracle_runs() -> str:
                      f3(at(r.get("unrelated_distance"), "8")), f3(r["steps_per_second"])])
     return table(["arm", "seed", "steps", *(f"acc@{n}" for n in ORACLE_LENGTHS), *(f"all@{n}" for n in ORACLE_LENGTHS),
                   "hard@1", "hard@4-6", "hard@7-12", "guard", "pair@8", "unrelated@8", "steps/s"], rows)
+
+
+def oracle_gate_runs() -> str:
+    rows = []
+    for r in sorted(load("oracle.json").get("gate", {}).get("runs", []), key=lambda r: (r["arch"], r["seed"])):
+        comparison, head = r.get("comparison") or {}, r.get("head") or r
+        binary = (r.get("binary") or {}).get("binary_all_right", {})
+        recall = lambda figures: at(at(figures, "by_verdict"), "complete")  # noqa: E731
+        unrelated = r.get("unrelated_distance") or {}
+        rows.append([f"{r['arch']} ({r['objective']})", r["seed"], num(r["steps"]),
+                     *(f3(at(binary, n)) for n in ORACLE_LENGTHS),
+                     *(f3(at(comparison.get("accuracy"), n)) for n in ("8", "256", "4096")),
+                     f3(at(head.get("accuracy"), "256")), f3(recall(comparison)), f3(recall(head)),
+                     f3(min(unrelated.values())) if unrelated else DASH, f3(r["steps_per_second"])])
+    return table(["arm", "seed", "steps", *(f"chains all right@{n}" for n in ORACLE_LENGTHS),
+                  "five-class@8 (comparison)", "@256", "@4096", "five-class@256 (head)", "complete recall (comparison)",
+                  "complete recall (head)", "unrelated (min)", "steps/s"], rows)
+
+
+def oracle_complete() -> str:
+    rows = []
+    for r in load("oracle-complete.json")["runs"]:
+        for name, g in r["groups"].items():
+            q = g["quantiles"] or {}
+            rows.append([f"`{Path(r['run']).name}`", name, num(g["probes"]), sci(q.get("0.01")), sci(q.get("0.5")),
+                         sci(q.get("0.99")), sci(r["threshold"]), f3(g["read_wrong_fraction"])])
+    return table(["run", "accepted probe's successor", "probes", "distance q0.01", "median", "q0.99", "threshold",
+                  "on the wrong side"], rows)
 
 
 def oracle_searchers() -> str:
@@ -312,7 +363,10 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "tte-runs": tte_runs, "tte-exploration": tte_exploration,
     "prover-runs": prover_runs,
     "oracle-runs": oracle_runs, "oracle-predictions": lambda: predictions("oracle.json"),
-    "oracle-searchers": oracle_searchers,
+    "oracle-searchers": oracle_searchers, "oracle-gate-runs": oracle_gate_runs,
+    "oracle-gate-predictions": lambda: predictions("oracle.json", "gate"), "oracle-complete": oracle_complete,
+    "tier2-batch": tier2_batch, "tier2-batch-where": tier2_batch_where,
+    "tier2-predictions": lambda: predictions("tracker-tier2.json"),
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "cli": cli,
 }
