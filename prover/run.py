@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
 from chains.files import staged_files
@@ -22,6 +23,9 @@ from prover.imagination import Imagination, TrackerUnavailable, load_tracker
 from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
 from prover.problems import Problem, ProblemError, make_problems, max_distance, write_problems
 from prover.search import SEARCHERS, ProblemResult, SearchConfig, run_searches
+
+if TYPE_CHECKING:  # torch is imported only when a device is resolved
+    import torch
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -46,6 +50,7 @@ class ProveConfig:
     max_expansions: int = 100_000  # per problem, a guard
     timeout_s: float = 300.0  # seconds one Lean process may run
     memory_mb: int = 8192  # address-space limit of one Lean process
+    device: str = "auto"  # where the tracker or the oracle runs (tracker.device's specs); unused by kernel searchers
 
     @property
     def kernel(self) -> KernelConfig:
@@ -180,9 +185,22 @@ def plot(report: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def prove_device(spec: str) -> torch.device:
+    """The torch device that ``spec`` names on this machine; ProveError (one line) when it is not
+    here or is no device spec."""
+    from tracker.device import DeviceUnavailable, resolve_device
+
+    try:
+        return resolve_device(spec)
+    except DeviceUnavailable as e:
+        raise ProveError(str(e)) from None
+
+
 def prove(config: ProveConfig, imagination: Imagination | None = None, progress: Progress = _quiet) -> dict:
-    """Run the searcher of ``config`` on its problems; write and return the report."""
+    """Run the searcher of ``config`` on its problems; write and return the report. A device
+    that is not on this machine is refused before anything is read or written."""
     started = time.perf_counter()
+    device = prove_device(config.device)
     try:
         manifest = read_manifest(config.data)
         domain = domain_of(manifest, str(Path(config.data) / "manifest.json"))
@@ -190,7 +208,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         raise ProveError(f"dataset {config.data}: {e}") from None
     if config.searcher == "imagination" and imagination is None:
         try:
-            imagination = load_tracker(config.tracker, config.data)
+            imagination = load_tracker(config.tracker, config.data, device)
         except TrackerUnavailable as e:
             raise ProveError(str(e)) from None
     verdict_oracle = planner = None
@@ -198,9 +216,9 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         from prover.verdict_oracle import OracleUnavailable, load_oracle, load_planner
         try:
             if config.searcher == "oracle":
-                verdict_oracle = load_oracle(config.oracle, config.data)
+                verdict_oracle = load_oracle(config.oracle, config.data, device)
             else:
-                planner = load_planner(config.oracle, config.data)
+                planner = load_planner(config.oracle, config.data, device)
         except OracleUnavailable as e:
             raise ProveError(str(e)) from None
     try:
@@ -253,6 +271,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
             "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
                        "reuse_answers": kernel.config.reuse_answers},
+            "device": str(device),
             "imagination": imagination.describe() if imagination is not None else None,
             "oracle": (verdict_oracle.describe() if verdict_oracle is not None
                        else planner.describe() if planner is not None else None),

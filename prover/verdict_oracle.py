@@ -3,12 +3,16 @@ goal, and the events taken since the start), the probability that Lean accepts e
 event next."""
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from chains.rules import Event, apply
 from chains.trees import Tree
+
+if TYPE_CHECKING:  # torch is imported only when an oracle is loaded
+    import torch
 
 
 class VerdictOracle(Protocol):
@@ -45,10 +49,11 @@ class RulesOracle:
         return {"kind": "rules"}
 
 
-def load_oracle(run: Path, data: Path) -> VerdictOracle:
-    """A finished ``train-oracle`` run as the searcher's verdict oracle; OracleUnavailable (one
-    line) when the run is missing, is not a checkpoint, is a transformer (the scorer reads arms
-    with a slot or none) or was trained on another dataset than ``data``."""
+def load_oracle(run: Path, data: Path, device: torch.device | str = "cpu") -> VerdictOracle:
+    """A finished ``train-oracle`` run as the searcher's verdict oracle, reading and scoring on
+    ``device``; OracleUnavailable (one line) when the run is missing, is not a checkpoint, is a
+    transformer (the scorer reads arms with a slot or none) or was trained on another dataset
+    than ``data``."""
     from chains.dataset import DatasetError, read_manifest, trained_elsewhere
     from oracle.scorer import TrainedOracle
     from tracker.train import CheckpointError
@@ -58,7 +63,7 @@ def load_oracle(run: Path, data: Path) -> VerdictOracle:
         raise OracleUnavailable(f"oracle {run}: no such run directory; train one with "
                                 f"`train-oracle --objective combo --out {run}`")
     try:
-        oracle = TrainedOracle(run)
+        oracle = _trained_oracle(TrainedOracle, run, device)
         manifest = read_manifest(data)
     except (CheckpointError, DatasetError, KeyError, ValueError) as e:
         raise OracleUnavailable(f"oracle {run}: {e}") from None
@@ -68,13 +73,25 @@ def load_oracle(run: Path, data: Path) -> VerdictOracle:
     return oracle
 
 
-def load_planner(run: Path, data: Path):
+def _trained_oracle(kind: type, run: Path, device: torch.device | str):
+    """``oracle.scorer.TrainedOracle`` of ``run`` on ``device``. A scorer that takes no device
+    reads on the CPU only: any other device is refused, never silently ignored."""
+    import torch
+
+    if "device" in inspect.signature(kind).parameters:
+        return kind(run, device=device)
+    if torch.device(device).type != "cpu":
+        raise OracleUnavailable(f"oracle {run}: this oracle package scores on the CPU only; use --device cpu")
+    return kind(run)
+
+
+def load_planner(run: Path, data: Path, device: torch.device | str = "cpu"):
     """A finished recurrence ``train-oracle`` run as the ``oracle-imagination`` searcher's
-    planner (``oracle.scorer.LatentPlanner``); OracleUnavailable (one line) as ``load_oracle``,
-    and for a run that is no recurrence or holds no comparison threshold."""
+    planner (``oracle.scorer.LatentPlanner``) on ``device``; OracleUnavailable (one line) as
+    ``load_oracle``, and for a run that is no recurrence or holds no comparison threshold."""
     from oracle.scorer import LatentPlanner
 
-    oracle = load_oracle(run, data)
+    oracle = load_oracle(run, data, device)
     try:
         return LatentPlanner(oracle)
     except ValueError as e:

@@ -226,6 +226,58 @@ def test_prove_command_errors_are_one_line(dataset, tmp_path, args, message):
     assert code != 0 and message in output and "Traceback" not in output
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+@pytest.mark.parametrize("searcher", ["imagination", "oracle", "kernel-uniform"])
+def test_prove_refuses_a_device_it_lacks_in_one_line_and_writes_nothing(dataset, tmp_path, searcher):
+    out = tmp_path / "nested" / "out"
+    result = CliRunner().invoke(main, ["--data", str(dataset), "--searcher", searcher, "--device", "cuda",
+                                       "--out", str(out)])
+    assert result.exit_code != 0
+    assert result.stderr.strip().count("\n") == 0 and "no CUDA device" in result.stderr, result.output
+    assert "Traceback" not in result.output and not out.exists() and not out.parent.exists()
+    # the library refuses as early: before the dataset is read
+    from prover.run import ProveConfig, ProveError, prove
+    with pytest.raises(ProveError, match="no CUDA device"):
+        prove(ProveConfig(data=tmp_path / "nowhere", device="cuda:1", out=out))
+    assert not out.parent.exists()
+
+
+def test_prove_refuses_an_unknown_device(dataset, tmp_path):
+    code, output = invoke(["--data", dataset, "--device", "tpu", "--out", tmp_path / "o"])
+    assert code != 0 and "unknown device 'tpu'" in output and "Traceback" not in output
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_device_goes_into_the_report(dataset, tracker_run, tmp_path):
+    out = tmp_path / "out"
+    code, output = invoke(["--data", dataset, "--tracker", tracker_run, "--device", "cpu", "--problems", 1,
+                           "--distances", 1, "--budget-calls", 1, "--out", out, "--jobs", 1])
+    assert code == 0, output
+    report = json.loads((out / "report.json").read_text())
+    assert report["device"] == "cpu" and report["config"]["device"] == "cpu"
+    assert report["imagination"]["device"] == "cpu"
+
+
+def test_the_oracle_is_loaded_on_the_device_or_refused():
+    """The oracle's scorer gets the device when it takes one; one that takes none reads on the CPU
+    only, and any other device is refused rather than ignored."""
+    from prover.verdict_oracle import OracleUnavailable, _trained_oracle
+
+    class WithDevice:
+        def __init__(self, run, device="cpu"):
+            self.run, self.device = run, device
+
+    class CpuOnly:
+        def __init__(self, run):
+            self.run = run
+
+    assert _trained_oracle(WithDevice, "r", torch.device("cpu")).device == torch.device("cpu")
+    assert _trained_oracle(WithDevice, "r", "cuda:3").device == "cuda:3"
+    assert _trained_oracle(CpuOnly, "r", torch.device("cpu")).run == "r"
+    with pytest.raises(OracleUnavailable, match="CPU only"):
+        _trained_oracle(CpuOnly, "r", torch.device("cuda"))
+
+
 def test_a_tracker_trained_on_another_dataset_is_refused(dataset, tmp_path):
     run = tmp_path / "run"
     run.mkdir()
