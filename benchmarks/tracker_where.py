@@ -22,7 +22,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from benchmarks.batch import write_results  # noqa: E402
-from chains.dataset import DatasetError, domain_of, read_manifest, read_split, trained_elsewhere  # noqa: E402
+from chains.dataset import DatasetError, read_split  # noqa: E402
+from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere  # noqa: E402
 from chains.rules import RULES, Event  # noqa: E402
 from chains.trees import size  # noqa: E402
 from tracker.data import load_dataset  # noqa: E402
@@ -58,7 +59,7 @@ def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
     trainer = Trainer(config, load_dataset(directory))
     trainer.load(blob)  # CheckpointError when the weights do not fit the settings
     model, data = trainer.model.eval(), trainer.data  # the data with the run's readout layout
-    domain = domain_of(manifest, str(directory / "manifest.json"))
+    domain = domain_of(manifest, str(manifest_path(directory)))
     out: dict = {"run": str(run), "data": str(directory), "arch": config.arch, "objective": config.objective,
                  "seed": config.seed, "step": blob["step"], "lengths": {}}
     for length in lengths:

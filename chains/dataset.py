@@ -9,7 +9,6 @@ chain and step.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -18,14 +17,17 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from chains.probes import PROBE_KINDS, ProbeRecord
 from chains.files import OutputError, cannot_write, reason, staging_dir
+# The manifest's names, read and written in chains.manifest; re-exported here, where the
+# readers of datasets have always imported them from.
+from chains.manifest import (COUNTS, DATASET_FORMATS, FORMAT_VERSION, MANIFEST, MATHLIB_FORMAT,  # noqa: F401
+                             DatasetError, Manifest, check_manifest, dataset_id, domain_of, is_dataset, parse_json,
+                             read_manifest, read_manifest_json, trained_elsewhere, write_manifest)
+from chains.probes import PROBE_KINDS, ProbeRecord
 from chains.rules import Event, EventSyntaxError
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, polish
 
-MANIFEST = "manifest.json"
-FORMAT_VERSION = 1
 DEFAULT_TEST_LENGTHS = (8, 64, 256, 1024, 4096)
 PROBE_TEST_LENGTHS = (8, 16, 64, 256, 1024, 4096)  # the oracle is also read at 16 steps
 
@@ -65,10 +67,6 @@ class DatasetSpec:
         """(name, chains, length) of every split, training first."""
         return [("train", self.chains, self.length)] + [
             (f"test-{n}", self.test_chains, n) for n in self.test_lengths]
-
-
-class DatasetError(ValueError):
-    """A dataset that is malformed, tampered with or not certified; the message names the place."""
 
 
 @dataclass(frozen=True)
@@ -178,7 +176,7 @@ def shown_id(text: str) -> str:
 
 def parse_chain_line(line: str, domain: Domain, where: str) -> ChainRecord:
     """Parse one JSON line strictly; ``where`` ("file line N") prefixes every error."""
-    obj = _json(line, where)
+    obj = parse_json(line, where)
     if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
         raise DatasetError(f"{where}: a chain must be an object with a string id")
     where = f"{where} (chain {shown_id(obj['id'])})"
@@ -197,13 +195,6 @@ def parse_chain_line(line: str, domain: Domain, where: str) -> ChainRecord:
     return ChainRecord(**base, id=obj["id"], partners=tuple(parsed), probes=probes)
 
 
-def _json(text: str, where: str):
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as e:  # RecursionError: brackets nested past Python's stack
-        raise DatasetError(f"{where}: not JSON ({str(e).splitlines()[0][:200]})") from None
-
-
 def read_split(path: Path, domain: Domain) -> Iterator[tuple[str, ChainRecord]]:
     """(where, record) for every line of a split file."""
     try:
@@ -220,107 +211,12 @@ def read_split(path: Path, domain: Domain) -> Iterator[tuple[str, ChainRecord]]:
         raise DatasetError(f"{path}: cannot read it ({reason(e)})") from None
 
 
-def _is_count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-COUNTS = ("chains", "length", "partners", "steps", "equivalences", "distinct_steps", "distinct_equivalences",
-          "kernel_checked", "certified", "failed")
-
-
-def check_manifest(manifest, path: Path) -> dict:
-    """The manifest if its structure is what every reader relies on: the listed files are plain
-    names in the directory, each with a chain count and a sha256; counts are non-negative
-    integers; the Lean identity is an object. Otherwise DatasetError naming the field."""
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
-        raise DatasetError(f"{path}: not a dataset manifest of format {FORMAT_VERSION}")
-    files = manifest.get("files")
-    if not isinstance(files, dict) or not files:
-        raise DatasetError(f"{path}: lists no files")
-    for name, meta in files.items():
-        if not name.endswith(".jsonl") or Path(name).name != name or name.startswith("."):
-            raise DatasetError(f"{path}: listed file {name[:60]!r} is not a .jsonl file of the dataset directory")
-        if not isinstance(meta, dict) or not _is_count(meta.get("chains")):
-            raise DatasetError(f"{path}: {name} has no chain count")
-        sha = meta.get("sha256")
-        if not (isinstance(sha, str) and len(sha) == 64 and not sha.strip("0123456789abcdef")):
-            raise DatasetError(f"{path}: {name} has no sha256")
-    for key in COUNTS:
-        if key in manifest and not _is_count(manifest[key]):
-            raise DatasetError(f"{path}: {key} is {str(manifest[key])[:40]!r}, not a count")
-    if not isinstance(manifest.get("lean", {}), dict):
-        raise DatasetError(f"{path}: lean is not an object")
-    return manifest
-
-
-def read_manifest(directory: Path) -> dict:
-    """The manifest of a chain dataset, its structure checked (``check_manifest``), as a dict;
-    ``chains.manifest.load_manifest`` gives the same as a typed ``Manifest``."""
-    return check_manifest(read_manifest_json(directory), Path(directory) / MANIFEST)
-
-
-def read_manifest_json(directory: Path):
-    """The manifest of a dataset of any format as parsed JSON, unchecked; DatasetError when
-    there is none or it is not JSON."""
-    path = Path(directory) / MANIFEST
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no manifest; is {directory} a dataset directory?") from None
-    except NotADirectoryError:
-        raise DatasetError(f"{directory}: not a directory; a dataset is a directory holding {MANIFEST}") from None
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read it ({reason(e)})") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DatasetError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
-    return _json(text, str(path))
-
-
-def domain_of(manifest: dict, where: str) -> Domain:
-    try:
-        return Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
-    except (KeyError, TypeError, ValueError) as e:
-        raise DatasetError(f"{where}: bad domain in manifest ({e})") from None
-
-
-def dataset_id(manifest: dict) -> str:
-    """Content identity of a dataset: its domain, seed and the sha256 of each file. Unlike the
-    manifest's own hash it survives re-certifying the same spec (timings and store paths differ)."""
-    files = manifest.get("files") or {}
-    content = {"atoms": manifest.get("atoms"), "tier": manifest.get("tier"), "max_size": manifest.get("max_size"),
-               "seed": manifest.get("seed"), "files": {name: meta.get("sha256") for name, meta in sorted(files.items())}}
-    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
-
-
-def trained_elsewhere(identity: dict, manifest: dict) -> str | None:
-    """Where a run with this ``identity`` (its checkpoint's) was trained, when that is not the
-    dataset of ``manifest``; None when it is."""
-    trained_on = identity.get("dataset", {}) if isinstance(identity, dict) else {}
-    return None if trained_on.get("dataset_id") == dataset_id(manifest) else str(trained_on.get("path", "?"))
-
-
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-# Manifest formats of the datasets this project writes: chains, and Mathlib probe records.
-MATHLIB_FORMAT = "mathlib-probes/1"
-DATASET_FORMATS = (FORMAT_VERSION, MATHLIB_FORMAT)
-
-
-def _is_dataset(directory: Path) -> bool:
-    """A directory holding a manifest of one of the project's dataset formats (safe to replace)."""
-    try:
-        manifest = json.loads((Path(directory) / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(manifest, dict) and manifest.get("format") in DATASET_FORMATS
 
 
 class DatasetWriter:
@@ -335,7 +231,7 @@ class DatasetWriter:
         try:
             if self.out.exists() and not self.out.is_dir():
                 raise OutputError(f"cannot write to {self.out}: it is a file, not a dataset directory")
-            if self.out.is_dir() and any(self.out.iterdir()) and not _is_dataset(self.out):
+            if self.out.is_dir() and any(self.out.iterdir()) and not is_dataset(self.out):
                 raise OutputError(f"cannot write to {self.out}: a directory of other files, not a dataset; "
                                   "choose an empty or new directory")
         except OSError as e:
@@ -353,9 +249,11 @@ class DatasetWriter:
             raise cannot_write(self.out / name, e) from None
         return path
 
-    def commit(self, manifest: dict) -> None:
+    def commit(self, manifest: Manifest | dict) -> None:
+        """Write ``manifest`` (``chains.manifest.write_manifest``) and move the dataset into place,
+        replacing what was at ``out``."""
         try:
-            (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+            write_manifest(self.staging, manifest)
         except OSError as e:
             raise cannot_write(self.out / MANIFEST, e) from None
         old = None

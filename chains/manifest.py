@@ -1,25 +1,44 @@
-"""A chain dataset's manifest as one typed value, read and written here.
+"""A dataset's manifest: the one place ``manifest.json`` is read, written and made sense of.
 
-``Manifest.to_json`` gives the JSON object ``certify`` writes as ``manifest.json`` (through
-``DatasetWriter.commit``, which sorts the keys); ``Manifest.from_json`` reads one back, its
-structure checked by ``chains.dataset.check_manifest`` first, then every field's type. The
-optional fields are written only when they say something: ``start_walk`` and ``start_sampling``
-when training chains start after a walk, ``tier2_weight`` and ``event_sampling`` when tier-2
-events are weighted, ``probes`` with ``--probes``. The ``*_sampling`` texts are derived from the
+Every dataset this project writes (chains from ``certify``, Mathlib probe records from
+``certify --mathlib``) is a directory holding ``manifest.json``; its bytes are
+``manifest_text`` of its JSON object (two-space indent, keys sorted, a final newline), written
+by ``write_manifest`` (through ``chains.dataset.DatasetWriter.commit``) and read back by
+``read_manifest_json`` (any format, unchecked), ``read_manifest`` (a chain dataset, its structure
+checked, as a dict) or ``load_manifest`` (the same as a typed ``Manifest``). Readers that key a
+cache on the manifest take its bytes from ``manifest_bytes``, and messages name it by
+``manifest_path``.
+
+``Manifest.to_json`` gives the JSON object ``certify`` writes; ``Manifest.from_json`` reads one
+back, its structure checked by ``check_manifest`` first, then every field's type. The optional
+fields are written only when they say something: ``start_walk`` and ``start_sampling`` when
+training chains start after a walk, ``tier2_weight`` and ``event_sampling`` when tier-2 events
+are weighted, ``probes`` with ``--probes``. The ``*_sampling`` texts are derived from the
 fields, never read.
 
-Readers that only need a field or two may keep the plain dict of ``chains.dataset.read_manifest``:
-the keys are the same.
+Readers that only need a field or two may keep the plain dict of ``read_manifest``: the keys
+are the same.
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from chains.dataset import (FORMAT_VERSION, MANIFEST, DatasetError, check_manifest, dataset_id, domain_of,
-                            read_manifest)
+from chains.files import reason
 from chains.space import Domain
+
+MANIFEST = "manifest.json"  # the manifest's file name inside a dataset directory
+FORMAT_VERSION = 1  # the chain datasets' format
+MATHLIB_FORMAT = "mathlib-probes/1"  # the Mathlib probe records' format
+DATASET_FORMATS = (FORMAT_VERSION, MATHLIB_FORMAT)  # every format this project writes
+
+
+class DatasetError(ValueError):
+    """A dataset that is malformed, tampered with or not certified; the message names the place."""
+
 
 MANIFEST_WHERE = "manifest.json"  # how messages name a manifest read from no particular directory
 ELABORATOR = "elaborator"  # the checker of datasets written before the manifest named one
@@ -185,6 +204,145 @@ def _is(value, kind: int) -> bool:
     return isinstance(value, {_STR: str, _LIST: list, _DICT: dict, _OPT_DICT: dict}[kind])
 
 
-def load_manifest(directory: Path) -> Manifest:
+
+# ---- the file: where it is, its bytes, reading and writing ----
+
+def manifest_path(directory: Path | str) -> Path:
+    """Where the manifest of the dataset in ``directory`` lives (also how messages name it)."""
+    return Path(directory) / MANIFEST
+
+
+def has_manifest(directory: Path | str) -> bool:
+    """Whether ``directory`` holds a manifest file at all (of any format, unread)."""
+    return manifest_path(directory).is_file()
+
+
+def manifest_bytes(directory: Path | str) -> bytes:
+    """The manifest's bytes as they are on disk, for keys of caches built from the dataset (any
+    change to the manifest, and so to a file's hash, makes a new key)."""
+    return manifest_path(directory).read_bytes()
+
+
+def manifest_text(manifest: Manifest | dict) -> str:
+    """The text of ``manifest.json`` for ``manifest`` (a typed chain manifest, or the JSON object
+    of a manifest of any format): two-space indent, keys sorted, a final newline. Datasets
+    written since the first format have exactly these bytes; their files' hashes and the caches
+    keyed on them depend on it."""
+    obj = manifest.to_json() if isinstance(manifest, Manifest) else manifest
+    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+
+
+def write_manifest(directory: Path | str, manifest: Manifest | dict) -> Path:
+    """Write ``manifest`` as ``directory``'s ``manifest.json`` and return its path. OSError is
+    left to the caller, which knows the dataset's final name (``DatasetWriter.commit`` writes
+    into a staging directory)."""
+    path = manifest_path(directory)
+    path.write_text(manifest_text(manifest))
+    return path
+
+
+def parse_json(text: str, where: str):
+    """``text`` as JSON; DatasetError naming ``where`` when it is not."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:  # RecursionError: brackets nested past Python's stack
+        raise DatasetError(f"{where}: not JSON ({str(e).splitlines()[0][:200]})") from None
+
+
+def read_manifest_json(directory: Path | str):
+    """The manifest of a dataset of any format as parsed JSON, unchecked; DatasetError when
+    there is none or it is not JSON."""
+    path = manifest_path(directory)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no manifest; is {directory} a dataset directory?") from None
+    except NotADirectoryError:
+        raise DatasetError(f"{directory}: not a directory; a dataset is a directory holding {MANIFEST}") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read it ({reason(e)})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {e.start + 1})") from None
+    return parse_json(text, str(path))
+
+
+def is_dataset(directory: Path | str) -> bool:
+    """``directory`` holds a manifest of one of the project's dataset formats (so a new dataset
+    may replace it); False on anything unreadable."""
+    try:
+        manifest = json.loads(manifest_path(directory).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("format") in DATASET_FORMATS
+
+
+def _is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+COUNTS = ("chains", "length", "partners", "steps", "equivalences", "distinct_steps", "distinct_equivalences",
+          "kernel_checked", "certified", "failed")
+
+
+def check_manifest(manifest, path: Path | str) -> dict:
+    """The manifest if its structure is what every reader relies on: the listed files are plain
+    names in the directory, each with a chain count and a sha256; counts are non-negative
+    integers; the Lean identity is an object. Otherwise DatasetError naming the field."""
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
+        raise DatasetError(f"{path}: not a dataset manifest of format {FORMAT_VERSION}")
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        raise DatasetError(f"{path}: lists no files")
+    for name, meta in files.items():
+        if not name.endswith(".jsonl") or Path(name).name != name or name.startswith("."):
+            raise DatasetError(f"{path}: listed file {name[:60]!r} is not a .jsonl file of the dataset directory")
+        if not isinstance(meta, dict) or not _is_count(meta.get("chains")):
+            raise DatasetError(f"{path}: {name} has no chain count")
+        sha = meta.get("sha256")
+        if not (isinstance(sha, str) and len(sha) == 64 and not sha.strip("0123456789abcdef")):
+            raise DatasetError(f"{path}: {name} has no sha256")
+    for key in COUNTS:
+        if key in manifest and not _is_count(manifest[key]):
+            raise DatasetError(f"{path}: {key} is {str(manifest[key])[:40]!r}, not a count")
+    if not isinstance(manifest.get("lean", {}), dict):
+        raise DatasetError(f"{path}: lean is not an object")
+    return manifest
+
+
+def read_manifest(directory: Path | str) -> dict:
+    """The manifest of a chain dataset, its structure checked (``check_manifest``), as a dict;
+    ``load_manifest`` gives the same as a typed ``Manifest``."""
+    return check_manifest(read_manifest_json(directory), manifest_path(directory))
+
+
+def load_manifest(directory: Path | str) -> Manifest:
     """The typed manifest of the chain dataset in ``directory``."""
-    return Manifest.from_json(read_manifest(directory), str(Path(directory) / MANIFEST))
+    return Manifest.from_json(read_manifest(directory), str(manifest_path(directory)))
+
+
+# ---- what a manifest says: the domain, the dataset's identity ----
+
+def domain_of(manifest: dict, where: str) -> Domain:
+    """The domain of a manifest's JSON object; DatasetError naming ``where`` when it makes none."""
+    try:
+        return Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
+    except (KeyError, TypeError, ValueError) as e:
+        raise DatasetError(f"{where}: bad domain in manifest ({e})") from None
+
+
+def dataset_id(manifest: dict) -> str:
+    """Content identity of a dataset: its domain, seed and the sha256 of each file. Unlike the
+    manifest's own hash it survives re-certifying the same spec (timings and store paths differ)."""
+    files = manifest.get("files") or {}
+    content = {"atoms": manifest.get("atoms"), "tier": manifest.get("tier"), "max_size": manifest.get("max_size"),
+               "seed": manifest.get("seed"), "files": {name: meta.get("sha256") for name, meta in sorted(files.items())}}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def trained_elsewhere(identity: dict, manifest: dict) -> str | None:
+    """Where a run with this ``identity`` (its checkpoint's) was trained, when that is not the
+    dataset of ``manifest``; None when it is."""
+    trained_on = identity.get("dataset", {}) if isinstance(identity, dict) else {}
+    return None if trained_on.get("dataset_id") == dataset_id(manifest) else str(trained_on.get("path", "?"))

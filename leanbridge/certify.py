@@ -27,7 +27,7 @@ from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 
 from chains.dataset import DatasetError, DatasetSpec, DatasetWriter, file_sha256, read_split
-from chains.manifest import ELABORATOR, Manifest, load_manifest
+from chains.manifest import ELABORATOR, Manifest, load_manifest, manifest_path
 from chains.probes import PROBE_KINDS, SEED_ACCEPTED, ProbeSampler, probe_rng
 from chains.rules import Event, apply
 from chains.sampling import Walk, sample_split, split_rng
@@ -539,7 +539,7 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
     started = time.perf_counter()
     directory = Path(directory)
     manifest = load_manifest(directory)
-    where_manifest = str(directory / "manifest.json")
+    where_manifest = str(manifest_path(directory))
     domain = manifest.domain(where_manifest)
     if domain.size_bound != manifest.max_size:
         raise DatasetError(f"{where_manifest}: max_size {manifest.max_size} does not match tier {domain.tier}")

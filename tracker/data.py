@@ -19,7 +19,8 @@ from pathlib import Path
 
 import torch
 
-from chains.dataset import DatasetError, dataset_id, domain_of, file_sha256, read_manifest, read_split
+from chains.dataset import DatasetError, file_sha256, read_split
+from chains.manifest import dataset_id, domain_of, manifest_bytes, manifest_path, read_manifest
 from chains.files import OutputError, write_bytes_atomic
 from chains.rules import Event, apply, successors
 from chains.trees import OPS, Tree, polish, tokens
@@ -107,7 +108,7 @@ def check_certified(directory: Path) -> dict:
     this is the cheap check that the certified flag can be trusted.)"""
     directory = Path(directory)
     manifest = read_manifest(directory)
-    where = directory / "manifest.json"
+    where = manifest_path(directory)
     failed, certified = manifest.get("failed"), manifest.get("certified")
     if failed != 0:
         raise DatasetError(f"{where}: {failed} statement(s) failed certification; refusing to train on it")
@@ -180,7 +181,7 @@ class _Builder:
 
 def _build(directory: Path, manifest: dict) -> dict:
     """Replay every split into plain tensors (the cache's contents)."""
-    where_manifest = str(directory / "manifest.json")
+    where_manifest = str(manifest_path(directory))
     domain = domain_of(manifest, where_manifest)
     vocab = Vocab(domain.atom_names, domain.rules)
     builder = _Builder(vocab, domain.size_bound)
@@ -280,7 +281,7 @@ def identity_of(directory: Path, manifest: dict) -> dict:
 
 
 def cache_path(directory: Path) -> Path:
-    key = hashlib.sha256((Path(directory) / "manifest.json").read_bytes() + f"v{CACHE_VERSION}".encode())
+    key = hashlib.sha256(manifest_bytes(directory) + f"v{CACHE_VERSION}".encode())
     return Path(directory) / ".cache" / f"tracker-{key.hexdigest()[:16]}.pt"
 
 

@@ -27,7 +27,8 @@ from typing import Any
 
 import torch
 
-from chains.dataset import DatasetError, domain_of, read_manifest, trained_elsewhere
+from chains.dataset import DatasetError
+from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere
 from chains.rules import Event
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
@@ -282,7 +283,7 @@ def load_run(directory: Path | str, data: Path | str | None = None, device: str 
     try:
         if data is not None:
             manifest = read_manifest(Path(data))
-            domain = domain_of(manifest, str(Path(data) / "manifest.json"))
+            domain = domain_of(manifest, str(manifest_path(data)))
             elsewhere = trained_elsewhere(blob.get("identity", {}), manifest)
             if elsewhere is not None:
                 raise RunUnavailable(f"tracker {run_dir} was trained on another dataset ({elsewhere}), not {data}")

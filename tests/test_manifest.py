@@ -1,0 +1,89 @@
+"""chains.manifest is the one place a dataset's manifest.json is read and written: the bytes
+on disk are the ones datasets have always had (their files' hashes, the caches keyed on the
+manifest and every recorded dataset id depend on them), the typed manifest writes back exactly
+what certify wrote, and no other module of the packages that route through it opens the file."""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chains.dataset import DatasetWriter
+from chains.manifest import (MANIFEST, DatasetError, Manifest, has_manifest, is_dataset, load_manifest,
+                             manifest_bytes, manifest_path, manifest_text, read_manifest, read_manifest_json,
+                             write_manifest)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A manifest's JSON object as certify's keys come out (not sorted), and the exact text the first
+# format wrote for it: two-space indent, keys sorted at every depth, non-ASCII escaped, a newline.
+OBJECT = {"format": 1, "b": [1, 2], "a": {"z": None, "y": 0.5, "x": "é"}, "files": {}}
+TEXT = ('{\n  "a": {\n    "x": "\\u00e9",\n    "y": 0.5,\n    "z": null\n  },\n  "b": [\n    1,\n    2\n  ],\n'
+        '  "files": {},\n  "format": 1\n}\n')
+
+# Modules that still open manifest.json themselves: packages routed through chains.manifest by
+# their own owners (to be emptied as they are).
+ELSEWHERE = {"oracle/data.py", "oracle/mathlib/tensors.py", "prover/run.py", "prover/imagination.py"}
+ROUTED = ("chains", "leanbridge", "tracker", "oracle", "prover", "benchmarks")
+
+
+def test_the_manifest_text_is_the_first_format_s_bytes(tmp_path):
+    assert manifest_text(OBJECT) == TEXT
+    path = write_manifest(tmp_path, OBJECT)
+    assert path == manifest_path(tmp_path) == tmp_path / MANIFEST
+    assert manifest_bytes(tmp_path) == TEXT.encode() and read_manifest_json(tmp_path) == OBJECT
+
+
+def test_the_dataset_writer_commits_the_manifest_through_it(tmp_path):
+    out = tmp_path / "d"
+    writer = DatasetWriter(out)
+    writer.write_lines("train.jsonl", iter(["{}"]))
+    writer.commit(OBJECT)
+    assert manifest_bytes(out) == TEXT.encode() and has_manifest(out) and is_dataset(out)
+    assert not has_manifest(tmp_path) and not is_dataset(tmp_path)
+
+
+def test_reading_names_the_file_and_the_fault(tmp_path):
+    with pytest.raises(DatasetError, match="no manifest"):
+        read_manifest_json(tmp_path)
+    manifest_path(tmp_path).write_text("{not json")
+    with pytest.raises(DatasetError, match=rf"{MANIFEST}: not JSON"):
+        read_manifest_json(tmp_path)
+    assert not is_dataset(tmp_path)
+    write_manifest(tmp_path, {**OBJECT, "format": 2})
+    with pytest.raises(DatasetError, match="not a dataset manifest of format 1"):
+        read_manifest(tmp_path)
+
+
+@pytest.mark.lean
+def test_a_certified_manifest_reads_back_to_its_own_bytes(tmp_path):
+    from leanbridge.cli import main
+
+    out = tmp_path / "d"
+    args = ["--atoms", "3", "--tier", "2", "--chains", "6", "--test-lengths", "4", "--test-chains", "2",
+            "--start-walk", "3", "--tier2-weight", "2", "--jobs", "1", "--out", str(out),
+            "--store", str(tmp_path / "store.sqlite")]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    on_disk = manifest_bytes(out)
+    typed = load_manifest(out)
+    assert manifest_text(typed).encode() == on_disk  # the typed value writes back the same bytes
+    assert manifest_text(read_manifest_json(out)).encode() == on_disk
+    assert Manifest.from_json(json.loads(on_disk)) == typed
+    write_manifest(tmp_path, typed)
+    assert manifest_bytes(tmp_path) == on_disk
+
+
+def _opens_the_manifest(path: Path) -> bool:
+    """Whether the module names the file by its literal name (in code, not in a docstring)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(isinstance(node, ast.Constant) and node.value == MANIFEST for node in ast.walk(tree))
+
+
+def test_only_chains_manifest_names_the_file():
+    found = {path.relative_to(ROOT).as_posix() for package in ROUTED for path in (ROOT / package).rglob("*.py")
+             if _opens_the_manifest(path)}
+    assert found - ELSEWHERE == {"chains/manifest.py"}
