@@ -14,6 +14,7 @@ from leanbridge.cliutil import user_errors
 from oracle.evaluate import OracleEvalConfig
 from oracle.model import ARCHS
 from oracle.train import OBJECTIVES, OracleConfig, train
+from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.options import run_options, training_options
 from tracker.train import CheckpointError, TrainingInterrupted
 
@@ -52,10 +53,16 @@ D = OracleConfig()  # the defaults shown by --help
                    "of complete-by-comparison [default: a sample of the training chains chooses it].")
 @click.option("--skip-test", is_flag=True,
               help="Judge the run on its --validation chains only; the held-out test chains are not read.")
+@click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @training_options(D, "Chains per step, each with its probes (and its certified partners for combo).")
 @run_options("runs/oracle-<arch>-<objective>-s<seed>")
-def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, skip_test: bool, **settings) -> None:
+def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, skip_test: bool, device: str,
+         **settings) -> None:
     """Train a kernel oracle: predict Lean's verdict on probe rewrites along a chain, without asking it."""
+    try:  # before anything is read or written: a device that is not here leaves nothing behind
+        where = resolve_device(device)
+    except DeviceUnavailable as e:
+        raise click.ClickException(str(e)) from None
     # every other option is an OracleConfig field of the same name
     try:
         config = OracleConfig(**{**settings, "data": str(settings["data"])})
@@ -70,10 +77,10 @@ def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, skip_
                      interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig(),
-                       test=not skip_test)
-    shown = {k: report.get(k) for k in ("arch", "objective", "seed", "steps", "accuracy", "all_right", "binary",
-                                        "pair_distance", "unrelated_distance", "seconds", "steps_per_second",
-                                        "eval_seconds")}
+                       test=not skip_test, device=where)
+    shown = {k: report.get(k) for k in ("arch", "objective", "seed", "device", "steps", "accuracy", "all_right",
+                                        "binary", "pair_distance", "unrelated_distance", "seconds",
+                                        "steps_per_second", "eval_seconds")}
     comparison = report.get("comparison") or {}
     shown["comparison"] = {k: comparison.get(k) for k in ("threshold", "accuracy", "all_right")}
     shown["schedule"] = report["schedule"]

@@ -55,10 +55,10 @@ def reading(model, data: OracleData):
                          f"run's {own[1].shape[1]}: make it with the same --atoms and --tier")
     if data.probe_tokens.shape[1] > own[0].shape[1]:
         raise ValueError("the validation dataset's probes are longer than the run's")
-    try:
-        model.probe_tokens = _fit(data.probe_tokens, own[0].shape[1])
+    try:  # the tables go where the arm is
+        model.probe_tokens = _fit(data.probe_tokens, own[0].shape[1]).to(own[0].device)
         if model.tracker is not None:
-            model.tracker.embed.item_tokens = data.item_tokens
+            model.tracker.embed.item_tokens = data.item_tokens.to(own[1].device)
         yield model
     finally:
         model.probe_tokens = own[0]
@@ -70,7 +70,7 @@ def _fit(toks: torch.Tensor, width: int) -> torch.Tensor:
     """Token rows padded (with 0) to ``width`` columns."""
     if toks.shape[1] == width:
         return toks
-    out = torch.zeros(toks.shape[0], width, dtype=toks.dtype)
+    out = torch.zeros(toks.shape[0], width, dtype=toks.dtype, device=toks.device)
     out[:, : toks.shape[1]] = toks
     return out
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -67,9 +67,28 @@ class OracleData:
     encoding: dict  # what a reader of a checkpoint needs to encode inputs as these tensors do
 
     @property
+    def device(self) -> torch.device:
+        return self.item_tokens.device
+
+    def to(self, device: torch.device | str) -> OracleData:
+        """The dataset with every tensor on ``device`` (the tracker's tensors too); itself when it
+        is there already (on the CPU nothing is copied)."""
+        device = torch.device(device)
+        if self.device == device:
+            return self
+
+        def moved(split: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+            return {k: v.to(device) for k, v in split.items()}
+
+        return replace(self, tracker=None if self.tracker is None else self.tracker.to(device),
+                       item_tokens=self.item_tokens.to(device), probe_tokens=self.probe_tokens.to(device),
+                       train=moved(self.train), tests={n: moved(split) for n, split in self.tests.items()})
+
+    @property
     def accepting(self) -> torch.Tensor:
-        """(V,) bool: the classes in which Lean accepted the probe (accepted, complete)."""
-        return torch.tensor([not v.startswith("rejected") for v in self.verdicts])
+        """(V,) bool, on the dataset's device: the classes in which Lean accepted the probe
+        (accepted, complete)."""
+        return torch.tensor([not v.startswith("rejected") for v in self.verdicts], device=self.device)
 
     @property
     def hard_kind(self) -> int:
@@ -318,8 +337,10 @@ class ProbeBatch:
 
 def sample_probe_batch(data: OracleData, chains: int, with_partners: bool, generator: torch.Generator
                        ) -> ProbeBatch:
+    """B = ``chains`` training chains drawn with ``generator`` (on the data's device), with their
+    partners when ``with_partners``."""
     train = data.train
-    idx = torch.randint(0, train["items"].shape[0], (chains,), generator=generator)
+    idx = torch.randint(0, train["items"].shape[0], (chains,), generator=generator, device=generator.device)
     items = train["items"][idx]  # (B, T)
     k = 0
     if with_partners:
@@ -327,7 +348,7 @@ def sample_probe_batch(data: OracleData, chains: int, with_partners: bool, gener
         k = mates.shape[1]
         items = torch.cat([items, mates.reshape(-1, mates.shape[-1])])
     if data.tracker is None:  # Mathlib proofs: no trees (the oracle decodes none)
-        trees = torch.full(items.shape, -1)
+        trees = torch.full(items.shape, -1, device=items.device)
     else:
         trees = data.tracker.train["chain_trees"][idx]
         if with_partners:

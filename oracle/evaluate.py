@@ -71,10 +71,18 @@ class SplitPredictions:
     goal_distance: torch.Tensor | None = None  # distance of the imagined successor to the goal (comparing arms)
 
 
+def model_device(model: torch.nn.Module) -> torch.device:
+    """Where ``model``'s weights are: where it reads and scores."""
+    return next(model.parameters()).device
+
+
 @torch.no_grad()
 def predict_split(model: Oracle, data: OracleData, split: dict[str, torch.Tensor], config: OracleEvalConfig
                   ) -> SplitPredictions:
-    accepting = data.accepting
+    """The arm's answers on one split: run where the model is, ``config.chunk`` chains at a time
+    (each chunk moved there), the answers gathered on the CPU."""
+    device = model_device(model)
+    accepting = data.accepting.to(device)
     predicted = torch.empty(split["probes"].shape, dtype=torch.int8)
     score = torch.empty(split["probes"].shape, dtype=torch.float32)
     compares = model.compares and "goal_items" in split
@@ -82,22 +90,23 @@ def predict_split(model: Oracle, data: OracleData, split: dict[str, torch.Tensor
     ends = []
     for lo in range(0, len(split["items"]), config.chunk):
         rows = slice(lo, lo + config.chunk)
-        items = split["items"][rows].long()
-        r, z, w = model.states(items, split["truth_items"][rows].long())  # (n, S, C), (n, T, C), (n, S, C)
-        goal = model.goal_view(split["goal_items"][rows].long()) if compares else None  # (n, C)
+        items = split["items"][rows].to(device).long()  # (n, T)
+        truth = split["truth_items"][rows].to(device).long()  # (n, S)
+        r, z, w = model.states(items, truth)  # (n, S, C), (n, T, C), (n, S, C)
+        goal = model.goal_view(split["goal_items"][rows].to(device).long()) if compares else None  # (n, C)
         for s0 in range(0, r.shape[1], config.step_chunk):
             steps = slice(s0, s0 + config.step_chunk)
-            probes = split["probes"][rows, steps].long()
+            probes = split["probes"][rows, steps].to(device).long()  # (n, s, P)
             p = model.score(r[:, steps], probes).softmax(-1)  # (n, s, P, V)
-            predicted[rows, steps] = p.argmax(-1).to(torch.int8)
-            score[rows, steps] = p[..., accepting].sum(-1)
+            predicted[rows, steps] = p.argmax(-1).to(torch.int8).cpu()
+            score[rows, steps] = p[..., accepting].sum(-1).cpu()
             if compares:
                 ws = w[:, steps]
-                distance[rows, steps] = model.goal_distance(ws, probes, goal[:, None].expand_as(ws))
+                distance[rows, steps] = model.goal_distance(ws, probes, goal[:, None].expand_as(ws)).cpu()
         if z is not None:
-            ends.append(z[torch.arange(len(z)), (items != 0).sum(1) - 1])
-    return SplitPredictions(split["verdicts"], split["kinds"], predicted, score, torch.cat(ends) if ends else None,
-                            distance)
+            ends.append(z[torch.arange(len(z), device=device), (items != 0).sum(1) - 1].cpu())  # (n, C)
+    return SplitPredictions(split["verdicts"].cpu(), split["kinds"].cpu(), predicted, score,
+                            torch.cat(ends) if ends else None, distance)
 
 
 def compared(s: SplitPredictions, data: OracleData, threshold: float) -> torch.Tensor:
@@ -276,6 +285,8 @@ def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleE
     was_training = model.training
     model.eval()
     started = time.perf_counter()
+    device = model_device(model)
+    data = data.to("cpu")  # the figures are counted on the CPU; the model reads chunks where it is
     accepting = data.accepting
     accuracy, all_right, by_kind, pair, unrelated, seconds = {}, {}, {}, {}, {}, {}
     predictions: dict[int, SplitPredictions] = {}
@@ -303,8 +314,8 @@ def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleE
                                                                        s.end_views[other][differ]).mean())
             mates = split["partner_items"]  # (N, K, T)
             if length in config.pair_lengths and mates.shape[1] > 0:
-                flat = mates.reshape(-1, mates.shape[-1]).long()
-                zp = torch.cat([model.tracker.final_view(part) for part in flat.split(config.chunk)])
+                flat = mates.reshape(-1, mates.shape[-1]).long()  # (N K, T)
+                zp = torch.cat([model.tracker.final_view(part.to(device)).cpu() for part in flat.split(config.chunk)])
                 zp = zp.view(len(goals), mates.shape[1], -1)
                 pair[str(length)] = float(centred_cosine_distance(s.end_views[:, None].expand_as(zp), zp).mean())
         if length <= config.pooled_max_length:

@@ -162,7 +162,7 @@ class Oracle(nn.Module):
         # truth: read each distinct true tree once from the initial slot (item 0 pads)
         uniq, inverse = torch.unique(truth_items, return_inverse=True)
         model = self.recurrence
-        w = torch.zeros(len(uniq), self.config.width)
+        w = torch.zeros(len(uniq), self.config.width, device=uniq.device)  # (U, C)
         real = uniq != 0
         w[real] = model.read(model.initial_state(int(real.sum())), model.embed.item_tokens[uniq[real]])
         z = self.recurrence.view(model.slots(items)) if terms else None
@@ -212,7 +212,7 @@ class Oracle(nn.Module):
         w = r.unsqueeze(-2).expand(*toks.shape[:-1], r.shape[-1]).reshape(-1, r.shape[-1])  # (M, C)
         flat = toks.reshape(-1, toks.shape[-1])  # (M, Ep)
         real = flat[:, 0] != 0
-        logits = torch.zeros(len(flat), self.linear.out_features, dtype=r.dtype)
+        logits = torch.zeros(len(flat), self.linear.out_features, dtype=r.dtype, device=r.device)  # (M, V)
         logits[real] = self.linear(model.view(model.read(w[real], flat[real])))
         return logits.view(*toks.shape[:-1], -1)
 

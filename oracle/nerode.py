@@ -29,7 +29,7 @@ def verdict_pairs(probes: torch.Tensor, verdicts: torch.Tensor, accepting: torch
     differ = same & (folded[:, None, :, None] != folded[None, :, None, :])  # (M, M, P, P)
     shared = same.flatten(2).sum(-1)  # (M, M)
     tv = differ.flatten(2).sum(-1) / shared.clamp(min=1)
-    i, j = torch.triu_indices(len(probes), len(probes), 1)
+    i, j = torch.triu_indices(len(probes), len(probes), 1, device=probes.device)
     keep = tv[i, j] > 0
     i, j = i[keep], j[keep]
     both = same[i, j] & (folded[i][:, :, None] == -2) & (folded[j][:, None, :] == -2)  # (pairs, P, P)
@@ -52,7 +52,7 @@ def verdict_metric(model, views: torch.Tensor, slots: torch.Tensor | None, probe
     if len(i) == 0:
         return z.sum() * 0
     if len(i) > pairs:
-        pick = torch.randperm(len(i), generator=generator)[:pairs]
+        pick = torch.randperm(len(i), generator=generator, device=i.device)[:pairs]  # generator on i's device
         i, j, tv, common, has_next = i[pick], j[pick], tv[pick], common[pick], has_next[pick]
     zux, zvx = z[i], z[j]  # where there is no common successor the term falls back to sg d_N(u, v)
     if slots is not None and bool(has_next.any()):

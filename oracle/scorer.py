@@ -20,15 +20,17 @@ from chains.trees import Tree, tokens
 from oracle.model import Oracle
 from oracle.train import CHECKPOINT, config_from_checkpoint
 from tracker.data import Vocab
+from tracker.device import resolve_device
 from tracker.train import load_checkpoint
 
 
 class TrainedOracle:
     """``score(histories, candidates)[i][j]``: P(Lean accepts ``candidates[i][j]`` after
-    ``histories[i]`` = (start, goal, events))."""
+    ``histories[i]`` = (start, goal, events)). The arm reads and scores on ``device``."""
 
-    def __init__(self, run: Path | str) -> None:
+    def __init__(self, run: Path | str, device: torch.device | str = "cpu") -> None:
         self.run = Path(run)
+        self.device = resolve_device(device)
         blob = load_checkpoint(self.run / CHECKPOINT)
         if "vocab" not in blob:  # a run on Mathlib probes keeps a text vocabulary instead
             raise ValueError(f"{self.run}: trained on Mathlib probes (Lean text); the scorer reads rewrite "
@@ -45,8 +47,8 @@ class TrainedOracle:
         self.model = Oracle(self.config.model, item_tokens, state["probe_tokens"], self.vocab.size,
                             len(self.verdicts))
         self.model.load_state_dict(state)
-        self.model.eval()
-        self.accepting = torch.tensor([not v.startswith("rejected") for v in self.verdicts])
+        self.model.eval().to(self.device)
+        self.accepting = torch.tensor([not v.startswith("rejected") for v in self.verdicts], device=self.device)
         self.identity = blob["identity"]
         # complete by comparison: the threshold chosen when the run finished (None before that)
         self.threshold: float | None = (blob.get("comparison") or {}).get("threshold")
@@ -61,7 +63,7 @@ class TrainedOracle:
             if len(row) > width:
                 raise ValueError(f"an item of {len(row)} tokens does not fit this oracle's {width}")
             out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-        return out
+        return out.to(self.device)  # (N, width), built on the CPU and moved once
 
     def _event_row(self, event: Event) -> list[int]:
         return [self.index[event.rule]] + [self.index[b] for b in event.path]
@@ -89,7 +91,7 @@ class TrainedOracle:
         w = tracker.read(tracker.initial_state(n), self._rows([self._tree_row(s) for s, _, _ in histories], width))
         longest = max((len(ev) for _, _, ev in histories), default=0)
         for t in range(longest):
-            live = torch.tensor([len(ev) > t for _, _, ev in histories])
+            live = torch.tensor([len(ev) > t for _, _, ev in histories], device=self.device)
             if not bool(live.any()):
                 break
             rows = self._rows([self._event_row(ev[t]) for (_, _, ev), on in zip(histories, live) if on], width)
@@ -107,7 +109,7 @@ class TrainedOracle:
         r = self._readers(histories)  # (N, C)
         probe_len = self.model.probe_tokens.shape[1]
         width = max((len(c) for c in candidates), default=0)
-        toks = torch.zeros(len(histories), max(width, 1), probe_len, dtype=torch.long)
+        toks = torch.zeros(len(histories), max(width, 1), probe_len, dtype=torch.long, device=self.device)
         for i, events in enumerate(candidates):
             if events:
                 toks[i, : len(events)] = self._rows([self._event_row(e) for e in events], probe_len)

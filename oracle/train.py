@@ -31,6 +31,7 @@ from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
 from oracle.nerode import completion_term, verdict_metric
 from tracker.data import save_atomic
+from tracker.device import resolve_device, to_cpu
 from tracker.objectives import NextLatHead, invariance, nextlat, schedule
 from tracker.train import (CheckpointError, TrainingInterrupted, descend, load_checkpoint, lr_at, package_version,
                            stop_requests)
@@ -113,15 +114,18 @@ class OracleConfig:
 
 
 class OracleTrainer:
-    """The arm, the NextLat head and the optimiser, and one step of the chosen objective."""
+    """The arm, the NextLat head and the optimiser, and one step of the chosen objective, on
+    ``device`` (the data, the model, every batch and loss, and the step's random generator live there)."""
 
-    def __init__(self, config: OracleConfig, data: OracleData) -> None:
-        self.config, self.data = config, data
+    def __init__(self, config: OracleConfig, data: OracleData, device: torch.device | str = "cpu") -> None:
+        self.device = torch.device(device)
         refuse_unservable(config, data)
+        self.config, self.data = config, data.to(self.device)
         torch.manual_seed(config.seed)
+        # built from the CPU's generator and then moved: the same initial weights on every device
         self.model = Oracle(replace(config.model, embedding=data.embedding), data.item_tokens, data.probe_tokens,
-                            data.vocab_size, len(data.verdicts))
-        self.nextlat_head = NextLatHead(config.width) if "nextlat" in config.terms else None
+                            data.vocab_size, len(data.verdicts)).to(self.device)
+        self.nextlat_head = NextLatHead(config.width).to(self.device) if "nextlat" in config.terms else None
         params = list(self.model.parameters())
         if self.nextlat_head is not None:
             params += list(self.nextlat_head.parameters())
@@ -152,7 +156,7 @@ class OracleTrainer:
                                                              cfg.completion_margin)
         if "invariance" in cfg.terms:
             b, k = histories.chains, histories.partners
-            z_end = z[torch.arange(len(z)), histories.lengths - 1]  # (H, C)
+            z_end = z[torch.arange(len(z), device=z.device), histories.lengths - 1]  # (H, C)
             chain_end, partner_end = z_end[:b], z_end[b:].view(b, k, -1)
             w = cfg.mu * schedule(step, cfg.steps, cfg.invariance_delay, cfg.invariance_ramp)
             out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
@@ -164,19 +168,28 @@ class OracleTrainer:
         return out
 
     def train_step(self, step: int) -> dict[str, float]:
-        generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
+        # the step's generator, on the device: the batch and the metric loss's pairs are drawn
+        # from it, so a resumed run repeats the straight one
+        generator = torch.Generator(device=self.device).manual_seed(self.config.seed * 1_000_003 + step)
         batch = sample_probe_batch(self.data, self.config.batch_chains, bool(self.config.terms), generator)
         return descend(self.optimizer, self.params, self.losses(batch, step, generator), lr_at(self.config, step),
                        self.config.grad_clip)
 
     def checkpoint(self) -> dict:
-        return {"model": self.model.state_dict(),
-                "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
-                "optimizer": self.optimizer.state_dict(), "config": asdict(self.config), "step": self.step,
+        """Weights, optimiser state, settings, dataset identity and the comparison's threshold,
+        every tensor on the CPU (a checkpoint made on a GPU loads on a machine without one);
+        ``device`` says where it trained."""
+        state = {"model": self.model.state_dict(),
+                 "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
+                 "optimizer": self.optimizer.state_dict()}
+        if self.device.type != "cpu":
+            state = to_cpu(state)
+        return {**state, "config": asdict(self.config), "step": self.step,
                 "train_seconds": self.train_seconds, "identity": self.data.identity,
                 "verdicts": list(self.data.verdicts), "kinds": list(self.data.kinds), "comparison": self.comparison,
                 **self.data.encoding,
-                "package_version": package_version(), "torch_version": torch.__version__}
+                "package_version": package_version(), "torch_version": torch.__version__,
+                "device": str(self.device)}
 
     def load(self, blob: dict) -> None:
         self.model.load_state_dict(blob["model"])
@@ -234,7 +247,8 @@ def load_validation(config: OracleConfig, data: OracleData, validation: OracleDa
 def training_sample(data: OracleData, seed: int) -> OracleData:
     """``data`` whose only test split is a fixed sample of its training chains."""
     n = len(data.train["items"])
-    rows = torch.randperm(n, generator=torch.Generator().manual_seed(seed))[:THRESHOLD_SAMPLE]
+    # drawn on the CPU whatever the data's device: the same sample on every device
+    rows = torch.randperm(n, generator=torch.Generator().manual_seed(seed))[:THRESHOLD_SAMPLE].to(data.device)
     length = data.train["items"].shape[1] - 1
     return replace(data, tests={length: {k: v[rows] for k, v in data.train.items()}})
 
@@ -261,18 +275,21 @@ def choose_comparison(model: Oracle, config: OracleConfig, data: OracleData, val
 
 def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: OracleEvalConfig = OracleEvalConfig(), data: OracleData | None = None,
-          validation: OracleData | None = None, test: bool = True) -> dict:
-    """Train (or continue) into ``out``; choose the comparison's threshold; evaluate on the
-    held-out test chains (unless ``test`` is False: a validation run reads only its validation
-    chains); return the report (also written there)."""
+          validation: OracleData | None = None, test: bool = True, device: torch.device | str = "cpu") -> dict:
+    """Train (or continue) into ``out`` on ``device`` (a torch.device or a spec such as ``auto``;
+    DeviceUnavailable before anything is read or written when it is not here); choose the
+    comparison's threshold; evaluate on the held-out test chains (unless ``test`` is False: a
+    validation run reads only its validation chains), all on that device; return the report
+    (also written there)."""
     out = Path(out)
+    device = resolve_device(device)
     started = time.perf_counter()
     data = data if data is not None else load_probe_dataset(config.data)
     validation = load_validation(config, data, validation)
     if not test and validation is None:
         raise ValueError("a run that skips the test chains needs --validation (chains to be judged on)")
     load_seconds = time.perf_counter() - started
-    trainer = OracleTrainer(config, data)
+    trainer = OracleTrainer(config, data, device)
     path = out / CHECKPOINT
     if resume:
         blob = load_checkpoint(path)
@@ -318,6 +335,7 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
         "dataset": data.identity["dataset"], "lean": data.identity["lean"],
         "package_version": package_version(), "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),  # bits repeat at the same thread count
+        "device": str(device),  # and on the same device
         "parameters": sum(p.numel() for p in trainer.model.parameters()),
         "compute_note": COMPUTE_NOTES[config.arch],
         "final_losses": last_losses,

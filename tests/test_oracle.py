@@ -268,7 +268,8 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
 
 
 def test_every_training_setting_is_an_option_of_the_command():
-    options = {p.name for p in train_oracle.params} - {"out", "resume", "threads", "quiet", "help", "skip_test"}
+    options = {p.name for p in train_oracle.params} - {"out", "resume", "threads", "quiet", "help", "skip_test",
+                                                        "device"}
     assert options == {f.name for f in fields(OracleConfig)}
 
 

@@ -2,15 +2,23 @@
 nothing written, checkpoints that load on any device, and (on a machine with CUDA only) training,
 resuming and evaluating there."""
 import hashlib
+import json
 
 import pytest
 import torch
 from click.testing import CliRunner
 
 from leanbridge.cli import main as certify
+from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset
-from oracle.evaluate import OracleEvalConfig
-from oracle.train import OracleConfig, OracleTrainer, train
+from oracle.evaluate import OracleEvalConfig, evaluate
+from oracle.scorer import TrainedOracle
+from oracle.train import OracleConfig, OracleTrainer, config_from_checkpoint, train
+from tracker.device import DeviceUnavailable
+from tracker.train import load_checkpoint
+
+no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
 
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=20)
 
@@ -81,3 +89,81 @@ def test_the_whole_training_call_makes_the_pinned_bits(tiny_data, tiny, one_thre
     train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_data)
     blob = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
     assert blob["step"] == 40 and weights_hash(blob["model"]) == PINNED[arch, objective]
+
+
+@no_cuda
+def test_the_command_refuses_cuda_in_one_line_and_writes_nothing(tiny, tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_oracle, ["--data", str(tiny), "--steps", "2", "--device", "cuda",
+                                               "--out", str(out), "--quiet"])
+    assert result.exit_code != 0 and result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0 and "no CUDA device" in result.stderr, result.output
+    assert "Traceback" not in result.output and not out.exists() and not any(tmp_path.iterdir())
+    # the library refuses as early: before the dataset is read or a directory made
+    with pytest.raises(DeviceUnavailable):
+        train(OracleConfig(data=str(tmp_path / "nowhere"), steps=2), out, show_progress=False, device="cuda")
+    with pytest.raises(DeviceUnavailable):
+        TrainedOracle(tmp_path / "nowhere", device="cuda:0")
+    assert not out.exists()
+
+
+def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny, tiny_data, tmp_path):
+    config = OracleConfig(data=str(tiny), width=32, probe_width=16, steps=3, batch_chains=4)
+    report = train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_data, device="cpu")
+    assert report["device"] == "cpu" and json.loads((tmp_path / "report.json").read_text())["device"] == "cpu"
+    blob = load_checkpoint(tmp_path / "checkpoint.pt")
+    assert blob["device"] == "cpu" and config_from_checkpoint(blob) == config
+    assert all(t.device.type == "cpu" for t in blob["model"].values())
+    result = CliRunner().invoke(train_oracle, ["--data", str(tiny), "--steps", "2", "--batch-chains", "4",
+                                               "--width", "32", "--device", "cpu", "--out", str(tmp_path / "cli"),
+                                               "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "cli" / "report.json").read_text())["device"] == "cpu"
+
+
+@cuda_only
+@pytest.mark.parametrize("arch,objective", [("recurrence", "nerode"), ("transformer", "plain"),
+                                            ("truth", "combo"), ("probe-slot", "plain"), ("blind", "plain")])
+def test_on_cuda_a_run_trains_resumes_to_the_same_bits_and_loads_on_the_cpu(tiny, tiny_data, tmp_path, arch,
+                                                                            objective):
+    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=6,
+                          batch_chains=4, checkpoint_every=3)
+    report = train(config, tmp_path / "straight", show_progress=False, eval_config=EVAL, data=tiny_data,
+                   device="cuda")
+    assert report["device"].startswith("cuda") and set(report["accuracy"]) == {"8", "16"}
+    trainer = OracleTrainer(config, tiny_data, "cuda")
+    assert trainer.data.train["items"].is_cuda and next(trainer.model.parameters()).is_cuda
+    for step in range(3):
+        trainer.train_step(step)
+        trainer.step += 1
+    (tmp_path / "resumed").mkdir()
+    torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
+    train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=tiny_data,
+          device="cuda")
+    straight, again = (load_checkpoint(tmp_path / d / "checkpoint.pt") for d in ("straight", "resumed"))
+    assert all(torch.equal(straight["model"][k], again["model"][k]) for k in straight["model"])
+    assert all(t.device.type == "cpu" for t in straight["model"].values())
+    # the GPU's checkpoint evaluates on the CPU (the figures agree to float tolerance, not bit for bit)
+    cpu = OracleTrainer(config, tiny_data, "cpu")
+    cpu.load(straight)
+    threshold = (straight["comparison"] or {}).get("threshold")
+    results = evaluate(cpu.model, tiny_data, EVAL, threshold=threshold)
+    assert set(results["accuracy"]) == set(report["accuracy"])
+    for length, value in report["accuracy"].items():
+        assert abs(results["accuracy"][length] - value) <= 0.02, (length, results["accuracy"][length], value)
+    # and the scorer reads it on either device to the same probabilities
+    if arch != "transformer":
+        split = tiny_data.tests[8]
+        on_gpu, on_cpu = TrainedOracle(tmp_path / "straight", "cuda"), TrainedOracle(tmp_path / "straight")
+        records = [json.loads(line) for line in (tiny / "test-8.jsonl").read_text().splitlines()][:3]
+        from chains.rules import Event
+        from chains.trees import parse_polish
+
+        atoms = tiny_data.tracker.vocab.atoms
+        histories = [(parse_polish(r["start"], atoms), parse_polish(r["end"], atoms),
+                      [Event.parse(e) for e in r["events"][:4]]) for r in records]
+        candidates = [[Event.parse(p[1]) for p in r["probes"][4]] for r in records]
+        a, b = on_gpu.score(histories, candidates), on_cpu.score(histories, candidates)
+        assert len(split["items"]) >= 3
+        for x, y in zip(a, b):
+            assert torch.allclose(torch.tensor(x), torch.tensor(y), atol=1e-4)

@@ -122,7 +122,7 @@ class Tracker(nn.Module):
     def final_view(self, items: torch.Tensor) -> torch.Tensor:
         z, _ = self.forward(items)
         last = (items != 0).sum(1) - 1  # (H,)
-        return z[torch.arange(len(items)), last]
+        return z[torch.arange(len(items), device=z.device), last]
 
 
 class SlotRecurrence(Tracker):
@@ -189,7 +189,8 @@ class SlotRecurrence(Tracker):
             idx, e = inverse[:live, t], max(1, used[t])
             new = self._update(w[:live], k_all[:, :e][idx], v_all[:, :e][idx], m_all[:, :e][idx])
             if noise > 0:
-                new = new + noise * torch.randn(new.shape, generator=generator, dtype=new.dtype)
+                drawn = torch.randn(new.shape, generator=generator, dtype=new.dtype, device=new.device)  # (live, C)
+                new = new + noise * drawn
             w = torch.cat([new, w[live:]]) if live < len(w) else new
             if keep_all:
                 views.append(w if raw else self.ln_out(w))
@@ -265,7 +266,7 @@ def dropped(x: torch.Tensor, p: float, generator: torch.Generator | None) -> tor
     generator, so a resumed run draws the same masks); ``x`` itself when p is 0."""
     if p <= 0:
         return x
-    keep = torch.rand(x.shape, generator=generator, dtype=x.dtype) >= p
+    keep = torch.rand(x.shape, generator=generator, dtype=x.dtype, device=x.device) >= p
     return x * keep / (1 - p)
 
 
@@ -294,15 +295,16 @@ class EventTransformer(Tracker):
         out = []
         for part in items.split(chunk):
             z, _ = self.forward(part)
-            out.append(z[torch.arange(len(part)), (part != 0).sum(1) - 1])
+            out.append(z[torch.arange(len(part), device=z.device), (part != 0).sum(1) - 1])
         return torch.cat(out)
 
     def advance(self, state, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
         x, lengths = state
         x = torch.cat([x[rows], torch.zeros_like(x[rows, :1])], 1)  # (M, T+1, C)
         at = lengths[rows]
-        x = x.index_put((torch.arange(len(rows)), at), self.embed.pooled(items))
-        return self._views(x)[torch.arange(len(rows)), at]
+        r = torch.arange(len(rows), device=x.device)
+        x = x.index_put((r, at), self.embed.pooled(items))
+        return self._views(x)[r, at]
 
 
 class DeltaProduct(Tracker):
