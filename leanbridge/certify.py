@@ -23,7 +23,7 @@ import queue
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 
 from chains.dataset import DatasetError, DatasetSpec, DatasetWriter, file_sha256, read_split
@@ -209,6 +209,42 @@ def _check_all(statements: _Statements, store: CertificateStore, bridge: AskConf
         return run.finish()
     finally:
         run.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class StepsCertified:
+    """What ``certify_steps`` did: every distinct step is certified, from the store or by Lean now."""
+
+    distinct: int  # distinct step statements
+    from_store: int  # ... already certified in the store for this Lean build, core library and checker
+    asked: int  # ... sent to Lean by this call (each answer recorded in the store)
+    lean_processes: int  # Lean (or kcheck) processes this call started
+    checker: str  # the checker's identity, as a manifest records it (``checker_identity``)
+
+
+def certify_steps(steps: Iterable[tuple[Tree, Event, str]], lean: LeanInstall, core: CoreLibrary,
+                  atoms: tuple[str, ...], store_path: Path, bridge: AskConfig = DATASET_BRIDGE,
+                  progress: Progress = _quiet) -> StepsCertified:
+    """Certify each distinct step ``(tree, event, where)`` (``where`` names its first use in a
+    message) by the path ``certify_dataset`` takes: the same statements and keys, served from the
+    store at ``store_path`` when it holds them as certified for this Lean build, core library and
+    checker, asked of Lean (by ``bridge.checker``) otherwise, every answer committed to the store as
+    it comes. Raises CertificationFailed naming the first rejected step."""
+    checker = checker_identity(bridge.checker)
+    statements = _Statements(core, lean, atoms, checker)
+    for tree, event, where in steps:
+        statements.step(tree, tree, event, lambda where=where: where)
+    if not statements.by_key:
+        return StepsCertified(0, 0, 0, 0, checker)
+    with CertificateStore(store_path, core.hash, lean.githash) as store:
+        have = len(store.certified(statements.by_key))
+        if bridge.checker == "kernel" and have < len(statements.by_key):
+            kernel.prepare(lean, core, bridge.limits)  # built and audited before Lean is asked anything
+        checked, rejected, processes = _check_all(statements, store, bridge, progress)
+    if rejected:
+        raise CertificationFailed(f"{len(rejected)} of {len(statements.by_key)} steps failed; first: "
+                                  f"{_first_failure(statements, rejected)}")
+    return StepsCertified(len(statements.by_key), have, checked, processes, checker)
 
 
 _KEY_BITS = 20  # a step or probe (state, event id) as one int key: state << _KEY_BITS | event id

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
 from chains.files import staged_files
+from chains.manifest import manifest_path
 from chains.rules import Event, apply
 from chains.trees import Tree
-from leanbridge.asker import Asker
-from leanbridge.certify import PACKAGE_VERSION
+from leanbridge.asker import AskConfig
+from leanbridge.certify import PACKAGE_VERSION, CertificationFailed, certify_steps, default_store
 from leanbridge.errors import LeanBridgeError
-from leanbridge.questions import Certify
-from leanbridge.render import Statement, step_statement
 from leanbridge.runner import LeanLimits
 from prover.imagination import Imagination, TrackerUnavailable, load_tracker
 from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
@@ -51,6 +50,7 @@ class ProveConfig:
     timeout_s: float = 300.0  # seconds one Lean process may run
     memory_mb: int = 8192  # address-space limit of one Lean process
     device: str = "auto"  # where the tracker or the oracle runs (tracker.device's specs); unused by kernel searchers
+    store: Path | None = None  # certificate store the prefixes' steps are read from and recorded in; None: certify's
 
     @property
     def kernel(self) -> KernelConfig:
@@ -73,41 +73,43 @@ def _quiet(phase: str, done: int, total: int) -> None:
     pass
 
 
-def certify_prefixes(problems: list[Problem], kernel: Kernel, jobs: int, progress: Progress = _quiet) -> dict:
-    """Certify every distinct step of every prefix (outside the search's count); raise
-    ProveError if Lean rejects one. Returns counts for the report."""
-    steps: dict[tuple[Tree, Event], Statement] = {}
+def certify_prefixes(problems: list[Problem], kernel: Kernel, store: Path, checker: str, jobs: int,
+                     progress: Progress = _quiet) -> dict:
+    """Certify every distinct step of every prefix (outside the search's count) by the one
+    certification path (``leanbridge.certify.certify_steps``): steps the certificate store holds
+    as certified for this Lean build, core library and ``checker`` are served from it, the others
+    asked of Lean and recorded there. Raises ProveError if Lean rejects one. Returns counts for the
+    report: step instances, distinct steps, those served from the store and those asked of Lean."""
+    steps: list[tuple[Tree, Event, str]] = []
     instances = 0
     for p in problems:
         tree = p.prefix_start
-        for event in p.prefix:
-            if (tree, event) not in steps:
-                steps[(tree, event)] = step_statement(tree, event, kernel.atoms)
+        for k, event in enumerate(p.prefix):
+            steps.append((tree, event, f"problem {p.id} prefix step {k}"))
             tree = apply(tree, event)
             instances += 1
         if tree != p.start:
             raise ProveError(f"problem {p.id}: its prefix does not end at its start")
+    counts = {"prefix_steps": instances, "prefix_distinct_steps": 0, "prefix_from_store": 0, "prefix_asked": 0,
+              "prefix_lean_processes": 0, "prefix_checker": None, "prefix_store": None}
     if not steps:
-        return {"prefix_steps": 0, "prefix_distinct_steps": 0, "prefix_lean_processes": 0}
-    asker = Asker(kernel.lean, kernel.core, kernel.atoms, replace(kernel.config.ask, jobs=jobs))
-    rejected = []
-    done = 0
-
-    def on_answers(answers, seconds: float) -> None:
-        nonlocal done
-        rejected.extend(a for _, a in answers if not a.complete)
-        done += len(answers)
-        progress("certify prefixes", done, len(steps))
-
+        return counts
+    bridge = AskConfig(jobs=jobs, limits=kernel.config.limits, checker=checker)
     try:
-        asker.ask([Certify(st) for st in steps.values()], on_answers)
-    except LeanBridgeError as e:
+        done = certify_steps(steps, kernel.lean, kernel.core, kernel.atoms, store, bridge,
+                             lambda phase, n, total: progress("certify prefixes", n, total))
+    except (CertificationFailed, LeanBridgeError) as e:  # a rejected step; a Lean or store that failed
         raise ProveError(f"certifying the prefixes: {e}") from None
-    if rejected:
-        first = rejected[0]
-        raise ProveError(f"{len(rejected)} prefix step(s) rejected by Lean; first: "
-                         f"{getattr(first, 'error_class', 'not complete')}: {getattr(first, 'message', first)}")
-    return {"prefix_steps": instances, "prefix_distinct_steps": len(steps), "prefix_lean_processes": asker.processes}
+    return {**counts, "prefix_distinct_steps": done.distinct, "prefix_from_store": done.from_store,
+            "prefix_asked": done.asked, "prefix_lean_processes": done.lean_processes,
+            "prefix_checker": done.checker, "prefix_store": str(store)}
+
+
+def prefix_checker(manifest: dict) -> str:
+    """The checker that certifies the prefixes' steps: the one that certified the dataset (its
+    manifest's ``checker``; the elaborator when absent), so that the dataset's own certificates
+    in the store serve the prefixes' steps they share."""
+    return "kernel" if str(manifest.get("checker", "elaborator")).startswith("kernel:") else "elaborator"
 
 
 def audit_solutions(problems: list[Problem], results: list[ProblemResult], kernel: Kernel) -> dict:
@@ -203,7 +205,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
     device = prove_device(config.device)
     try:
         manifest = read_manifest(config.data)
-        domain = domain_of(manifest, str(Path(config.data) / "manifest.json"))
+        domain = domain_of(manifest, str(manifest_path(config.data)))
     except DatasetError as e:
         raise ProveError(f"dataset {config.data}: {e}") from None
     if config.searcher == "imagination" and imagination is None:
@@ -236,7 +238,8 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
     with staged_files(out) as staging:
         try:
             kernel = open_kernel(domain.atom_names, config.kernel, budget=config.budget_calls)
-            prefix_counts = certify_prefixes(problems, kernel, config.jobs, progress)
+            prefix_counts = certify_prefixes(problems, kernel, config.store or default_store(),
+                                             prefix_checker(manifest), config.jobs, progress)
             search = SearchConfig(config.searcher, config.budget_calls, config.seed, domain.rules, domain.size_bound,
                                   config.max_expansions, domain.positions)
             searched = time.perf_counter()

@@ -184,6 +184,81 @@ def test_an_imagination_that_sees_the_goal_everywhere_solves_nothing_far_away(le
     assert all(r.calls == r.claims == r.claims_rejected == 3 for r in results)
 
 
+# -- prefixes: certified by the one certification path, into its store ----------------------
+
+def _prefix_counts(lean, core, problems, store, checker="kernel"):
+    from prover.run import certify_prefixes
+
+    return certify_prefixes(problems, Kernel(lean, core, ATOMS, KernelConfig(jobs=2)), store, checker, jobs=2)
+
+
+def test_prefix_steps_certified_once_are_served_from_the_store(lean, core, tmp_path):
+    """The first run asks Lean for every distinct prefix step and records each answer; the second
+    asks nothing and starts no Lean process: every step is served from the store."""
+    from leanbridge.store import CertificateStore
+
+    problems = make_problems(DOMAIN, [1, 2], 3, seed=4, prefix=6)
+    store = tmp_path / "store.sqlite"
+    first = _prefix_counts(lean, core, problems, store)
+    assert first["prefix_steps"] == 6 * len(problems)
+    assert 0 < first["prefix_distinct_steps"] <= first["prefix_steps"]
+    assert first["prefix_asked"] == first["prefix_distinct_steps"] and first["prefix_from_store"] == 0
+    assert first["prefix_lean_processes"] >= 1 and first["prefix_checker"].startswith("kernel:")
+    with CertificateStore(store, core.hash, lean.githash) as opened:
+        assert opened.count() == {"certified": first["prefix_distinct_steps"]}
+    second = _prefix_counts(lean, core, problems, store)
+    assert second["prefix_from_store"] == second["prefix_distinct_steps"] == first["prefix_distinct_steps"]
+    assert second["prefix_asked"] == 0 and second["prefix_lean_processes"] == 0
+    # more problems: only the steps the store lacks go to Lean
+    more = problems + make_problems(DOMAIN, [3], 3, seed=5, prefix=6)
+    third = _prefix_counts(lean, core, more, store)
+    assert third["prefix_from_store"] == first["prefix_distinct_steps"]
+    assert third["prefix_asked"] == third["prefix_distinct_steps"] - third["prefix_from_store"] > 0
+
+
+def test_a_store_of_another_core_library_or_checker_is_not_trusted(lean, core, tmp_path):
+    """A certificate counts only when made by this Lean build, this core library and the same
+    checker: a store filled under another core hash, a row whose key is right but whose core hash is
+    another's, and the elaborator's certificates for the kernel route are each asked again."""
+    import dataclasses
+    import sqlite3
+
+    problems = make_problems(DOMAIN, [2], 3, seed=6, prefix=4)
+    store = tmp_path / "store.sqlite"
+    other = dataclasses.replace(core, hash="f" * 64)  # the same olean, claimed as another library
+    made = _prefix_counts(lean, other, problems, store)
+    assert made["prefix_asked"] == made["prefix_distinct_steps"] > 0
+    again = _prefix_counts(lean, core, problems, store)
+    assert again["prefix_from_store"] == 0 and again["prefix_asked"] == again["prefix_distinct_steps"]
+    # forge: this core library's keys, another core library's rows
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE certificates SET core_hash = ? WHERE core_hash = ?", ("e" * 64, core.hash))
+    forged = _prefix_counts(lean, core, problems, store)
+    assert forged["prefix_from_store"] == 0 and forged["prefix_asked"] == forged["prefix_distinct_steps"]
+    assert _prefix_counts(lean, core, problems, store)["prefix_asked"] == 0  # Lean's new answers count
+    elaborated = _prefix_counts(lean, core, problems, store, checker="elaborator")
+    assert elaborated["prefix_from_store"] == 0 and elaborated["prefix_checker"] == "elaborator"
+    assert _prefix_counts(lean, core, problems, store, checker="elaborator")["prefix_asked"] == 0
+
+
+def test_a_datasets_certificates_serve_the_prefix_steps_it_holds(dataset, lean, core):
+    """The prefixes' statements and keys are certify's: the dataset's own steps, replayed as
+    prefixes, are served by the store the dataset was certified into, Lean asked nothing."""
+    from prover.problems import Problem
+
+    records = [json.loads(line) for line in (dataset / "train.jsonl").read_text().splitlines()]
+    problems = []
+    for n, r in enumerate(records):
+        start, events = tree(r["start"]), tuple(Event.parse(e) for e in r["events"])
+        end = start
+        for event in events:
+            end = apply(end, event)
+        problems.append(Problem(f"d{n}", 0, end, end, start, events))
+    counts = _prefix_counts(lean, core, problems, dataset.parent / "store.sqlite")
+    assert counts["prefix_distinct_steps"] > 0 and counts["prefix_asked"] == 0
+    assert counts["prefix_from_store"] == counts["prefix_distinct_steps"]
+
+
 # -- the command ----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -297,6 +372,28 @@ def tracker_run(dataset, tmp_path_factory):
     train(TrainConfig(data=str(dataset), objective="combo", steps=3, batch_chains=2, width=16), run,
           show_progress=False, eval_config=EvalConfig(pair_lengths=(2,), max_chains=2))
     return run
+
+
+def test_prove_reports_prefix_steps_asked_and_served_from_the_store(dataset, tracker_run, tmp_path):
+    """Through the command: the prefixes' certificates go into --store; a second run is served
+    from it (no Lean process for them), and the search's own kernel calls and results are the same."""
+    store = tmp_path / "store.sqlite"
+    reports, rows = [], []
+    for n in range(2):
+        out = tmp_path / f"out{n}"
+        code, output = invoke(["--data", dataset, "--tracker", tracker_run, "--prefix", 5, "--problems", 2,
+                               "--distances", "1,2", "--budget-calls", 2, "--store", store, "--out", out,
+                               "--jobs", 2, "--device", "cpu"])
+        assert code == 0, output
+        reports.append(json.loads((out / "report.json").read_text()))
+        rows.append((out / "results.jsonl").read_text())
+    first, second = reports
+    assert first["prefix_steps"] == 5 * 4 and first["prefix_store"] == str(store)
+    assert first["prefix_asked"] == first["prefix_distinct_steps"] > 0 and first["prefix_from_store"] == 0
+    assert second["prefix_asked"] == 0 and second["prefix_lean_processes"] == 0
+    assert second["prefix_from_store"] == first["prefix_distinct_steps"]
+    assert first["prefix_checker"] == json.loads((dataset / "manifest.json").read_text())["checker"]
+    assert rows[0] == rows[1] and first["kernel_calls"] == second["kernel_calls"]
 
 
 def test_tracker_imagination_reads_histories_as_the_model_does(dataset, tracker_run):
