@@ -3,7 +3,6 @@ goal, and the events taken since the start), the probability that Lean accepts e
 event next."""
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -63,7 +62,7 @@ def load_oracle(run: Path, data: Path, device: torch.device | str = "cpu") -> Ve
         raise OracleUnavailable(f"oracle {run}: no such run directory; train one with "
                                 f"`train-oracle --objective combo --out {run}`")
     try:
-        oracle = _trained_oracle(TrainedOracle, run, device)
+        oracle = TrainedOracle(run, device)
         manifest = read_manifest(data)
     except (CheckpointError, DatasetError, KeyError, ValueError) as e:
         raise OracleUnavailable(f"oracle {run}: {e}") from None
@@ -71,18 +70,6 @@ def load_oracle(run: Path, data: Path, device: torch.device | str = "cpu") -> Ve
     if elsewhere is not None:
         raise OracleUnavailable(f"oracle {run} was trained on another dataset ({elsewhere}), not {data}")
     return oracle
-
-
-def _trained_oracle(kind: type, run: Path, device: torch.device | str):
-    """``oracle.scorer.TrainedOracle`` of ``run`` on ``device``. A scorer that takes no device
-    reads on the CPU only: any other device is refused, never silently ignored."""
-    import torch
-
-    if "device" in inspect.signature(kind).parameters:
-        return kind(run, device=device)
-    if torch.device(device).type != "cpu":
-        raise OracleUnavailable(f"oracle {run}: this oracle package scores on the CPU only; use --device cpu")
-    return kind(run)
 
 
 def load_planner(run: Path, data: Path, device: torch.device | str = "cpu"):

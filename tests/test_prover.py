@@ -333,24 +333,23 @@ def test_the_device_goes_into_the_report(dataset, tracker_run, tmp_path):
     assert report["imagination"]["device"] == "cpu"
 
 
-def test_the_oracle_is_loaded_on_the_device_or_refused():
-    """The oracle's scorer gets the device when it takes one; one that takes none reads on the CPU
-    only, and any other device is refused rather than ignored."""
-    from prover.verdict_oracle import OracleUnavailable, _trained_oracle
+def test_the_oracle_scorer_is_loaded_on_the_device(dataset, tmp_path, monkeypatch):
+    """load_oracle and load_planner hand the resolved device to the oracle's scorer."""
+    import oracle.scorer
+    from chains.dataset import dataset_id, read_manifest
+    from prover.verdict_oracle import load_oracle
 
-    class WithDevice:
+    seen = []
+
+    class Scorer:
         def __init__(self, run, device="cpu"):
-            self.run, self.device = run, device
+            seen.append(device)
+            self.identity = {"dataset": {"dataset_id": dataset_id(read_manifest(dataset))}}
 
-    class CpuOnly:
-        def __init__(self, run):
-            self.run = run
-
-    assert _trained_oracle(WithDevice, "r", torch.device("cpu")).device == torch.device("cpu")
-    assert _trained_oracle(WithDevice, "r", "cuda:3").device == "cuda:3"
-    assert _trained_oracle(CpuOnly, "r", torch.device("cpu")).run == "r"
-    with pytest.raises(OracleUnavailable, match="CPU only"):
-        _trained_oracle(CpuOnly, "r", torch.device("cuda"))
+    monkeypatch.setattr(oracle.scorer, "TrainedOracle", Scorer)
+    (tmp_path / "run").mkdir()
+    load_oracle(tmp_path / "run", dataset, torch.device("cpu"))
+    assert seen == [torch.device("cpu")]
 
 
 def test_a_tracker_trained_on_another_dataset_is_refused(dataset, tmp_path):
