@@ -8,6 +8,9 @@ certificate store. A task whose worker dies is retried by Ray on another worker 
 arrive once, whichever attempt gives them); its Lean dies with the worker (see
 ``leanbridge.runner.lean_process``). Ray is imported only here, and this module only when a
 cluster is asked for.
+
+``connect``, ``ClusterError`` and ``TASK_RETRIES`` are also those of the tracker's runs on a
+cluster (``tracker.cluster``): one way to join a cluster and one error for a cluster's faults.
 """
 from __future__ import annotations
 
@@ -23,14 +26,15 @@ from leanbridge import kernel
 from leanbridge.asker import AskConfig, BatchResult, Items, QuestionFailed, answer_batch
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
-from leanbridge.errors import LeanBridgeError
+from leanbridge.errors import LeanBridgeError, shown
 from leanbridge.runner import LeanLimits, LeanRunError
 
 TASK_RETRIES = 3  # reruns of a task whose worker or node died
 
 
 class ClusterError(LeanBridgeError):
-    """The cluster cannot be reached, or a node answered with another Lean, core library or kcheck."""
+    """The cluster cannot be reached, work sent to it failed there (the message names the task or
+    run and why), or a node answered with another Lean, core library or kcheck."""
 
 
 @dataclass(frozen=True)
@@ -72,13 +76,15 @@ def answer_on_node(atoms: tuple[str, ...], config: AskConfig, items: Items) -> N
 
 
 def connect(address: str) -> None:
-    """Join the Ray cluster at ``address`` (``auto``: the one running on this machine), once."""
+    """Join the Ray cluster at ``address`` (``auto``: the one running on this machine), once per
+    process (a process already joined stays on its cluster); ClusterError in one line when there
+    is none to join."""
     if ray.is_initialized():
         return
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ClusterError(f"cannot reach a Ray cluster at {address!r}: {e}") from e
+        raise ClusterError(f"cannot reach a Ray cluster at {address!r}: {shown(str(e), 300)}") from e
 
 
 class RayExecutor:

@@ -18,24 +18,11 @@ from collections.abc import Hashable, Iterator, Mapping
 import ray
 import torch
 
+# Joining the cluster, its error (the drivers catch it from here) and the retries are the
+# certification's: one way to reach a cluster for the whole package.
+from leanbridge.cluster import TASK_RETRIES, ClusterError, connect  # noqa: F401
 from tracker.device import resolve_device
 from tracker.grid import RunSpec, run_spec
-
-TASK_RETRIES = 3  # reruns of a task whose worker or node died
-
-
-class ClusterError(RuntimeError):
-    """The cluster cannot be reached, or a run failed on it (the message names the run and why)."""
-
-
-def connect(address: str) -> None:
-    """Join the Ray cluster at ``address`` (``auto``: the one running on this machine), once."""
-    if ray.is_initialized():
-        return
-    try:
-        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ClusterError(f"cannot reach a Ray cluster at {address!r}: {' '.join(str(e).split())}") from e
 
 
 def train_on_node(spec: RunSpec, device: str, cwd: str) -> dict:
