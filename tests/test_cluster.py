@@ -2,7 +2,6 @@
 (about 35 s together on this 2-core machine at a light load, 2.5 minutes at load 12;
 ``make test-cluster`` runs them alone)."""
 import dataclasses
-import json
 import os
 import signal
 import sqlite3
@@ -10,46 +9,22 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 
 ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster  # noqa: E402
 
 from chains.dataset import DatasetSpec  # noqa: E402
+from chains.manifest import MANIFEST, read_manifest  # noqa: E402
 from chains.space import Domain  # noqa: E402
 from leanbridge.asker import AskConfig  # noqa: E402
 from leanbridge.certify import certify_dataset  # noqa: E402
 from leanbridge.cluster import ClusterError  # noqa: E402
 from leanbridge.corelib import CORE_ENV, core_source  # noqa: E402
 
-RUN_MARK = "EXACT_STATE_CLUSTER_TEST"  # in the environment of the cluster's workers and their Lean
-NODE = {"num_cpus": 1, "object_store_memory": 80 * 1024 * 1024, "include_dashboard": False}
 SMALL = DatasetSpec(Domain(4, 1), chains=60, test_lengths=(8, 32), test_chains=12)
-
-
-def start_cluster(marker: str) -> Cluster:
-    """A head and a second node, each one CPU, started from this process's environment."""
-    os.environ[RUN_MARK] = marker
-    try:
-        cluster = Cluster(initialize_head=True, head_node_args=NODE)
-        cluster.add_node(**{k: v for k, v in NODE.items() if k != "include_dashboard"})
-        cluster.wait_for_nodes()
-    finally:
-        del os.environ[RUN_MARK]
-    return cluster
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    marker = uuid.uuid4().hex
-    cluster = start_cluster(marker)
-    cluster.marker = marker
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
+# The cluster (a head and a second node, one CPU each) is conftest's ``cluster`` fixture.
 
 
 @pytest.fixture(scope="module")
@@ -59,33 +34,17 @@ def local(tmp_path_factory):
     return out
 
 
-def marked_processes(marker: str) -> dict[int, str]:
-    """pid -> command line of every process whose environment carries ``marker``."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            env = (entry / "environ").read_bytes()
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if f"{RUN_MARK}={marker}".encode() in env.split(b"\0"):
-            found[int(entry.name)] = cmd
-    return found
-
-
-def lean_processes(marker: str) -> dict[int, str]:
-    return {pid: cmd for pid, cmd in marked_processes(marker).items() if "Check.lean" in cmd}
+def lean_processes(cluster) -> dict[int, str]:
+    return {pid: cmd for pid, cmd in cluster.processes().items() if "Check.lean" in cmd}
 
 
 def same_dataset(a: Path, b: Path) -> None:
     names = sorted(p.name for p in a.iterdir())
     assert names == sorted(p.name for p in b.iterdir())
     for name in names:
-        if name != "manifest.json":
+        if name != MANIFEST:
             assert (a / name).read_bytes() == (b / name).read_bytes(), name
-    ma, mb = (json.loads((d / "manifest.json").read_text()) for d in (a, b))
+    ma, mb = (read_manifest(d) for d in (a, b))
     varying = {"seconds", "phase_seconds", "store", "lean_processes", "kernel_checked"}
     assert {k: v for k, v in ma.items() if k not in varying} == {k: v for k, v in mb.items() if k not in varying}
 
@@ -120,9 +79,9 @@ def test_a_worker_killed_mid_run_loses_nothing_counts_nothing_twice_and_leaves_n
     killed_lean: dict[int, str] = {}
     deadline = time.time() + 120
     while not killed_lean and time.time() < deadline and thread.is_alive():
-        for pid, cmd in lean_processes(cluster.marker).items():
-            worker = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            if "ray::" in Path(f"/proc/{worker}/cmdline").read_bytes().decode(errors="replace"):
+        for pid, cmd in lean_processes(cluster).items():
+            worker = cluster.worker_of(pid)
+            if worker is not None:
                 os.kill(worker, signal.SIGKILL)  # the Ray worker running this Lean, mid-task
                 killed_lean[pid] = cmd
                 break
@@ -138,26 +97,18 @@ def test_a_worker_killed_mid_run_loses_nothing_counts_nothing_twice_and_leaves_n
     assert manifest["kernel_checked"] == distinct and manifest["failed"] == 0
     same_dataset(out, local)
     time.sleep(0.5)  # the kernel delivers the parent-death signal asynchronously
-    assert not lean_processes(cluster.marker), "a Lean process outlived its Ray worker"
+    assert not lean_processes(cluster), "a Lean process outlived its Ray worker"
 
 
-def test_a_node_with_another_core_library_is_refused_by_name(tmp_path):
+def test_a_node_with_another_core_library_is_refused_by_name(new_cluster, tmp_path):
     other = tmp_path / "Core.lean"
     other.write_text(core_source().read_text() + "\n-- another core library\n")
     ray.shutdown()  # leave the module's cluster; a test using it afterwards joins it again
-    os.environ[CORE_ENV] = str(other)
-    try:
-        one = Cluster(initialize_head=True, head_node_args=NODE)
-    finally:
-        del os.environ[CORE_ENV]
-    try:
-        with pytest.raises(ClusterError, match=r"node .* answered with Lean .* and core"):
-            certify_dataset(DatasetSpec(Domain(3, 1), chains=4, test_lengths=(4,), test_chains=2),
-                            tmp_path / "d", tmp_path / "store.sqlite", AskConfig(cluster=one.address))
-        assert not (tmp_path / "d").exists()
-    finally:
-        ray.shutdown()
-        one.shutdown()
+    one = new_cluster(1, {CORE_ENV: str(other)})
+    with pytest.raises(ClusterError, match=r"node .* answered with Lean .* and core"):
+        certify_dataset(DatasetSpec(Domain(3, 1), chains=4, test_lengths=(4,), test_chains=2),
+                        tmp_path / "d", tmp_path / "store.sqlite", AskConfig(cluster=one.address))
+    assert not (tmp_path / "d").exists()
 
 
 def test_a_node_with_another_kcheck_is_refused_by_name(lean, core):

@@ -1,6 +1,7 @@
 """A grid of runs (benchmarks/grid.py) on a two-node Ray cluster started on this machine: the same
-reports as the local driver, and a run whose worker is killed mid-run resumes from its checkpoint
-to the bits of an uninterrupted run (CPU, one thread). Without --cluster Ray is never imported."""
+reports as the local driver, and a run whose worker, or whose whole node, is killed mid-run
+resumes from its checkpoint to the bits of an uninterrupted run (CPU, one thread). Without
+--cluster Ray is never imported."""
 import importlib.util
 import json
 import os
@@ -9,7 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -65,19 +65,6 @@ def local_grid(tiny, tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    ray = pytest.importorskip("ray")
-    from test_cluster import start_cluster  # the certification tests' two one-CPU nodes
-
-    marker = uuid.uuid4().hex
-    cluster = start_cluster(marker)
-    cluster.marker = marker
-    yield cluster
-    ray.shutdown()
-    cluster.shutdown()
-
-
 def test_a_grid_on_a_two_node_cluster_gives_the_local_driver_s_reports(cluster, tiny, local_grid, tmp_path):
     out = tmp_path / "grid.json"
     result = CliRunner().invoke(grid.main, grid_args(tiny, tmp_path / "runs", out) + ["--cluster", cluster.address])
@@ -91,11 +78,24 @@ def test_a_grid_on_a_two_node_cluster_gives_the_local_driver_s_reports(cluster, 
     assert again.exit_code == 0 and "to the cluster" not in again.output, again.output
 
 
-def worker_running_a_run(marker: str) -> int | None:
+def worker_running_a_run(cluster) -> int | None:
     """The pid of the cluster's worker process executing a grid run, if one is."""
-    from test_cluster import marked_processes
+    return next((pid for pid, cmd in cluster.processes().items() if "ray::train_on_node" in cmd), None)
 
-    return next((pid for pid, cmd in marked_processes(marker).items() if "ray::train_on_node" in cmd), None)
+
+def same_bits_as_the_uninterrupted_run(run: Path, local_grid: Path) -> None:
+    """The run resumed from a checkpoint of its first attempt and ended with the weights and the
+    report (timings and the resumption aside) of the local driver's run, which never stopped."""
+    report = json.loads((run / "report.json").read_text())
+    assert report["resumed_from_step"] in (10, 20, 30), report["resumed_from_step"]
+    straight = torch.load(local_grid / "runs" / "combo-s0" / "checkpoint.pt", weights_only=False)
+    resumed = torch.load(run / "checkpoint.pt", weights_only=False)
+    assert resumed["step"] == straight["step"] == STEPS
+    for part in ("model", "nextlat_head"):
+        assert all(torch.equal(straight[part][k], resumed[part][k]) for k in straight[part]), part
+    local = json.loads((local_grid / "grid.json").read_text())["runs"][0]
+    assert {k: v for k, v in untimed(report).items() if k != "resumed_from_step"} == \
+        {k: v for k, v in untimed(local).items() if k not in ("resumed_from_step", "arm")}
 
 
 def test_a_worker_killed_mid_run_resumes_from_its_checkpoint_to_the_same_bits(cluster, tiny, local_grid, tmp_path):
@@ -112,7 +112,7 @@ def test_a_worker_killed_mid_run_resumes_from_its_checkpoint_to_the_same_bits(cl
     killed_at = None
     deadline = time.time() + 120
     while killed_at is None and thread.is_alive() and time.time() < deadline:
-        worker = worker_running_a_run(cluster.marker)
+        worker = worker_running_a_run(cluster)
         if worker is not None and (run / "checkpoint.pt").is_file() and not (run / "report.json").exists():
             os.kill(worker, signal.SIGKILL)  # mid-run, after its first checkpoint
             killed_at = time.time()
@@ -120,16 +120,61 @@ def test_a_worker_killed_mid_run_resumes_from_its_checkpoint_to_the_same_bits(cl
     thread.join(timeout=180)
     assert killed_at is not None, "no worker was caught mid-run"
     assert result["cli"].exit_code == 0, result["cli"].output
-    report = json.loads((run / "report.json").read_text())
-    assert report["resumed_from_step"] in (10, 20, 30), report["resumed_from_step"]
-    straight = torch.load(local_grid / "runs" / "combo-s0" / "checkpoint.pt", weights_only=False)
-    resumed = torch.load(run / "checkpoint.pt", weights_only=False)
-    assert resumed["step"] == straight["step"] == STEPS
-    for part in ("model", "nextlat_head"):
-        assert all(torch.equal(straight[part][k], resumed[part][k]) for k in straight[part]), part
-    local = json.loads((local_grid / "grid.json").read_text())["runs"][0]
-    assert {k: v for k, v in untimed(report).items() if k != "resumed_from_step"} == \
-        {k: v for k, v in untimed(local).items() if k not in ("resumed_from_step", "arm")}
+    same_bits_as_the_uninterrupted_run(run, local_grid)
+
+
+def test_a_node_killed_mid_run_resumes_on_the_head_from_its_checkpoint_to_the_same_bits(cluster, tiny, local_grid,
+                                                                                        tmp_path):
+    # A third node joins for this test and the run is made to land there: every CPU of the
+    # head and the second node is held by an idle actor. Once the run has written a checkpoint
+    # the third node dies whole (raylet, workers and all, no chance to shut down), the head's
+    # CPU is let go, and Ray's retry of the task can only run on the head, from the checkpoint
+    # on the storage both nodes share.
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from leanbridge.cluster import connect
+
+    connect(cluster.address)
+    head, second = cluster.nodes[:2]
+    doomed = cluster.add_node()
+
+    @ray.remote(num_cpus=1)
+    class Hold:
+        def ready(self) -> bool:
+            return True
+
+    holds = {node.node_id: Hold.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False))
+             .remote() for node in (head, second)}
+    runs, out = tmp_path / "runs", tmp_path / "grid.json"
+    run = runs / "combo-s0"
+    result: dict = {}
+
+    def drive() -> None:
+        result["cli"] = CliRunner().invoke(grid.main, grid_args(tiny, runs, out, arms=("combo",), seeds="0")
+                                           + ["--cluster", cluster.address])
+
+    try:
+        ray.get([hold.ready.remote() for hold in holds.values()])
+        thread = threading.Thread(target=drive)
+        thread.start()
+        killed: set[int] = set()
+        deadline = time.time() + 120
+        while not killed and thread.is_alive() and time.time() < deadline:
+            worker = worker_running_a_run(cluster)
+            if worker is not None and (run / "checkpoint.pt").is_file() and not (run / "report.json").exists():
+                assert worker in cluster.node_processes(doomed), "the run is not on the node to be killed"
+                killed = cluster.kill_node(doomed)  # mid-run, after its first checkpoint
+                ray.kill(holds.pop(head.node_id))  # the head's CPU, for the retry
+            time.sleep(0.01)
+        thread.join(timeout=180)
+    finally:
+        for hold in holds.values():
+            ray.kill(hold)
+    assert killed, "the run was not caught mid-run on the third node"
+    assert result["cli"].exit_code == 0, result["cli"].output
+    same_bits_as_the_uninterrupted_run(run, local_grid)
+    assert not killed & set(cluster.processes()), "a process of the killed node survived it"
 
 
 def test_without_a_cluster_ray_is_never_imported(tiny, tmp_path):
