@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from benchmarks.batch import write_results  # noqa: E402
 from chains.dataset import DatasetError  # noqa: E402
+from chains.manifest import domain_of, manifest_path, read_manifest  # noqa: E402
 from chains.rules import Event, apply  # noqa: E402
 from chains.space import Domain  # noqa: E402
 from chains.trees import Tree, parse_polish  # noqa: E402
@@ -104,8 +105,7 @@ def complete_diagnosis(run: Path, data: Path | None, lengths: tuple[int, ...]) -
     trainer.load(blob)
     model = trainer.model.eval()
     validation = load_probe_dataset(source)
-    manifest = json.loads((source / "manifest.json").read_text())
-    domain = Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
+    domain = domain_of(read_manifest(source), str(manifest_path(source)))
     distances: dict[str, list[torch.Tensor]] = {g: [] for g in GROUPS}
     with reading(model, validation):
         for length in lengths:
