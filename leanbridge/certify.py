@@ -31,7 +31,7 @@ from chains.manifest import ELABORATOR, Manifest, load_manifest, manifest_path
 from chains.probes import PROBE_KINDS, SEED_ACCEPTED, ProbeSampler, probe_rng
 from chains.rules import Event, apply
 from chains.sampling import Walk, sample_split, split_rng
-from chains.space import StateSpace, domain_size
+from chains.space import Domain, StateSpace, domain_size
 from chains.trees import Tree, polish
 from leanbridge import kernel
 from leanbridge.asker import AskConfig, Asker, QuestionFailed
@@ -571,9 +571,58 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
                    checker: str | None = None) -> dict:
     """Re-check a dataset from scratch; raise DatasetError naming the first failure. The
     statements go to ``checker`` (``AskConfig.checker``'s values), by default the one the
-    manifest names; certificate ids are always those of the manifest's checker."""
+    manifest names; certificate ids are always those of the manifest's checker.
+
+    Four steps, each failing before the next begins: read (the manifest, this Lean and its
+    checker, then every chain replayed in Python against the manifest's counts), re-check (every
+    distinct statement and probe asked of Lean, with a store of its own), judge (Lean's verdicts
+    and the files against what the dataset says) and report."""
     started = time.perf_counter()
     directory = Path(directory)
+    opened = _open_for_verify(directory, bridge, checker)
+    replayed = _replay_dataset(directory, opened, progress)
+    rechecked = _recheck(opened, replayed, progress)
+    _judge(directory, opened, replayed)
+    return _verify_report(directory, opened, replayed, rechecked, started)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Opened:
+    """A dataset's manifest, and the Lean, core library and checker that are to re-check it."""
+
+    manifest: Manifest
+    where: str  # how messages name the manifest
+    domain: Domain
+    lean: LeanInstall
+    core: CoreLibrary
+    bridge: AskConfig  # its checker: the one asked for, else the manifest's
+    manifest_checker: str  # "elaborator" or "kernel": the route the manifest names
+
+
+@dataclasses.dataclass
+class _Replayed:
+    """What the chains hold, replayed in Python: the distinct statements, the probes to ask."""
+
+    statements: _Statements
+    book: ProbeBook
+    probe_uses: list[tuple[int, Tree, str, str]]  # (probe, goal, the dataset's verdict, where)
+    probe_counts: dict[str, Counter[str]]  # the dataset's verdicts by probe kind
+    steps: int = 0
+    equivalences: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rechecked:
+    """Lean's work on a dataset's statements and probes, all accepted as the dataset says."""
+
+    kernel_checked: int  # statements sent to Lean
+    probes_checked: int  # distinct probes sent to Lean
+    lean_processes: int
+
+
+def _open_for_verify(directory: Path, bridge: AskConfig, checker: str | None) -> _Opened:
+    """Read: the manifest, its domain, this machine's Lean and core library (the ones it was
+    certified with) and the checker to use (a kcheck other than this package's is refused)."""
     manifest = load_manifest(directory)
     where_manifest = str(manifest_path(directory))
     domain = manifest.domain(where_manifest)
@@ -596,44 +645,49 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
     bridge = dataclasses.replace(bridge, checker=checker or manifest_checker)
     if bridge.checker == "kernel":
         kernel.prepare(lean, core, bridge.limits)
-    statements = _Statements(core, lean, domain.atom_names, certified_by)
-    bound = domain.size_bound
-    steps = equivalences = 0
+    return _Opened(manifest, where_manifest, domain, lean, core, bridge, manifest_checker)
+
+
+def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Replayed:
+    """Read, then replay: every listed file's chains and partners, each event applied in Python
+    and each certificate id compared with its statement's (ids are the manifest's checker's);
+    the files' chain counts and the totals of steps and equivalences against the manifest."""
+    domain, bound, manifest = opened.domain, opened.domain.size_bound, opened.manifest
+    replayed = _Replayed(_Statements(opened.core, opened.lean, domain.atom_names, manifest.checker),
+                         ProbeBook(opened.lean, opened.core, domain.atom_names), [],
+                         {kind: Counter() for kind in PROBE_KINDS})
+    statements = replayed.statements
     expected_files = manifest.files  # a plain name, a chain count and a sha256 each (check_manifest)
 
     # (tree, event) -> (the tree after it, its statement's certificate id): the chains repeat a
     # few thousand distinct steps millions of times, each worked out once
-    replayed: dict[tuple[Tree, Event], tuple[Tree, str]] = {}
+    known: dict[tuple[Tree, Event], tuple[Tree, str]] = {}
 
     def replay(history, where: str) -> None:
-        nonlocal steps
         tree = history.start
         for k, (event, cert) in enumerate(zip(history.events, history.certs)):
-            done = replayed.get((tree, event))
+            done = known.get((tree, event))
             if done is None:
                 here = f"{where} step {k}"
                 result = apply(tree, event, bound)
                 if result is None:
                     raise DatasetError(f"{here}: event {event} does not apply")
-                done = replayed[(tree, event)] = (result, _cert_id(statements.step(tree, tree, event, lambda: here)))
+                done = known[(tree, event)] = (result, _cert_id(statements.step(tree, tree, event, lambda: here)))
             if done[1] != cert:
                 raise DatasetError(f"{where} step {k}: certificate id {cert} is not the id of this step's statement")
             tree = done[0]
         if tree != history.end:
             raise DatasetError(f"{where}: the stored end tree does not follow from its events")
-        steps += len(history.events)
-
-    book = ProbeBook(lean, core, domain.atom_names)
-    probe_uses: list[tuple[int, Tree, str, str]] = []  # (probe, goal, the dataset's verdict, where)
-    probe_counts: dict[str, Counter[str]] = {kind: Counter() for kind in PROBE_KINDS}
+        replayed.steps += len(history.events)
 
     def collect_probes(record, where: str) -> None:
         tree = record.start
         for t, (event, probes) in enumerate(zip(record.events, record.probes)):
             for j, probe in enumerate(probes):
                 here = f"{where} step {t} probe {j} ({probe.kind} {probe.event})"
-                probe_uses.append((book.add(tree, tree, probe.event, lambda: here), record.end, probe.verdict, here))
-                probe_counts[probe.kind][probe.verdict] += 1
+                replayed.probe_uses.append((replayed.book.add(tree, tree, probe.event, lambda: here), record.end,
+                                            probe.verdict, here))
+                replayed.probe_counts[probe.kind][probe.verdict] += 1
             tree = apply(tree, event, bound)
 
     for name in sorted(expected_files):
@@ -652,7 +706,7 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
                 key = statements.equivalence(record.end, mate.end, lambda: f"{mate_where} equivalence")
                 if _cert_id(key) != mate.equivalence:
                     raise DatasetError(f"{mate_where}: equivalence id {mate.equivalence} is not this pair's")
-                equivalences += 1
+                replayed.equivalences += 1
             if record.probes is not None:
                 collect_probes(record, where)
             count += 1
@@ -660,38 +714,58 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
         if count != expected_files[name].get("chains"):
             raise DatasetError(f"{path}: {count} chains, the manifest says {expected_files[name].get('chains')}")
 
-    for field, value in (("steps", steps), ("equivalences", equivalences)):
+    for field, value in (("steps", replayed.steps), ("equivalences", replayed.equivalences)):
         if getattr(manifest, field) != value:
-            raise DatasetError(f"{where_manifest}: {field} is {getattr(manifest, field)}, the files hold {value}")
+            raise DatasetError(f"{opened.where}: {field} is {getattr(manifest, field)}, the files hold {value}")
+    return replayed
 
-    with CertificateStore(":memory:", core.hash, lean.githash) as fresh:
-        checked, rejected, processes = _check_all(statements, fresh, bridge, progress)
+
+def _recheck(opened: _Opened, replayed: _Replayed, progress: Progress) -> _Rechecked:
+    """Re-check: every distinct statement, then every distinct probe, asked of Lean with a fresh
+    in-memory store (nothing stored is trusted); a rejected statement, or a probe on which Lean
+    and Python's rules disagree, is the dataset's failure."""
+    with CertificateStore(":memory:", opened.core.hash, opened.lean.githash) as fresh:
+        checked, rejected, processes = _check_all(replayed.statements, fresh, opened.bridge, progress)
         if rejected:
-            raise DatasetError(_first_failure(statements, rejected))
+            raise DatasetError(_first_failure(replayed.statements, rejected))
         probes_checked = 0
-        if probe_uses:
+        if replayed.probe_uses:
             try:
-                probes_checked, probe_processes = book.ask(fresh, bridge, progress)
+                probes_checked, probe_processes = replayed.book.ask(fresh, opened.bridge, progress)
             except RefereeDisagreement as e:
                 raise DatasetError(str(e)) from None
             processes += probe_processes
-    for index, goal, said, where in probe_uses:
-        verdict = book.verdict(index, goal)
+    return _Rechecked(checked, probes_checked, processes)
+
+
+def _judge(directory: Path, opened: _Opened, replayed: _Replayed) -> None:
+    """Judge: each probe's recorded verdict against Lean's, the verdicts by kind against the
+    manifest's probe summary, and each file against the manifest's hash (an edit that left the
+    chains valid still fails here)."""
+    for index, goal, said, where in replayed.probe_uses:
+        verdict = replayed.book.verdict(index, goal)
         if verdict != said:
             raise DatasetError(f"{where}: the dataset says {said}, Lean says {verdict}")
+    manifest = opened.manifest
     expected_probes = manifest.probes.get("by_kind", {}) if manifest.probes is not None else {}
-    found_probes = {kind: dict(sorted(c.items())) for kind, c in probe_counts.items()} if probe_uses else {}
+    found_probes = ({kind: dict(sorted(c.items())) for kind, c in replayed.probe_counts.items()}
+                    if replayed.probe_uses else {})
     if expected_probes != found_probes:
         kind = next(k for k in sorted(set(expected_probes) | set(found_probes))
                     if expected_probes.get(k) != found_probes.get(k))
-        raise DatasetError(f"{where_manifest}: {kind} probes by verdict are {expected_probes.get(kind)}, "
+        raise DatasetError(f"{opened.where}: {kind} probes by verdict are {expected_probes.get(kind)}, "
                            f"the files hold {found_probes.get(kind)}")
-    for name, meta in sorted(expected_files.items()):
+    for name, meta in sorted(manifest.files.items()):
         if file_sha256(directory / name) != meta.get("sha256"):
             raise DatasetError(f"{directory / name}: contents differ from the manifest's hash (edited after certification)")
-    return {"dataset": str(directory), "steps": steps, "equivalences": equivalences,
-            "distinct_statements": len(statements.by_key), "kernel_checked": checked, "failed": 0,
-            "probes": len(probe_uses), "distinct_probes": probes_checked,
-            "lean_processes": processes, "seconds": round(time.perf_counter() - started, 3),
-            "lean": lean.describe(), "core_hash": core.hash, "checker": bridge.checker,
-            "manifest_checker": manifest_checker}
+
+
+def _verify_report(directory: Path, opened: _Opened, replayed: _Replayed, rechecked: _Rechecked,
+                   started: float) -> dict:
+    """Report: what was replayed and re-checked, by which Lean and checker, in how long."""
+    return {"dataset": str(directory), "steps": replayed.steps, "equivalences": replayed.equivalences,
+            "distinct_statements": len(replayed.statements.by_key), "kernel_checked": rechecked.kernel_checked,
+            "failed": 0, "probes": len(replayed.probe_uses), "distinct_probes": rechecked.probes_checked,
+            "lean_processes": rechecked.lean_processes, "seconds": round(time.perf_counter() - started, 3),
+            "lean": opened.lean.describe(), "core_hash": opened.core.hash, "checker": opened.bridge.checker,
+            "manifest_checker": opened.manifest_checker}
