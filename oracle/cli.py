@@ -15,8 +15,8 @@ from oracle.evaluate import OracleEvalConfig
 from oracle.model import ARCHS
 from oracle.train import OBJECTIVES, OracleConfig, train
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
+from tracker.loop import CheckpointError, TrainingInterrupted
 from tracker.options import run_options, training_options
-from tracker.train import CheckpointError, TrainingInterrupted
 
 D = OracleConfig()  # the defaults shown by --help
 

@@ -21,7 +21,7 @@ from oracle.model import Oracle
 from oracle.train import CHECKPOINT, config_from_checkpoint
 from tracker.data import Vocab
 from tracker.device import resolve_device
-from tracker.train import load_checkpoint
+from tracker.loop import load_checkpoint
 
 
 class TrainedOracle:

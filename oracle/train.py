@@ -10,19 +10,19 @@ against the goal read as a start: one state when Lean said complete, two otherwi
 ``oracle.nerode``). The switch (the fraction of steps NextLat and
 invariance are held at zero, so that they act only once a representation exists) is their
 delays. Batches come from a generator seeded by (seed, step), so a resumed run sees exactly the
-batches the uninterrupted one would have. After training, the threshold of complete-by-
-comparison is chosen on validation chains (``oracle.compare``) and stored with the run.
+batches the uninterrupted one would have. The optimiser's settings, the loop, its checkpoints
+and its stop requests are the tracker's (``tracker.loop``). After training, the threshold of
+complete-by-comparison is chosen on validation chains (``oracle.compare``) and stored with the run.
 """
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from chains.files import staged_files
 from oracle.compare import reading, same_domain
@@ -31,44 +31,34 @@ from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
 from oracle.nerode import completion_term, verdict_metric
 from tracker.data import save_atomic
-from tracker.device import resolve_device, to_cpu
-from tracker.objectives import NextLatHead, invariance, nextlat, schedule
-from tracker.train import (CheckpointError, TrainingInterrupted, descend, load_checkpoint, lr_at, package_version,
-                           stop_requests)
+from tracker.device import resolve_device
+from tracker.loop import (Optimised, check_resumable, descend, load_checkpoint, lr_at, package_version,
+                          settings_from_checkpoint, train_loop)
+from tracker.objectives import NextLatHead, TermsConfig, invariance, nextlat
 
 CHECKPOINT = "checkpoint.pt"
 OBJECTIVES = ("plain", "combo", "nerode")
 
 
 @dataclass(frozen=True)
-class OracleConfig:
+class OracleConfig(TermsConfig):
+    # the settings the tracker shares are TermsConfig's (tracker.objectives): the optimiser's
+    # (tracker.loop.OptimConfig: seed, steps, batch_chains (B chains per step, each with its
+    # probes, and K partners for combo), lr, final_lr_fraction, warmup_steps, weight_decay,
+    # grad_clip, checkpoint_every) and the terms' weights and schedules (mu, invariance_*,
+    # nextlat_*, metric_*: nerode's metric loss on inequivalent pairs, gamma); the oracle's own
+    # defaults of steps and of the metric loss's schedule follow
+    steps: int = 8_000  # optimiser steps: one default run fits 15 minutes on 2 CPU cores (README, "Oracle")
+    metric_delay: float = 0.0  # nerode: fraction of steps with the metric loss held at 0
+    metric_ramp: float = 0.0  # nerode: fraction of steps of its linear ramp
     data: str = "data/tier1-a4"  # certified dataset directory made with certify --probes
     objective: str = "combo"  # plain: verdict CE; combo: + NextLat + invariance on certified partners; nerode: + metric
     arch: str = "recurrence"  # one of oracle.model.ARCHS
     width: int = 128  # slot width C (the seed's 128)
     probe_width: int = 64  # D: width of the probe encoding of the bilinear head
     fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52's closure)
-    seed: int = 0  # model init and batch order
-    steps: int = 8_000  # optimiser steps: one default run fits 15 minutes on 2 CPU cores (README, "Oracle")
-    batch_chains: int = 28  # B chains per step, each with its probes (and K partners for combo)
-    lr: float = 2e-3  # peak AdamW learning rate (the tracker's)
-    final_lr_fraction: float = 0.1  # cosine decay to lr * this
-    warmup_steps: int = 200  # linear learning-rate warm-up
-    weight_decay: float = 0.0  # AdamW weight decay
-    grad_clip: float = 1.0  # global gradient-norm clip
-    mu: float = 1.0  # invariance weight (the seed's mu = 1)
-    invariance_delay: float = 0.2  # fraction of steps with the invariance term held at 0
-    invariance_ramp: float = 0.1  # fraction of steps over which it then ramps linearly to mu
-    nextlat_weight: float = 1.0  # NextLat weight
-    nextlat_delay: float = 0.0  # fraction of steps with NextLat held at 0
-    nextlat_ramp: float = 0.0  # fraction of steps of its linear ramp
-    metric_weight: float = 1.0  # nerode: weight of the metric loss on inequivalent pairs
-    metric_delay: float = 0.0  # nerode: fraction of steps with the metric loss held at 0
-    metric_ramp: float = 0.0  # nerode: fraction of steps of its linear ramp
-    gamma: float = 0.9  # nerode: the metric loss's discount (section 47)
     metric_pairs: int = 256  # nerode: inequivalent pairs of probed states sampled per step
     completion_margin: float = 0.2  # nerode: accepted-not-complete successors kept this far from the goal (0: no term)
-    checkpoint_every: int = 500  # steps between checkpoints (one is also written at the end)
     validation: str = ""  # probe dataset (another seed) whose held-out chains choose the comparison's threshold;
     #                       empty: a sample of the training chains chooses it (recorded as such)
 
@@ -80,12 +70,10 @@ class OracleConfig:
         if self.objective != "plain" and self.arch not in TERMED:
             raise ValueError(f"the {self.arch} arm carries no state for NextLat and invariance to act on; "
                              "train it with --objective plain")
-        if self.steps < 1 or self.batch_chains < 2 or self.width < 8 or self.probe_width < 1 \
-                or self.checkpoint_every < 1 or self.metric_pairs < 1 or self.completion_margin < 0:
-            raise ValueError("steps, checkpoint_every, probe_width, metric_pairs must be >= 1, batch_chains >= 2, "
-                             "width >= 8")
-        if not 0 < self.gamma < 1:
-            raise ValueError(f"gamma must lie in (0, 1), got {self.gamma}")
+        if self.width < 8 or self.probe_width < 1 or self.metric_pairs < 1 or self.completion_margin < 0:
+            # steps, batch and checkpoints: OptimConfig's checks
+            raise ValueError("probe_width and metric_pairs must be >= 1, width >= 8, completion_margin >= 0")
+        super().__post_init__()
 
     @property
     def model(self) -> OracleModelConfig:
@@ -113,7 +101,7 @@ class OracleConfig:
         return out
 
 
-class OracleTrainer:
+class OracleTrainer(Optimised):
     """The arm, the NextLat head and the optimiser, and one step of the chosen objective, on
     ``device`` (the data, the model, every batch and loss, and the step's random generator live there)."""
 
@@ -126,13 +114,7 @@ class OracleTrainer:
         self.model = Oracle(replace(config.model, embedding=data.embedding), data.item_tokens, data.probe_tokens,
                             data.vocab_size, len(data.verdicts)).to(self.device)
         self.nextlat_head = NextLatHead(config.width).to(self.device) if "nextlat" in config.terms else None
-        params = list(self.model.parameters())
-        if self.nextlat_head is not None:
-            params += list(self.nextlat_head.parameters())
-        self.params = params
-        self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
-        self.step = 0
-        self.train_seconds = 0.0
+        self.optimise(config)
         self.comparison: dict | None = None  # the comparison's threshold and where it was chosen, once chosen
 
     def losses(self, batch: ProbeBatch, step: int, generator: torch.Generator | None = None
@@ -144,7 +126,7 @@ class OracleTrainer:
         real = batch.verdicts >= 0
         out = {"verdict": F.cross_entropy(logits[real], batch.verdicts[real])}
         if "metric" in cfg.terms:
-            weight = cfg.metric_weight * schedule(step, cfg.steps, cfg.metric_delay, cfg.metric_ramp)
+            weight = cfg.weight("metric", step)
             views = z[: histories.chains, : r.shape[1]]  # (B, S, C) the probed states in the readout's view
             out["metric"] = weight * verdict_metric(self.model, views, w, batch.probes, batch.verdicts,
                                                     self.data.accepting, cfg.gamma, cfg.metric_pairs, generator)
@@ -158,45 +140,30 @@ class OracleTrainer:
             b, k = histories.chains, histories.partners
             z_end = z[torch.arange(len(z), device=z.device), histories.lengths - 1]  # (H, C)
             chain_end, partner_end = z_end[:b], z_end[b:].view(b, k, -1)
-            w = cfg.mu * schedule(step, cfg.steps, cfg.invariance_delay, cfg.invariance_ramp)
+            w = cfg.weight("invariance", step)
             out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
                                                partner_end.reshape(-1, z.shape[-1]))
         if "nextlat" in cfg.terms:
-            w = cfg.nextlat_weight * schedule(step, cfg.steps, cfg.nextlat_delay, cfg.nextlat_ramp)
+            w = cfg.weight("nextlat", step)
             events = self.model.tracker.embed.pooled(histories.items)  # (H, T, C)
             out["nextlat"] = w * nextlat(self.nextlat_head, z, events, histories.mask)
         return out
 
-    def train_step(self, step: int) -> dict[str, float]:
+    def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
+        """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
         # the step's generator, on the device: the batch and the metric loss's pairs are drawn
         # from it, so a resumed run repeats the straight one
         generator = torch.Generator(device=self.device).manual_seed(self.config.seed * 1_000_003 + step)
         batch = sample_probe_batch(self.data, self.config.batch_chains, bool(self.config.terms), generator)
-        return descend(self.optimizer, self.params, self.losses(batch, step, generator), lr_at(self.config, step),
-                       self.config.grad_clip)
+        return descend(self.optimizer, self.params, self.losses(batch, step, generator),
+                       lr_at(self.config, step) if lr is None else lr, self.config.grad_clip)
 
     def checkpoint(self) -> dict:
-        """Weights, optimiser state, settings, dataset identity and the comparison's threshold,
-        every tensor on the CPU (a checkpoint made on a GPU loads on a machine without one);
-        ``device`` says where it trained."""
-        state = {"model": self.model.state_dict(),
-                 "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
-                 "optimizer": self.optimizer.state_dict()}
-        if self.device.type != "cpu":
-            state = to_cpu(state)
-        return {**state, "config": asdict(self.config), "step": self.step,
-                "train_seconds": self.train_seconds, "identity": self.data.identity,
+        """Weights, optimiser state (on the CPU; ``device`` says where it trained), settings,
+        dataset identity, what a reader needs to encode inputs, and the comparison's threshold."""
+        return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity,
                 "verdicts": list(self.data.verdicts), "kinds": list(self.data.kinds), "comparison": self.comparison,
-                **self.data.encoding,
-                "package_version": package_version(), "torch_version": torch.__version__,
-                "device": str(self.device)}
-
-    def load(self, blob: dict) -> None:
-        self.model.load_state_dict(blob["model"])
-        if self.nextlat_head is not None:
-            self.nextlat_head.load_state_dict(blob["nextlat_head"])
-        self.optimizer.load_state_dict(blob["optimizer"])
-        self.step, self.train_seconds = blob["step"], blob["train_seconds"]
+                **self.data.encoding}
 
 
 def refuse_unservable(config: OracleConfig, data: OracleData) -> None:
@@ -213,18 +180,7 @@ def refuse_unservable(config: OracleConfig, data: OracleData) -> None:
 
 
 def config_from_checkpoint(blob: dict) -> OracleConfig:
-    known = {f.name for f in fields(OracleConfig)}
-    return OracleConfig(**{k: v for k, v in blob["config"].items() if k in known})
-
-
-def _check_resumable(blob: dict, config: OracleConfig, data: OracleData, path: Path) -> None:
-    stored = config_from_checkpoint(blob)
-    if stored != config:
-        diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
-                for f in fields(OracleConfig) if getattr(stored, f.name) != getattr(config, f.name)]
-        raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
-    if blob["identity"]["dataset"]["dataset_id"] != data.identity["dataset"]["dataset_id"]:
-        raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
+    return settings_from_checkpoint(blob, OracleConfig)
 
 
 VALIDATION_MAX_LENGTH = 256  # validation chains up to this length choose the threshold (and are reported)
@@ -293,29 +249,11 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
     path = out / CHECKPOINT
     if resume:
         blob = load_checkpoint(path)
-        _check_resumable(blob, config, data, path)
+        check_resumable(blob, config, data.identity["dataset"], path)
         trainer.load(blob)
     out.mkdir(parents=True, exist_ok=True)
 
-    last_losses: dict[str, float] = {}
-    bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc="train-oracle",
-               unit="step", dynamic_ncols=True)
-    with stop_requests() as stop:
-        while trainer.step < config.steps:
-            t0 = time.perf_counter()
-            last_losses = trainer.train_step(trainer.step)
-            trainer.train_seconds += time.perf_counter() - t0
-            trainer.step += 1
-            bar.update(1)
-            if trainer.step % 20 == 0:
-                bar.set_postfix({k: f"{v:.4f}" for k, v in last_losses.items()})
-            if trainer.step % config.checkpoint_every == 0 or trainer.step == config.steps:
-                save_atomic(trainer.checkpoint(), path)
-            if stop["stop"]:
-                save_atomic(trainer.checkpoint(), path)
-                bar.close()
-                raise TrainingInterrupted(trainer.step, path)
-    bar.close()
+    last_losses = train_loop(trainer, config, path, show_progress, "train-oracle")
     trainer.comparison, validation_report = choose_comparison(trainer.model, config, data, validation, eval_config)
     save_atomic(trainer.checkpoint(), path)  # the threshold is stored with the run
 

@@ -8,12 +8,19 @@
   [d_N(h(u), h(v)) - (1 - gamma) ||o(u) - o(v)||_TV - gamma sg d_N(h(ux), h(vx))]^2, d_N = d / 2.
 - ``schedule``: the weight of a term at a step: zero for the first ``delay`` of training, then a
   linear ramp over ``ramp`` of training to full weight.
+- ``TermsConfig``: the terms' weights and schedules, and the optimiser's settings beneath them
+  (``tracker.loop.OptimConfig``): what the tracker's ``TrainConfig`` and the oracle's
+  ``OracleConfig`` share.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from tracker.loop import OptimConfig
 
 OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "control")
 
@@ -42,6 +49,38 @@ def schedule(step: int, total: int, delay: float, ramp: float) -> float:
     if length <= 0:
         return 1.0
     return min(1.0, (step - start + 1) / length)
+
+
+@dataclass(frozen=True)
+class TermsConfig(OptimConfig):
+    """The Nerode terms' weights and when they act, on top of the optimiser's settings. The
+    metric loss is the tracker's (section 47, on chain pairs) or the oracle's (``oracle.nerode``,
+    on pairs of probed states); both take the same weight, schedule and discount."""
+
+    mu: float = 1.0  # invariance (and control) weight: the seed's mu = 1
+    invariance_delay: float = 0.2  # fraction of steps with the invariance term held at 0 (2,400 of 12,000)
+    invariance_ramp: float = 0.1  # fraction of steps over which it then ramps linearly to mu
+    nextlat_weight: float = 1.0  # NextLat weight
+    nextlat_delay: float = 0.0  # fraction of steps with NextLat held at 0
+    nextlat_ramp: float = 0.0  # fraction of steps of its linear ramp
+    metric_weight: float = 1.0  # metric-loss weight
+    metric_delay: float = 0.2  # fraction of steps with the metric loss held at 0
+    metric_ramp: float = 0.1  # fraction of steps of its linear ramp
+    gamma: float = 0.9  # metric loss discount (section 47)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.gamma < 1:
+            raise ValueError(f"gamma must lie in (0, 1), got {self.gamma}")
+        super().__post_init__()
+
+    def weight(self, term: str, step: int) -> float:
+        """The weight of ``term`` (invariance, control, nextlat or metric) at ``step``: its full
+        weight times ``schedule``."""
+        full, delay, ramp = {"invariance": (self.mu, self.invariance_delay, self.invariance_ramp),
+                             "control": (self.mu, self.invariance_delay, self.invariance_ramp),
+                             "nextlat": (self.nextlat_weight, self.nextlat_delay, self.nextlat_ramp),
+                             "metric": (self.metric_weight, self.metric_delay, self.metric_ramp)}[term]
+        return full * schedule(step, self.steps, delay, ramp)
 
 
 class NextLatHead(nn.Module):

@@ -3,31 +3,30 @@
 One step: sample B training chains with their K certified partners, run all B(1+K) histories
 through the tracker in lockstep, and add the objective's terms to the cross-entropy on the
 tree after every event. Batches come from a generator seeded by (seed, step), so a resumed run
-sees exactly the batches the uninterrupted one would have.
+sees exactly the batches the uninterrupted one would have. The optimiser's settings, the loop,
+its checkpoints and its stop requests are the ones the oracle trains with (``tracker.loop``).
 """
 from __future__ import annotations
 
 import json
-import math
-import signal
 import time
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields, replace
-from importlib import metadata
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from chains.files import staged_files
-from tracker.data import (Batch, TrackerData, UnreadableFile, common_successor, load_dataset, load_torch_file,
-                          sample_batch, save_atomic)
-from tracker.device import default_device, resolve_device, to_cpu
+from tracker.data import Batch, TrackerData, common_successor, load_dataset, sample_batch
+from tracker.device import default_device, resolve_device
 from tracker.evaluate import EvalConfig, evaluate, torch_threads
 from tracker.layouts import LAYOUTS, PAD_ID, laid_out
+# the shared loop's names are imported from here too (tracker.train predates tracker.loop)
+from tracker.loop import (CheckpointError, OptimConfig, Optimised, TrainingInterrupted, Write,  # noqa: F401
+                          check_resumable, descend, load_checkpoint, lr_at, package_version, settings_from_checkpoint,
+                          stop_requests, train_loop)
 from tracker.models import ARCHS, ModelConfig, Tracker, build_model
-from tracker.objectives import OBJECTIVES, NextLatHead, invariance, metric, nextlat, output_tv, schedule
+from tracker.objectives import OBJECTIVES, NextLatHead, TermsConfig, invariance, metric, nextlat, output_tv
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
 
 CHECKPOINT = "checkpoint.pt"
@@ -35,31 +34,18 @@ IGNORED = -100  # a readout target the cross-entropy skips (F.cross_entropy's ig
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(TermsConfig):
+    # the settings the oracle shares are TermsConfig's (tracker.objectives): the optimiser's
+    # (tracker.loop.OptimConfig: seed, steps (the seed's 12,000), batch_chains (B chains per step
+    # with their K partners, B(1+K) histories; 12,000 steps of 28 fit 15 min on 2 CPU cores), lr,
+    # final_lr_fraction (the floor of the pair distance scales with it), warmup_steps,
+    # weight_decay, grad_clip, checkpoint_every) and the Nerode terms' weights and schedules (mu,
+    # invariance_*, nextlat_*, metric_*, gamma)
     data: str = "data/tier1-a4"  # certified dataset directory
     objective: str = "combo"  # one of OBJECTIVES
     arch: str = "recurrence"  # one of ARCHS
     width: int = 128  # slot width C (the seed's 128)
     fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52's closure)
-    seed: int = 0  # model init and batch order
-    steps: int = 12_000  # optimiser steps (the seed's 12,000)
-    batch_chains: int = 28  # B chains per step with their K partners (B(1+K) histories); 12,000 steps fit 15 min on 2 CPU cores
-    lr: float = 2e-3  # peak AdamW learning rate
-    final_lr_fraction: float = 0.1  # cosine decay to lr * this (the floor of the pair distance scales with it)
-    warmup_steps: int = 200  # linear learning-rate warm-up
-    weight_decay: float = 0.0  # AdamW weight decay
-    grad_clip: float = 1.0  # global gradient-norm clip
-    mu: float = 1.0  # invariance (and control) weight: the seed's mu = 1
-    invariance_delay: float = 0.2  # fraction of steps with the invariance term held at 0 (2,400 of 12,000)
-    invariance_ramp: float = 0.1  # fraction of steps over which it then ramps linearly to mu
-    nextlat_weight: float = 1.0  # NextLat weight
-    nextlat_delay: float = 0.0  # fraction of steps with NextLat held at 0
-    nextlat_ramp: float = 0.0  # fraction of steps of its linear ramp
-    metric_weight: float = 1.0  # Nerode metric-loss weight
-    metric_delay: float = 0.2  # fraction of steps with the metric loss held at 0
-    metric_ramp: float = 0.1  # fraction of steps of its linear ramp
-    gamma: float = 0.9  # metric loss discount (section 47)
-    checkpoint_every: int = 500  # steps between checkpoints (one is also written at the end)
     ticks: int = 4  # recurrence: attention + MLP updates per event
     slot_init: float = 1.0  # recurrence: scale of the start slot's N(0, I) init
     embed_init_std: float = 0.02  # std of the token embeddings at init
@@ -74,20 +60,19 @@ class TrainConfig:
             raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
         if self.arch not in ARCHS:
             raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
-        if self.steps < 1 or self.batch_chains < 2 or self.width < 8 or self.checkpoint_every < 1 or self.ticks < 1:
-            raise ValueError("steps, checkpoint_every, ticks must be >= 1, batch_chains >= 2, width >= 8")
+        if self.width < 8 or self.ticks < 1:  # steps, batch and checkpoints: OptimConfig's checks
+            raise ValueError("ticks must be >= 1, width >= 8")
         if self.slot_init <= 0 or self.embed_init_std <= 0:
             raise ValueError("slot_init and embed_init_std must be > 0")
         if self.slot_noise < 0 or (self.slot_noise > 0 and self.arch != "recurrence"):
             raise ValueError("slot_noise must be >= 0, and > 0 only for the recurrence (the slot it perturbs)")
         if not 0 <= self.dropout < 1 or (self.dropout > 0 and not self.arch.startswith("transformer")):
             raise ValueError("dropout must lie in [0, 1), and be > 0 only for a transformer")
-        if not 0 < self.gamma < 1:
-            raise ValueError("gamma must lie in (0, 1)")
         if self.ce_positions not in ("all", "tree"):
             raise ValueError(f"unknown ce_positions {self.ce_positions!r}; choose all or tree")
         if self.layout not in LAYOUTS:
             raise ValueError(f"unknown layout {self.layout!r}; choose one of {', '.join(LAYOUTS)}")
+        super().__post_init__()
 
     @property
     def model(self) -> ModelConfig:
@@ -101,69 +86,7 @@ class TrainConfig:
                 "control": {"control"}}[self.objective]
 
 
-class TrainingInterrupted(Exception):
-    """Ctrl-C or SIGTERM: the checkpoint at ``step`` was written and --resume continues from it."""
-
-    def __init__(self, step: int, path: Path) -> None:
-        super().__init__(f"interrupted at step {step}; checkpoint {path}; rerun with --resume to continue")
-        self.step, self.path = step, path
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that is missing or does not belong to this run."""
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("exact-state")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def lr_at(config: TrainConfig, step: int) -> float:
-    if step < config.warmup_steps:
-        return config.lr * (step + 1) / config.warmup_steps
-    progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
-    floor = config.lr * config.final_lr_fraction
-    return floor + (config.lr - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
-
-
-def descend(optimizer: torch.optim.Optimizer, params: list[torch.nn.Parameter], losses: dict[str, torch.Tensor],
-            lr: float, grad_clip: float) -> dict[str, float]:
-    """One optimiser step at ``lr`` on the sum of ``losses``, the global gradient norm clipped to
-    ``grad_clip``; the losses as numbers."""
-    for group in optimizer.param_groups:
-        group["lr"] = lr
-    total = sum(losses.values())
-    optimizer.zero_grad(set_to_none=True)
-    total.backward()
-    torch.nn.utils.clip_grad_norm_(params, grad_clip)
-    optimizer.step()
-    return {name: value.item() for name, value in losses.items()}
-
-
-@contextmanager
-def stop_requests():
-    """Turn SIGINT/SIGTERM into a flag checked between steps, so a stop never lands mid-update."""
-    flag = {"stop": False}
-
-    def handler(signum, frame):
-        flag["stop"] = True
-
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            previous[sig] = signal.signal(sig, handler)
-        except ValueError:  # not the main thread: signals stay as they are
-            pass
-    try:
-        yield flag
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-class Trainer:
+class Trainer(Optimised):
     """The model, its heads and optimiser, and one step of the chosen objective, on ``device``
     (the data, the model, every batch and loss, and the step's random generator live there)."""
 
@@ -179,13 +102,7 @@ class Trainer:
         self.model: Tracker = build_model(config.model, data.item_tokens, data.vocab.size, data.vocab.n_out,
                                           data.tree_len).to(self.device)
         self.nextlat_head = NextLatHead(config.width).to(self.device) if "nextlat" in config.terms else None
-        params = list(self.model.parameters())
-        if self.nextlat_head is not None:
-            params += list(self.nextlat_head.parameters())
-        self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
-        self.params = params
-        self.step = 0
-        self.train_seconds = 0.0
+        self.optimise(config)
         if data.train["partner_items"].shape[1] == 0 and config.terms & {"invariance", "control", "metric"}:
             raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
 
@@ -209,22 +126,22 @@ class Trainer:
         partner_end = z_end[b:].view(b, k, -1)  # (B, K, C)
         ends = batch.ends
         if "invariance" in cfg.terms:
-            w = cfg.mu * schedule(step, cfg.steps, cfg.invariance_delay, cfg.invariance_ramp)
+            w = cfg.weight("invariance", step)
             out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
                                                partner_end.reshape(-1, z.shape[-1]))
         if "control" in cfg.terms:
             # the same term at the same cost on inequivalent pairs: chain b against chain b+1's partners
-            w = cfg.mu * schedule(step, cfg.steps, cfg.invariance_delay, cfg.invariance_ramp)
+            w = cfg.weight("control", step)
             other = torch.roll(partner_end, 1, dims=0).reshape(-1, z.shape[-1])
             other_ends = torch.roll(ends[b:].view(b, k), 1, dims=0).reshape(-1)
             differ = (ends[:b].repeat_interleave(k) != other_ends).float()
             out["control"] = w * invariance(chain_end.repeat_interleave(k, 0), other, differ)
         if "nextlat" in cfg.terms:
-            w = cfg.nextlat_weight * schedule(step, cfg.steps, cfg.nextlat_delay, cfg.nextlat_ramp)
+            w = cfg.weight("nextlat", step)
             events = model.embed.pooled(batch.items)  # (H, T, C)
             out["nextlat"] = w * nextlat(self.nextlat_head, z, events, mask)
         if "metric" in cfg.terms:
-            w = cfg.metric_weight * schedule(step, cfg.steps, cfg.metric_delay, cfg.metric_ramp)
+            w = cfg.weight("metric", step)
             c = z.shape[-1]
             # certified equivalent pairs: target 0
             eq = metric(chain_end[:, None].expand_as(partner_end).reshape(-1, c), partner_end.reshape(-1, c),
@@ -252,59 +169,13 @@ class Trainer:
                        self.config.grad_clip)
 
     def checkpoint(self) -> dict:
-        """Weights, optimiser state, settings and dataset identity, every tensor on the CPU (a
-        checkpoint made on a GPU loads on a machine without one); ``device`` says where it trained."""
-        state = {"model": self.model.state_dict(),
-                 "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
-                 "optimizer": self.optimizer.state_dict()}
-        if self.device.type != "cpu":
-            state = to_cpu(state)
-        return {**state, "config": asdict(self.config), "step": self.step,
-                "train_seconds": self.train_seconds, "identity": self.data.identity,
-                "package_version": package_version(), "torch_version": torch.__version__,
-                "device": str(self.device)}
-
-    def load(self, blob: dict) -> None:
-        """Restore the state of ``blob`` (from ``load_checkpoint``, made on any device) onto this
-        trainer's device; CheckpointError when its weights or optimiser state do not fit this run's model."""
-        try:
-            self.model.load_state_dict(blob["model"])
-            if self.nextlat_head is not None:
-                self.nextlat_head.load_state_dict(blob["nextlat_head"])
-            self.optimizer.load_state_dict(blob["optimizer"])
-            step, seconds = blob["step"], blob["train_seconds"]
-        except (KeyError, TypeError, ValueError, RuntimeError) as e:
-            raise CheckpointError(f"the checkpoint does not fit this run ({' '.join(str(e).split())[:200]})") from None
-        if not isinstance(step, int) or not isinstance(seconds, (int, float)):
-            raise CheckpointError("the checkpoint's step or time is not a number")
-        self.step, self.train_seconds = step, seconds
-
-
-def load_checkpoint(path: Path) -> dict:
-    """The checkpoint at ``path``: weights, settings and dataset identity, its tensors on the CPU
-    whatever device it was made on. Loaded without running any code it may hold (torch's
-    weights-only unpickler); CheckpointError when it is missing or is not a checkpoint."""
-    if not path.is_file():
-        raise CheckpointError(f"{path}: no checkpoint to resume from")
-    try:
-        # checkpoints record torch.__version__, a str subclass the weights-only unpickler must be told of
-        blob = load_torch_file(path, allowed=(torch.torch_version.TorchVersion,), map_location="cpu")
-    except UnreadableFile as e:
-        raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
-    identity = blob.get("identity") if isinstance(blob, dict) else None
-    dataset = identity.get("dataset") if isinstance(identity, dict) else None
-    if not (isinstance(dataset, dict) and isinstance(dataset.get("dataset_id"), str)
-            and isinstance(blob.get("config"), dict) and isinstance(blob.get("model"), dict)):
-        raise CheckpointError(f"{path}: not a train-tracker checkpoint (no settings, weights or dataset identity)")
-    return blob
+        """Weights, optimiser state (on the CPU; ``device`` says where it trained), settings and
+        dataset identity."""
+        return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity}
 
 
 def config_from_checkpoint(blob: dict) -> TrainConfig:
-    known = {f.name for f in fields(TrainConfig)}
-    try:
-        return TrainConfig(**{k: v for k, v in blob["config"].items() if k in known})
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(f"the checkpoint's settings are not valid ({e})") from None
+    return settings_from_checkpoint(blob, TrainConfig)
 
 
 def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: bool = True,
@@ -322,56 +193,13 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     resumed_from = None
     if resume:
         blob = load_checkpoint(path)
-        stored = config_from_checkpoint(blob)
-        if stored != config:
-            diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
-                    for f in fields(TrainConfig) if getattr(stored, f.name) != getattr(config, f.name)]
-            raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
-        if blob["identity"]["dataset"]["dataset_id"] != data.identity["dataset"]["dataset_id"]:
-            raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
+        check_resumable(blob, config, data.identity["dataset"], path)
         trainer.load(blob)
         resumed_from = trainer.step
     out.mkdir(parents=True, exist_ok=True)
 
-    rule = StopRule(stop, tuple(sorted(data.tests)))
-    cooldown: Cooldown | None = None  # set once the checks say stop, if stop.cooldown
-    check_seconds = 0.0  # time spent in checks; they read no batch and draw no random number
-    last_losses: dict[str, float] = {}
-    bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc="train", unit="step",
-               dynamic_ncols=True)
-    with stop_requests() as interrupt:
-        while trainer.step < config.steps:
-            t0 = time.perf_counter()
-            last_losses = trainer.train_step(trainer.step, None if cooldown is None else cooldown.lr_at(trainer.step))
-            trainer.train_seconds += time.perf_counter() - t0
-            trainer.step += 1
-            bar.update(1)
-            if trainer.step % 20 == 0:
-                bar.set_postfix({k: f"{v:.4f}" for k, v in last_losses.items()})
-            done = cooldown is not None and cooldown.finished(trainer.step)
-            if cooldown is None and stop.enabled and trainer.step % stop.every == 0:
-                t0 = time.perf_counter()
-                # at the evaluation's threads: its views are the same bits at any count, and a check
-                # draws no random number, so training at one thread repeats bit for bit either way
-                with torch_threads(eval_config.threads):
-                    exact = check_exact(trainer.model, data, stop.chains, stop.threshold)
-                check_seconds += time.perf_counter() - t0
-                done = rule.record(trainer.step, trainer.train_seconds + check_seconds, exact)
-                if show_progress:
-                    bar.write(f"check at step {trainer.step}: exact {exact}")
-                if done and stop.cooldown:
-                    cooldown, done = Cooldown(trainer.step, lr_at(config, trainer.step), stop.cooldown), False
-            if trainer.step % config.checkpoint_every == 0 or trainer.step == config.steps or done:
-                save_atomic(trainer.checkpoint(), path)
-            if interrupt["stop"]:
-                save_atomic(trainer.checkpoint(), path)
-                bar.close()
-                raise TrainingInterrupted(trainer.step, path)
-            if done:
-                break
-    bar.close()
-    if not path.is_file():  # resumed a finished run
-        save_atomic(trainer.checkpoint(), path)
+    checks = ExactChecks(stop, trainer, data, config, eval_config, show_progress)
+    last_losses = train_loop(trainer, config, path, show_progress, "train", lr=checks.lr, check=checks)
 
     results = evaluate(trainer.model, data, eval_config)
     correct = results.pop("correct")  # per chain; only the stop report reads it
@@ -397,9 +225,43 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         "config": asdict(config),
     }
     if stop.enabled:
-        report["stop"] = stop_report(stop, rule, cooldown, check_seconds, trainer, data, correct)
+        report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, data, correct)
     write_report(report, out)
     return report
+
+
+class ExactChecks:
+    """Stop when exact, as the loop's ``check``: every ``stop.every`` steps read a few held-out
+    chains of every length; once the rule says stop, end there, or first train ``stop.cooldown``
+    more steps with the learning rate falling towards zero (``lr``)."""
+
+    def __init__(self, stop: StopConfig, trainer: Trainer, data: TrackerData, config: TrainConfig,
+                 eval_config: EvalConfig, show_progress: bool) -> None:
+        self.stop, self.trainer, self.data, self.config = stop, trainer, data, config
+        self.eval_config, self.show_progress = eval_config, show_progress
+        self.rule = StopRule(stop, tuple(sorted(data.tests)))
+        self.cooldown: Cooldown | None = None  # set once the checks say stop, if stop.cooldown
+        self.seconds = 0.0  # time spent in checks; they read no batch and draw no random number
+
+    def lr(self, step: int) -> float | None:
+        return None if self.cooldown is None else self.cooldown.lr_at(step)
+
+    def __call__(self, step: int, write: Write) -> bool:
+        stop, cooldown = self.stop, self.cooldown
+        done = cooldown is not None and cooldown.finished(step)
+        if cooldown is None and stop.enabled and step % stop.every == 0:
+            t0 = time.perf_counter()
+            # at the evaluation's threads: its views are the same bits at any count, and a check
+            # draws no random number, so training at one thread repeats bit for bit either way
+            with torch_threads(self.eval_config.threads):
+                exact = check_exact(self.trainer.model, self.data, stop.chains, stop.threshold)
+            self.seconds += time.perf_counter() - t0
+            done = self.rule.record(step, self.trainer.train_seconds + self.seconds, exact)
+            if self.show_progress:
+                write(f"check at step {step}: exact {exact}")
+            if done and stop.cooldown:
+                self.cooldown, done = Cooldown(step, lr_at(self.config, step), stop.cooldown), False
+        return done
 
 
 def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, check_seconds: float,

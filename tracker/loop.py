@@ -1,0 +1,262 @@
+"""The one training loop, shared by the tracker (``tracker.train``) and the oracle (``oracle.train``).
+
+What a run is trained with, apart from what it is and what it learns, is ``OptimConfig``: the
+seed, the steps, the batch, AdamW with warm-up and cosine decay, the gradient clip and the
+checkpoint interval. ``tracker.objectives.TermsConfig`` adds the Nerode terms' weights and
+schedules; ``TrainConfig`` and ``OracleConfig`` are TermsConfigs with fields of their own, so
+every setting stays a flat field of one frozen dataclass (a checkpoint's and a report's
+``config`` keep their keys, and a config is built from a command's options by name).
+
+The loop (``train_loop``) runs a ``Stepper``'s steps from where it stands to ``config.steps``:
+a step's learning rate from ``lr_at`` (or a caller's override), one ``descend`` on the sum of the
+step's losses, a checkpoint every ``checkpoint_every`` steps and at the end, written atomically;
+Ctrl-C or SIGTERM between steps (``stop_requests``) writes a checkpoint and raises
+``TrainingInterrupted``. A step draws its random numbers from a generator seeded by (seed, step),
+so the loop itself draws none and a resumed run repeats the straight one bit for bit.
+``Optimised`` is what both trainers hold for it: the model and its NextLat head on one device,
+the AdamW over them, the step and the time, and their checkpoint state.
+"""
+from __future__ import annotations
+
+import math
+import signal
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from importlib import metadata
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+import torch
+from tqdm import tqdm
+
+from tracker.data import UnreadableFile, load_torch_file, save_atomic
+from tracker.device import to_cpu
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    seed: int = 0  # model init and batch order
+    steps: int = 12_000  # optimiser steps
+    batch_chains: int = 28  # B chains per step
+    lr: float = 2e-3  # peak AdamW learning rate
+    final_lr_fraction: float = 0.1  # cosine decay to lr * this
+    warmup_steps: int = 200  # linear learning-rate warm-up
+    weight_decay: float = 0.0  # AdamW weight decay
+    grad_clip: float = 1.0  # global gradient-norm clip
+    checkpoint_every: int = 500  # steps between checkpoints (one is also written at the end)
+
+    def __post_init__(self) -> None:
+        if self.steps < 1 or self.batch_chains < 2 or self.checkpoint_every < 1:
+            raise ValueError("steps and checkpoint_every must be >= 1, batch_chains >= 2")
+        if not self.lr > 0 or not 0 <= self.final_lr_fraction <= 1 or self.warmup_steps < 0:
+            raise ValueError("lr must be > 0, final_lr_fraction in [0, 1], warmup_steps >= 0")
+        if self.weight_decay < 0 or not self.grad_clip > 0:
+            raise ValueError("weight_decay must be >= 0 and grad_clip > 0")
+
+
+class TrainingInterrupted(Exception):
+    """Ctrl-C or SIGTERM: the checkpoint at ``step`` was written and --resume continues from it."""
+
+    def __init__(self, step: int, path: Path) -> None:
+        super().__init__(f"interrupted at step {step}; checkpoint {path}; rerun with --resume to continue")
+        self.step, self.path = step, path
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing or does not belong to this run."""
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("exact-state")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def lr_at(config: OptimConfig, step: int) -> float:
+    """The learning rate of ``step``: linear warm-up to ``lr``, then cosine decay to
+    ``lr * final_lr_fraction`` at the last step (and there after it)."""
+    if step < config.warmup_steps:
+        return config.lr * (step + 1) / config.warmup_steps
+    progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
+    floor = config.lr * config.final_lr_fraction
+    return floor + (config.lr - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def descend(optimizer: torch.optim.Optimizer, params: list[torch.nn.Parameter], losses: dict[str, torch.Tensor],
+            lr: float, grad_clip: float) -> dict[str, float]:
+    """One optimiser step at ``lr`` on the sum of ``losses``, the global gradient norm clipped to
+    ``grad_clip``; the losses as numbers."""
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    total = sum(losses.values())
+    optimizer.zero_grad(set_to_none=True)
+    total.backward()
+    torch.nn.utils.clip_grad_norm_(params, grad_clip)
+    optimizer.step()
+    return {name: value.item() for name, value in losses.items()}
+
+
+@contextmanager
+def stop_requests() -> Iterator[dict[str, bool]]:
+    """Turn SIGINT/SIGTERM into a flag checked between steps, so a stop never lands mid-update."""
+    flag = {"stop": False}
+
+    def handler(signum, frame):
+        flag["stop"] = True
+
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread: signals stay as they are
+            pass
+    try:
+        yield flag
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+# ---- checkpoints ------------------------------------------------------------------------------
+
+def load_checkpoint(path: Path) -> dict:
+    """The checkpoint at ``path``: weights, settings and dataset identity, its tensors on the CPU
+    whatever device it was made on. Loaded without running any code it may hold (torch's
+    weights-only unpickler); CheckpointError when it is missing or is not a checkpoint."""
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no checkpoint to resume from")
+    try:
+        # checkpoints record torch.__version__, a str subclass the weights-only unpickler must be told of
+        blob = load_torch_file(path, allowed=(torch.torch_version.TorchVersion,), map_location="cpu")
+    except UnreadableFile as e:
+        raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
+    identity = blob.get("identity") if isinstance(blob, dict) else None
+    dataset = identity.get("dataset") if isinstance(identity, dict) else None
+    if not (isinstance(dataset, dict) and isinstance(dataset.get("dataset_id"), str)
+            and isinstance(blob.get("config"), dict) and isinstance(blob.get("model"), dict)):
+        raise CheckpointError(f"{path}: not a train-tracker checkpoint (no settings, weights or dataset identity)")
+    return blob
+
+
+Config = TypeVar("Config", bound=OptimConfig)
+
+
+def settings_from_checkpoint(blob: dict, kind: type[Config]) -> Config:
+    """The ``kind`` config a checkpoint was trained with. Keys the dataclass no longer has are
+    dropped; a setting it gained since takes its default (what the run trained with)."""
+    known = {f.name for f in fields(kind)}
+    try:
+        return kind(**{k: v for k, v in blob["config"].items() if k in known})
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"the checkpoint's settings are not valid ({e})") from None
+
+
+def check_resumable(blob: dict, config: OptimConfig, dataset: dict, path: Path) -> None:
+    """CheckpointError, in one line, unless the checkpoint ``blob`` (at ``path``) was trained with
+    exactly ``config`` on the dataset whose identity is ``dataset``."""
+    stored = settings_from_checkpoint(blob, type(config))
+    if stored != config:
+        diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
+                for f in fields(config) if getattr(stored, f.name) != getattr(config, f.name)]
+        raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
+    if blob["identity"]["dataset"]["dataset_id"] != dataset["dataset_id"]:
+        raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
+
+
+class Optimised:
+    """What a trainer holds for the loop: ``model`` and ``nextlat_head`` (or None) on ``device``,
+    AdamW over their parameters, the ``step`` reached and the ``train_seconds`` it took. A
+    trainer builds its modules (from the CPU's generator, then moved), calls ``optimise``, and
+    defines ``train_step``."""
+
+    model: torch.nn.Module
+    nextlat_head: torch.nn.Module | None
+    device: torch.device
+
+    def optimise(self, config: OptimConfig) -> None:
+        """AdamW over the model's parameters, then the NextLat head's (the order fixes the bits)."""
+        params = list(self.model.parameters())
+        if self.nextlat_head is not None:
+            params += list(self.nextlat_head.parameters())
+        self.params = params
+        self.optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
+        self.step = 0
+        self.train_seconds = 0.0
+
+    def training_state(self) -> dict:
+        """Weights and optimiser state, every tensor on the CPU (a checkpoint made on a GPU loads
+        on a machine without one), with the step, the time and where it trained."""
+        state = {"model": self.model.state_dict(),
+                 "nextlat_head": None if self.nextlat_head is None else self.nextlat_head.state_dict(),
+                 "optimizer": self.optimizer.state_dict()}
+        if self.device.type != "cpu":
+            state = to_cpu(state)
+        return {**state, "step": self.step, "train_seconds": self.train_seconds,
+                "package_version": package_version(), "torch_version": torch.__version__,
+                "device": str(self.device)}
+
+    def load(self, blob: dict) -> None:
+        """Restore the state of ``blob`` (from ``load_checkpoint``, made on any device) onto this
+        trainer's device; CheckpointError when its weights or optimiser state do not fit this run's model."""
+        try:
+            self.model.load_state_dict(blob["model"])
+            if self.nextlat_head is not None:
+                self.nextlat_head.load_state_dict(blob["nextlat_head"])
+            self.optimizer.load_state_dict(blob["optimizer"])
+            step, seconds = blob["step"], blob["train_seconds"]
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:
+            raise CheckpointError(f"the checkpoint does not fit this run ({' '.join(str(e).split())[:200]})") from None
+        if not isinstance(step, int) or not isinstance(seconds, (int, float)):
+            raise CheckpointError("the checkpoint's step or time is not a number")
+        self.step, self.train_seconds = step, seconds
+
+
+class Stepper(Protocol):
+    """What ``train_loop`` drives: a trainer with a step counter, its time, and its checkpoint."""
+
+    step: int
+    train_seconds: float
+
+    def train_step(self, step: int, lr: float | None = None) -> dict[str, float]: ...
+
+    def checkpoint(self) -> dict: ...
+
+
+Write = Callable[[str], None]  # a line for the person watching (above the progress bar)
+
+
+def train_loop(trainer: Stepper, config: OptimConfig, path: Path, show_progress: bool = True, desc: str = "train",
+               lr: Callable[[int], float | None] | None = None, check: Callable[[int, Write], bool] | None = None
+               ) -> dict[str, float]:
+    """Train from ``trainer.step`` to ``config.steps``, checkpointing to ``path``; the last step's
+    losses (empty when no step was left). ``lr(step)``: a learning rate that replaces the
+    schedule's at that step (None keeps it). ``check(step, write)``, after every step: True ends
+    training there (a checkpoint is written first); it may ``write`` a line."""
+    last_losses: dict[str, float] = {}
+    bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc=desc, unit="step",
+               dynamic_ncols=True)
+    with stop_requests() as interrupt:
+        while trainer.step < config.steps:
+            t0 = time.perf_counter()
+            last_losses = trainer.train_step(trainer.step, None if lr is None else lr(trainer.step))
+            trainer.train_seconds += time.perf_counter() - t0
+            trainer.step += 1
+            bar.update(1)
+            if trainer.step % 20 == 0:
+                bar.set_postfix({k: f"{v:.4f}" for k, v in last_losses.items()})
+            done = check is not None and check(trainer.step, bar.write)
+            if trainer.step % config.checkpoint_every == 0 or trainer.step == config.steps or done:
+                save_atomic(trainer.checkpoint(), path)
+            if interrupt["stop"]:
+                save_atomic(trainer.checkpoint(), path)
+                bar.close()
+                raise TrainingInterrupted(trainer.step, path)
+            if done:
+                break
+    bar.close()
+    if not path.is_file():  # resumed a finished run
+        save_atomic(trainer.checkpoint(), path)
+    return last_losses
