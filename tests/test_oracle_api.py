@@ -1,0 +1,171 @@
+"""oracle.load_run: a finished run of every arm scores probe events after any history as the
+evaluation scores the dataset's chains (the head's five classes, P(accepted or complete), the
+comparison's distance and verdict); refusals in one line; importing ``oracle`` does no work; and
+the oracle's example of docs/reference/api.md, executed as written (on a tiny probe dataset
+certified here and runs trained a few dozen steps)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from leanbridge.cli import main as certify
+from oracle import OracleRun, ProbeScore, RunUnavailable, load_run
+from oracle.data import load_probe_dataset
+from oracle.evaluate import OracleEvalConfig, compared, predict_split
+from oracle.train import OracleConfig, OracleTrainer, train
+
+ROOT = Path(__file__).resolve().parent.parent
+EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=20)
+ARMS = [("recurrence", "combo"), ("truth", "plain"), ("probe-slot", "plain"), ("transformer", "plain"),
+        ("blind", "plain")]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("oracle-api")
+    result = CliRunner().invoke(certify, ["--atoms", "4", "--tier", "1", "--chains", "20", "--test-chains", "8",
+                                          "--test-lengths", "8,16", "--probes", "--out", str(root / "data"),
+                                          "--store", str(root / "store.sqlite")])
+    assert result.exit_code == 0, result.output
+    return root / "data"
+
+
+@pytest.fixture(scope="module")
+def tiny_data(tiny):
+    return load_probe_dataset(tiny)
+
+
+@pytest.fixture(scope="module")
+def runs(tiny, tiny_data, tmp_path_factory):
+    """A run of every arm: the recurrence through train() (its threshold chosen on a sample of
+    its training chains and stored), the others by their trainer's steps, the comparing ones
+    given a threshold by hand."""
+    root = tmp_path_factory.mktemp("oracle-api-runs")
+    out = {}
+    for arch, objective in ARMS:
+        config = OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=30,
+                              batch_chains=4, warmup_steps=5, checkpoint_every=30)
+        if arch == "recurrence":
+            train(config, root / arch, show_progress=False, eval_config=EVAL, data=tiny_data)
+        else:
+            trainer = OracleTrainer(config, tiny_data)
+            for step in range(config.steps):
+                trainer.train_step(step)
+                trainer.step += 1
+            if trainer.model.compares:
+                trainer.comparison = {"threshold": 0.3, "source": {"chains": "given"}}
+            (root / arch).mkdir()
+            torch.save(trainer.checkpoint(), root / arch / "checkpoint.pt")
+        out[arch] = root / arch
+    return out
+
+
+def probe_chains(data_dir: Path, length: int) -> list[dict]:
+    """The records of a split that carry probes, in the order the probe tensors hold them."""
+    lines = (data_dir / f"test-{length}.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if "probes" in r]
+
+
+@pytest.mark.parametrize("arch", [a for a, _ in ARMS])
+def test_scores_are_the_evaluations(runs, tiny, tiny_data, arch):
+    run = load_run(runs[arch])
+    assert isinstance(run, OracleRun) and run.arch == arch and run.describe()["arch"] == arch
+    assert run.compares == (arch in ("recurrence", "truth", "probe-slot"))
+    model = run.model
+    split = tiny_data.tests[16]
+    n = 3
+    rows = {k: v[:n] for k, v in split.items()}
+    s = predict_split(model, tiny_data, rows, EVAL)  # what evaluation reads off the arm, (n, S, P)
+    with torch.no_grad():
+        r, _ = model.reader(rows["items"].long(), rows["truth_items"].long())
+        probabilities = model.score(r, rows["probes"].long()).softmax(-1)  # (n, S, P, V)
+    verdicts = compared(s, tiny_data, run.threshold) if run.compares else s.predicted
+    names = tiny_data.verdicts
+    assert run.verdicts == names
+    for i, record in enumerate(probe_chains(tiny, 16)[:n]):
+        for t in (0, 5, 15):
+            probes = [p[1] for p in record["probes"][t]]
+            got = run.score(record["start"], record["events"][:t], probes, goal=record["end"])
+            assert [g.event for g in got] == probes and all(isinstance(g, ProbeScore) for g in got)
+            for j, g in enumerate(got):
+                assert list(g.probabilities) == list(names)
+                torch.testing.assert_close(torch.tensor(list(g.probabilities.values())), probabilities[i, t, j],
+                                           atol=1e-5, rtol=1e-4)
+                assert g.accepted == pytest.approx(float(s.accept_score[i, t, j]), abs=1e-5)
+                assert g.head == names[int(s.predicted[i, t, j])]
+                if run.compares:
+                    assert g.goal_distance == pytest.approx(float(s.goal_distance[i, t, j]), abs=1e-5)
+                    if abs(g.goal_distance - run.threshold) > 1e-4:  # not on the cut, where rounding decides
+                        assert g.verdict == names[int(verdicts[i, t, j])]
+                else:
+                    assert g.goal_distance is None and g.verdict == g.head
+
+
+def test_events_and_trees_as_values_or_text_and_no_goal(runs, tiny):
+    from chains.rules import Event
+    from chains.trees import parse_polish
+
+    run = load_run(runs["recurrence"], device="cpu")
+    record = probe_chains(tiny, 8)[0]
+    probes = [p[1] for p in record["probes"][3]]
+    as_text = run.score(record["start"], record["events"][:3], probes, goal=record["end"])
+    atoms = run.domain.atom_names
+    as_values = run.score(parse_polish(record["start"], atoms), [Event.parse(e) for e in record["events"][:3]],
+                          [Event.parse(p) for p in probes], goal=parse_polish(record["end"], atoms))
+    assert as_text == as_values
+    headless = run.score(record["start"], record["events"][:3], probes)  # no goal: the head's answers
+    assert all(h.goal_distance is None and h.verdict == h.head for h in headless)
+    assert [h.probabilities for h in headless] == [a.probabilities for a in as_text]
+    assert run.score(record["start"], [], []) == []
+
+
+def test_a_missing_run_or_a_bad_input_is_refused_in_one_line(runs, tmp_path):
+    with pytest.raises(RunUnavailable, match="no such run directory"):
+        load_run(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunUnavailable, match="checkpoint"):
+        load_run(tmp_path / "empty")
+    run = load_run(runs["recurrence"])
+    with pytest.raises(ValueError, match="token 'e'"):
+        run.score("* + a b * c e", [], ["add_comm@"])
+    with pytest.raises(ValueError, match="event"):
+        run.score("* + a b * c d", ["no_such_rule"], ["add_comm@"])
+    truth = load_run(runs["truth"])
+    with pytest.raises(ValueError, match="does not apply"):
+        truth.score("* + a b * c d", ["add_comm@"], ["mul_comm@"])  # the root is a product
+
+
+def test_importing_oracle_does_no_work():
+    code = "import sys, oracle; assert 'torch' not in sys.modules; assert callable(oracle.load_run)"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def oracle_blocks(path: Path) -> list[str]:
+    # the oracle's examples are marked ```python oracle (tests/test_inference.py runs the others)
+    return re.findall(r"```python oracle\n(.*?)```", path.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def test_the_api_page_s_oracle_example_runs(runs, tmp_path, monkeypatch, capsys):
+    blocks = oracle_blocks(ROOT / "docs" / "reference" / "api.md")
+    assert blocks, "docs/reference/api.md has no oracle example"
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "demo-oracle").symlink_to(runs["recurrence"])
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block, "docs/reference/api.md", "exec"), {"__name__": "__docs__"})
+    assert "add_comm@1" in capsys.readouterr().out
