@@ -300,7 +300,7 @@ def load_run(directory: Path | str, data: Path | str | None = None, device: str 
         tree_len = state["head.weight"].shape[0] // vocab.n_out
         model = build_model(config.model, item_tokens, vocab.size, vocab.n_out, tree_len)
         model.load_state_dict(state)
-    except (KeyError, AttributeError, RuntimeError, ValueError) as e:
+    except (KeyError, AttributeError, IndexError, RuntimeError, ValueError) as e:
         raise RunUnavailable(f"tracker {run_dir}: its weights do not fit its settings "
                              f"({' '.join(str(e).split())[:160]})") from None
     model.eval().to(device)
