@@ -379,6 +379,13 @@ VALIDATION_CHOICES = {
                  "nerode (with or without the completion term) it fit its verdicts worse or collapsed its "
                  "reading of trees, and complete-by-comparison found no cut better than never complete",
     "control": "the same objective and switch as the chosen arm",
+    "completion": "for the completion batch (benchmarks/oracle_completion.py), after the gate batch failed on complete: "
+                  "nerode with one metric pair a step and the completion term held at zero for the first half "
+                  "(nerode-pairs1-completion-delay50-switch50): five-class by comparison 0.67-0.69, accepted-or-"
+                  "complete vs rejected 0.81, complete recall 0.52, unrelated 0.88-0.94 on the validation chains, "
+                  "against the term on from step 0 (nerode-pairs1-completion-switch50: 0.63-0.65 / 0.78-0.79 / "
+                  "0.80 / 0.34-0.44) and combo (0.82-0.83 / 0.89-0.90 / 0.24 / 0.14-0.15); both completion runs fit "
+                  "the other verdicts worse than combo at 4,000 steps, a risk the batch's predictions carry",
 }
 
 

@@ -265,9 +265,9 @@ def oracle_runs() -> str:
                   "hard@1", "hard@4-6", "hard@7-12", "guard", "pair@8", "unrelated@8", "steps/s"], rows)
 
 
-def oracle_gate_runs() -> str:
+def oracle_gate_runs(section: str = "gate") -> str:
     rows = []
-    for r in sorted(load("oracle.json").get("gate", {}).get("runs", []), key=lambda r: (r["arch"], r["seed"])):
+    for r in sorted(load("oracle.json").get(section, {}).get("runs", []), key=lambda r: (r["arch"], r["seed"])):
         comparison, head = r.get("comparison") or {}, r.get("head") or r
         binary = (r.get("binary") or {}).get("binary_all_right", {})
         recall = lambda figures: at(at(figures, "by_verdict"), "complete")  # noqa: E731
@@ -365,6 +365,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "oracle-runs": oracle_runs, "oracle-predictions": lambda: predictions("oracle.json"),
     "oracle-searchers": oracle_searchers, "oracle-gate-runs": oracle_gate_runs,
     "oracle-gate-predictions": lambda: predictions("oracle.json", "gate"), "oracle-complete": oracle_complete,
+    "oracle-completion-runs": lambda: oracle_gate_runs("completion"),
+    "oracle-completion-predictions": lambda: predictions("oracle.json", "completion"),
     "tier2-batch": tier2_batch, "tier2-batch-where": tier2_batch_where,
     "tier2-predictions": lambda: predictions("tracker-tier2.json"),
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
