@@ -185,3 +185,19 @@ def write_results(out: Path, results: dict) -> None:
         json.dump({**kept, **results}, handle, indent=2)
         handle.write("\n")
     os.replace(tmp, out)
+
+
+def length_list(text: str, option: str = "--lengths") -> tuple[int, ...]:
+    """``"8,64,256"`` -> (8, 64, 256); a click usage error naming ``option`` otherwise."""
+    try:
+        return tuple(int(n) for n in text.split(",") if n.strip())
+    except ValueError:
+        raise click.UsageError(f"{option} {text!r} is not a comma-separated list of integers") from None
+
+
+def replace_runs(out: Path, found: list[dict]) -> None:
+    """``found`` (entries keyed by their ``run``) into ``out``'s ``runs``, replacing earlier entries
+    of the same runs and keeping the others."""
+    kept = json.loads(out.read_text()).get("runs", []) if out.is_file() else []
+    mine = {r["run"] for r in found}
+    write_results(out, {"runs": [r for r in kept if r["run"] not in mine] + found})

@@ -29,7 +29,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import write_results  # noqa: E402
+from benchmarks.batch import length_list, replace_runs  # noqa: E402
 from chains.dataset import DatasetError  # noqa: E402
 from chains.manifest import domain_of, manifest_path, read_manifest  # noqa: E402
 from chains.rules import Event, apply  # noqa: E402
@@ -139,17 +139,12 @@ def complete_diagnosis(run: Path, data: Path | None, lengths: tuple[int, ...]) -
 def main(runs, data, lengths, threads, out) -> None:
     """The imagined successors' distance to the goal, by what the successor shares with the goal."""
     torch.set_num_threads(threads)
-    try:
-        wanted = tuple(int(n) for n in lengths.split(",") if n.strip())
-    except ValueError:
-        raise click.UsageError(f"--lengths {lengths!r} is not a comma-separated list of integers") from None
+    wanted = length_list(lengths)
     try:
         found = [complete_diagnosis(run, data, wanted) for run in runs]
     except (CheckpointError, DatasetError) as e:
         raise click.ClickException(str(e)) from None
-    kept = json.loads(out.read_text()).get("runs", []) if out.is_file() else []
-    mine = {r["run"] for r in found}
-    write_results(out, {"runs": [r for r in kept if r["run"] not in mine] + found})
+    replace_runs(out, found)
     for r in found:
         click.echo(f"{r['run']} (threshold {r['threshold']:.5f}):")
         for name, g in r["groups"].items():

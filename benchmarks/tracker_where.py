@@ -10,7 +10,6 @@ splits (the same chains and the same verdicts as its report's ``exact``). Result
 """
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 from itertools import islice
@@ -21,7 +20,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import write_results  # noqa: E402
+from benchmarks.batch import length_list, replace_runs  # noqa: E402
 from chains.dataset import DatasetError, read_split  # noqa: E402
 from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere  # noqa: E402
 from chains.rules import RULES, Event  # noqa: E402
@@ -90,17 +89,12 @@ def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
 def main(runs, lengths, max_chains, threads, out) -> None:
     """Exact per group of held-out chains for each finished or in-flight run directory in RUNS."""
     torch.set_num_threads(threads)
-    try:
-        wanted = tuple(int(n) for n in lengths.split(",") if n.strip())
-    except ValueError:
-        raise click.UsageError(f"--lengths {lengths!r} is not a comma-separated list of integers") from None
+    wanted = length_list(lengths)
     try:
         found = [where_wrong(run, wanted, max_chains) for run in runs]
     except (CheckpointError, DatasetError) as e:
         raise click.ClickException(str(e)) from None
-    kept = json.loads(out.read_text()).get("runs", []) if out.is_file() else []
-    mine = {r["run"] for r in found}
-    write_results(out, {"runs": [r for r in kept if r["run"] not in mine] + found})
+    replace_runs(out, found)
     for r in found:
         for length, at in r["lengths"].items():
             parts = ", ".join(f"{name} {g['exact']:.2f} (n={g['chains']})" for name, g in at["groups"].items())
