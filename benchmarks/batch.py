@@ -16,12 +16,11 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import click
-import torch
 
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
-from tracker.grid import RunSpec, finished_report, same_settings  # noqa: F401 - the drivers import them from here
+from tracker.grid import (Run, RunSpec, finished_or_trained, finished_report,  # noqa: F401 - the drivers
+                         same_settings)  # import them from here
 from tracker.options import stacked
-from tracker.train import load_checkpoint
 
 Job = tuple[str, int]  # (arm, seed)
 
@@ -29,7 +28,7 @@ Job = tuple[str, int]  # (arm, seed)
 def batch_options(runs: str, out: str, devices: bool = False) -> Callable[[Callable], Callable]:
     """The options every comparison takes beside its own: --steps, --runs, --out, --workers,
     --collect and --quiet (defaults: the comparison's runs directory and results file); with
-    ``devices`` (batches of trackers), also --device and --cluster."""
+    ``devices``, also --device and --cluster."""
     options = [
         click.option("--steps", type=click.IntRange(1), default=None,
                      help="Override the training steps (partial runs)."),
@@ -88,7 +87,7 @@ def checked_device(device: str, cluster: str | None) -> str:
 
 def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Callable[[str, int], dict | None],
               summary: Callable[[dict], str], workers: int, collect: bool, quiet: bool, *, cluster: str | None = None,
-              plan: Callable[[str, int], RunSpec] | None = None,
+              plan: Callable[[str, int], Run] | None = None,
               label: Callable[[str, int, dict], dict] | None = None,
               device: str = "auto") -> tuple[list[dict], list[dict]]:
     """The reports of the jobs, in their order, and the jobs left without one ({"arm", "seed"}).
@@ -133,7 +132,7 @@ def run_batch(jobs: Sequence[Job], train_one: Callable[..., dict], finished: Cal
             [{"arm": name, "seed": seed} for name, seed in jobs if (name, seed) not in done])
 
 
-def on_cluster(jobs: Sequence[Job], plan: Callable[[str, int], RunSpec],
+def on_cluster(jobs: Sequence[Job], plan: Callable[[str, int], Run],
                label: Callable[[str, int, dict], dict] | None, summary: Callable[[dict], str], cluster: str,
                device: str) -> dict[Job, dict]:
     """The jobs trained as tasks on the Ray cluster at ``cluster``, their reports by job."""
@@ -157,22 +156,6 @@ def on_cluster(jobs: Sequence[Job], plan: Callable[[str, int], RunSpec],
 def recorded_runs(results: Path) -> list[dict]:
     """The run reports in the results file ``results`` ([] before its first collection)."""
     return json.loads(results.read_text()).get("runs", []) if results.is_file() else []
-
-
-def finished_or_trained(config, out: Path, train: Callable[..., dict], config_from_checkpoint: Callable[[dict], object],
-                        quiet: bool, threads: int | None, **train_options) -> dict:
-    """One run of a batch: its finished report, else ``train(config, out, ...)``, resumed from
-    ``out/checkpoint.pt`` when that checkpoint's settings are ``config``. ``threads``: torch
-    threads for this process (None leaves them). (``tracker.grid.run_spec`` is the same for a
-    tracker's RunSpec, the body of a cluster task.)"""
-    if threads is not None:
-        torch.set_num_threads(threads)
-    report = finished_report(config, out)
-    if report is not None:
-        return report
-    checkpoint = out / "checkpoint.pt"
-    resume = checkpoint.is_file() and config_from_checkpoint(load_checkpoint(checkpoint)) == config
-    return train(config, out, resume=resume, show_progress=not quiet, **train_options)
 
 
 def write_results(out: Path, results: dict) -> None:

@@ -11,6 +11,8 @@ data layout this one no longer reads; its rows keep their meaning in the results
     python benchmarks/oracle_comparison.py --arms chosen --seeds 0 --steps 500  # a part
     python benchmarks/oracle_comparison.py --collect                           # judge the runs already finished
     python benchmarks/oracle_comparison.py --collect-validation runs/oracle-validation   # record validation runs
+    python benchmarks/oracle_comparison.py --device cuda                       # the gate batch on this machine's GPU
+    python benchmarks/oracle_comparison.py --cluster auto                      # each missing run a Ray task
 
 Each run lives in ``<runs>/oracle-<arch>-<objective>-s<seed>`` (a finished run with the same
 settings is reused, an interrupted one resumed); the collected reports and the verdicts go to
@@ -30,10 +32,10 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, chosen_arms, finished_or_trained, finished_report,  # noqa: E402
+from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_report,  # noqa: E402
                               recorded_runs, run_batch, seed_list, write_results)
-from oracle.evaluate import OracleEvalConfig  # noqa: E402
-from oracle.train import OracleConfig, config_from_checkpoint, train  # noqa: E402
+from oracle.grid import OracleRunSpec  # noqa: E402
+from oracle.train import OracleConfig  # noqa: E402
 
 SEEDS = (0, 1)  # two seeds per arm
 # arm -> (arch, objective)
@@ -180,10 +182,15 @@ def finished(name: str, seed: int, base: OracleConfig, runs: Path, recorded: lis
     return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs), recorded)
 
 
-def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path) -> dict:
-    """Train (or resume, or find finished) one run of the batch."""
-    return finished_or_trained(arm_config(name, seed, base), run_dir(name, seed, runs), train, config_from_checkpoint,
-                               quiet, threads, eval_config=OracleEvalConfig())
+def plan_arm(name: str, seed: int, *, base: OracleConfig, runs: Path) -> OracleRunSpec:
+    """One run of the batch as data (what a cluster task trains)."""
+    return OracleRunSpec(arm_config(name, seed, base), str(run_dir(name, seed, runs)))
+
+
+def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path,
+            device: str = "cpu") -> dict:
+    """Train (or resume, or find finished) one run of the batch on ``device``."""
+    return plan_arm(name, seed, base=base, runs=runs).run(device, quiet, threads)
 
 
 # ---- the chain gate at 24,000 steps ------------------------------------------------------------
@@ -328,9 +335,15 @@ def gate_dir(name: str, seed: int, runs: Path) -> Path:
     return runs / f"oracle-{arch}-{objective}-s{seed}"
 
 
-def run_gate_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path) -> dict:
-    return finished_or_trained(gate_config(name, seed, base), gate_dir(name, seed, runs), train, config_from_checkpoint,
-                               quiet, threads, eval_config=OracleEvalConfig())
+def plan_gate_arm(name: str, seed: int, *, base: OracleConfig, runs: Path) -> OracleRunSpec:
+    """One run of the gate batch as data (what a cluster task trains)."""
+    return OracleRunSpec(gate_config(name, seed, base), str(gate_dir(name, seed, runs)))
+
+
+def run_gate_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path,
+                 device: str = "cpu") -> dict:
+    """Train (or resume, or find finished) one run of the gate batch on ``device``."""
+    return plan_gate_arm(name, seed, base=base, runs=runs).run(device, quiet, threads)
 
 
 def gate_table(reports: list[dict], predictions: list[dict]) -> str:
@@ -437,11 +450,13 @@ def collect_validation(runs: Path) -> list[dict]:
 @click.option("--collect-validation", "validation_runs", type=click.Path(path_type=Path, file_okay=False),
               default=None, help="Record the validation runs under this directory in --out (key gate_validation) "
                                  "and train nothing.")
-@batch_options("runs/oracle-gate", "results/oracle.json")
-def main(batch, data, arms, seeds, threads, validation_runs, steps, runs, out, workers, collect, quiet) -> None:
+@batch_options("runs/oracle-gate", "results/oracle.json", devices=True)
+def main(batch, data, arms, seeds, threads, validation_runs, steps, runs, out, workers, device, cluster, collect,
+         quiet) -> None:
     """Run a registered oracle comparison (or a part of it) and judge its predictions."""
     from oracle.plots import write_plots
 
+    device = checked_device(device, cluster)  # a device not here: one line before anything is read or written
     if validation_runs is not None:
         if not validation_runs.is_dir():
             raise click.UsageError(f"--collect-validation {validation_runs}: no such directory")
@@ -458,16 +473,19 @@ def main(batch, data, arms, seeds, threads, validation_runs, steps, runs, out, w
     jobs = [(name, seed) for name in chosen for seed in seed_list(seeds)]
     if gate:
         recorded = (json.loads(out.read_text()).get("gate") or {}).get("runs", []) if out.is_file() else []
-        trained = partial(run_gate_arm, base=base, runs=Path(runs))
+        trained = partial(run_gate_arm, base=base, runs=Path(runs), device=device)
+        planned = partial(plan_gate_arm, base=base, runs=Path(runs))
         found = lambda name, seed: finished_report(gate_config(name, seed, base),  # noqa: E731
                                                    gate_dir(name, seed, Path(runs)), recorded)
     else:
         recorded = recorded_runs(out)
-        trained = partial(run_arm, base=base, runs=Path(runs))
+        trained = partial(run_arm, base=base, runs=Path(runs), device=device)
+        planned = partial(plan_arm, base=base, runs=Path(runs))
         found = lambda name, seed: finished(name, seed, base, Path(runs), recorded)  # noqa: E731
     one_thread = (lambda name, seed, quiet_, _threads: trained(name, seed, quiet_, threads)) if threads else trained
     reports, missing = run_batch(jobs, one_thread, found, lambda report: f"accuracy {json.dumps(report['accuracy'])}",
-                                 workers if not threads else 1, collect, quiet)
+                                 workers if not threads else 1, collect, quiet, cluster=cluster, plan=planned,
+                                 device=device)
     if gate:
         predictions = gate_judge(reports)
         write_results(out, {"gate": {"runs": reports, "missing": missing, "predictions": predictions,

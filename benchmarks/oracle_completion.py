@@ -12,6 +12,8 @@ predictions below were committed before any run of the batch.
     OMP_NUM_THREADS=1 python benchmarks/oracle_completion.py --threads 1          # both seeds, one after the other
     OMP_NUM_THREADS=1 python benchmarks/oracle_completion.py --threads 1 --seeds 1
     python benchmarks/oracle_completion.py --collect                             # judge the runs finished
+    python benchmarks/oracle_completion.py --device cuda                         # on this machine's GPU
+    python benchmarks/oracle_completion.py --cluster auto                        # each missing seed a Ray task
 
 Runs live in ``<runs>/oracle-recurrence-nerode-s<seed>``; reports and verdicts go to ``--out``
 under ``completion`` (other keys of the file are kept).
@@ -28,11 +30,11 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, finished_or_trained, finished_report, run_batch,  # noqa: E402
+from benchmarks.batch import (batch_options, checked_device, finished_report, run_batch,  # noqa: E402
                               seed_list, write_results)
 from benchmarks.oracle_comparison import LONG, SEEDS, SHORT, gate_base  # noqa: E402
-from oracle.evaluate import OracleEvalConfig  # noqa: E402
-from oracle.train import OracleConfig, config_from_checkpoint, train  # noqa: E402
+from oracle.grid import OracleRunSpec  # noqa: E402
+from oracle.train import OracleConfig  # noqa: E402
 
 ARCH = "recurrence"
 # the recipe chosen on validation: nerode with the verdict metric reduced to one pair a step (at
@@ -100,11 +102,16 @@ def judge(reports: list[dict]) -> list[dict]:
     return out
 
 
+def plan_one(_arm: str, seed: int, *, base: OracleConfig, runs: Path) -> OracleRunSpec:
+    """One seed of the batch as data (what a cluster task trains)."""
+    return OracleRunSpec(completion_config(seed, base), str(run_dir(seed, runs)))
+
+
 def run_one(_arm: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path,
-            fixed_threads: int | None = None) -> dict:
-    """Train (or resume, or find finished) one seed; ``fixed_threads`` overrides the driver's count."""
-    return finished_or_trained(completion_config(seed, base), run_dir(seed, runs), train, config_from_checkpoint,
-                               quiet, fixed_threads or threads, eval_config=OracleEvalConfig())
+            fixed_threads: int | None = None, device: str = "cpu") -> dict:
+    """Train (or resume, or find finished) one seed on ``device``; ``fixed_threads`` overrides the
+    driver's count."""
+    return plan_one(_arm, seed, base=base, runs=runs).run(device, quiet, fixed_threads or threads)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -113,19 +120,21 @@ def run_one(_arm: str, seed: int, quiet: bool, threads: int | None, *, base: Ora
 @click.option("--seeds", default=",".join(map(str, SEEDS)), show_default=True, help="Comma-separated seeds.")
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="Torch threads of each run trained in this process (the registered runs: 1).")
-@batch_options("runs/oracle-gate", "results/oracle.json")
-def main(data, seeds, threads, steps, runs, out, workers, collect, quiet) -> None:
+@batch_options("runs/oracle-gate", "results/oracle.json", devices=True)
+def main(data, seeds, threads, steps, runs, out, workers, device, cluster, collect, quiet) -> None:
     """The chain gate with the completion term: train what is missing, judge the predictions."""
+    device = checked_device(device, cluster)  # a device not here: one line before anything is read or written
     base = gate_base(data)
     if steps is not None:
         base = replace(base, steps=steps)
     runs = Path(runs)
     recorded = (json.loads(out.read_text()).get("completion") or {}).get("runs", []) if out.is_file() else []
     jobs = [("completion", seed) for seed in seed_list(seeds)]
-    train_one = partial(run_one, base=base, runs=runs, fixed_threads=threads)
+    train_one = partial(run_one, base=base, runs=runs, fixed_threads=threads, device=device)
     found = lambda _name, seed: finished_report(completion_config(seed, base), run_dir(seed, runs), recorded)  # noqa: E731
     reports, missing = run_batch(jobs, train_one, found, lambda r: f"accuracy {json.dumps(r['accuracy'])}",
-                                 workers if not threads else 1, collect, quiet)
+                                 workers if not threads else 1, collect, quiet, cluster=cluster,
+                                 plan=partial(plan_one, base=base, runs=runs), device=device)
     # runs of other seeds recorded earlier (another process of the batch) are judged with these
     mine = {r["seed"] for r in reports}
     reports += [r for r in recorded if r["seed"] not in mine and r["seed"] in SEEDS]

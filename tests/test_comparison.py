@@ -192,6 +192,7 @@ def test_a_run_under_another_stop_rule_or_dataset_is_kept_beside_the_old_row(tmp
 
 # the finished-or-trained helper every batch shares
 from benchmarks import batch  # noqa: E402
+from tracker import grid  # noqa: E402
 from tracker.train import TrainConfig  # noqa: E402
 
 
@@ -216,10 +217,10 @@ def test_an_unfinished_run_is_trained_and_resumed_only_from_its_own_checkpoint(t
                                      eval_config="E") == {"trained": True}
     assert calls[-1] == (config, False, False, {"eval_config": "E"})  # no checkpoint: a fresh run
     (tmp_path / "checkpoint.pt").write_bytes(b"x")
-    monkeypatch.setattr(batch, "load_checkpoint", lambda path: config)
+    monkeypatch.setattr(grid, "load_checkpoint", lambda path: config)
     batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
     assert calls[-1][1] is True  # the checkpoint holds these settings: resumed
-    monkeypatch.setattr(batch, "load_checkpoint", lambda path: TrainConfig(steps=9))
+    monkeypatch.setattr(grid, "load_checkpoint", lambda path: TrainConfig(steps=9))
     batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
     assert calls[-1][1] is False  # another run's checkpoint: trained afresh
 

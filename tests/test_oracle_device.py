@@ -107,6 +107,20 @@ def test_the_command_refuses_cuda_in_one_line_and_writes_nothing(tiny, tmp_path)
     assert not out.exists()
 
 
+@no_cuda
+@pytest.mark.parametrize("batch", ["oracle_comparison", "oracle_completion"])
+def test_the_oracle_batches_refuse_cuda_in_one_line_and_write_nothing(batch, tmp_path, monkeypatch):
+    import importlib
+
+    monkeypatch.chdir(tmp_path)  # the datasets they default to are not here: the device is refused first
+    driver = importlib.import_module(f"benchmarks.{batch}")
+    result = CliRunner().invoke(driver.main, ["--device", "cuda", "--steps", "2", "--runs", "runs",
+                                              "--out", "results/oracle.json", "--quiet"])
+    assert result.exit_code != 0 and result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0 and "no CUDA device" in result.stderr, result.output
+    assert "Traceback" not in result.output and not any(tmp_path.iterdir())
+
+
 def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny, tiny_data, tmp_path):
     config = OracleConfig(data=str(tiny), width=32, probe_width=16, steps=3, batch_chains=4)
     report = train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_data, device="cpu")

@@ -3,10 +3,12 @@
 Each run is one task: one GPU where the cluster has GPUs (and the device asked for is not the
 CPU), else one CPU, and always one torch thread. A task works in the driver's working directory,
 so the datasets and run directories the driver names (relative or absolute) must be on storage
-every node reaches at the same path. The task's body is ``tracker.grid.run_spec``: a finished run
-is returned as it is, an unfinished one resumes from the checkpoint in its directory. A task whose
-worker or node dies is retried by Ray (TASK_RETRIES times) and so continues from the last
-checkpoint the dead one wrote, to the same bits. Reports come back to the driver, which alone
+every node reaches at the same path. The task's body is the run's own ``run`` (a
+``tracker.grid.Run``: the tracker's ``RunSpec``, or a run of a package built on the tracker, such
+as the oracle's ``OracleRunSpec``): a finished run is returned as it is, an unfinished one resumes
+from the checkpoint in its directory. A task whose worker or node dies is retried by Ray
+(TASK_RETRIES times) and so continues from the last checkpoint the dead one wrote, to the same
+bits. Reports come back to the driver, which alone
 writes the results. Ray is imported only here, and this module only when a cluster is asked for.
 """
 from __future__ import annotations
@@ -22,10 +24,10 @@ import torch
 # certification's: one way to reach a cluster for the whole package.
 from leanbridge.cluster import TASK_RETRIES, ClusterError, connect  # noqa: F401
 from tracker.device import resolve_device
-from tracker.grid import RunSpec, run_spec
+from tracker.grid import Run
 
 
-def train_on_node(spec: RunSpec, device: str, cwd: str) -> dict:
+def train_on_node(spec: Run, device: str, cwd: str) -> dict:
     """The body of a task: ``spec`` at one torch thread on this node's ``device`` (a spec such as
     ``auto``; Ray shows a task its own GPU as cuda:0), working in the driver's directory ``cwd``."""
     node = socket.gethostname()
@@ -34,7 +36,7 @@ def train_on_node(spec: RunSpec, device: str, cwd: str) -> dict:
                            "from storage every node reaches")
     os.chdir(cwd)
     torch.set_num_threads(1)
-    return run_spec(spec, resolve_device(device), quiet=True)
+    return spec.run(resolve_device(device), quiet=True)
 
 
 class RayRuns:
@@ -48,7 +50,7 @@ class RayRuns:
         self._task = ray.remote(num_cpus=1, num_gpus=self.gpus, max_retries=TASK_RETRIES,
                                 retry_exceptions=False)(train_on_node)
 
-    def reports(self, specs: Mapping[Hashable, RunSpec]) -> Iterator[tuple[Hashable, dict]]:
+    def reports(self, specs: Mapping[Hashable, Run]) -> Iterator[tuple[Hashable, dict]]:
         """(key, report) for each of ``specs`` as its task finishes; ClusterError, naming the run,
         when one fails (the others are then cancelled)."""
         cwd = os.getcwd()
