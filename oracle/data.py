@@ -30,8 +30,8 @@ from pathlib import Path
 
 import torch
 
-from chains.dataset import DATASET_FORMATS, FORMAT_VERSION, MATHLIB_FORMAT, DatasetError, read_manifest, \
-    read_manifest_json
+from chains.dataset import DATASET_FORMATS, FORMAT_VERSION, MATHLIB_FORMAT, DatasetError
+from chains.manifest import manifest_bytes, manifest_path, read_manifest, read_manifest_json
 from chains.rules import Event, EventSyntaxError, apply
 from chains.space import Domain
 from chains.trees import Tree, parse_polish, tokens
@@ -242,7 +242,7 @@ def probe_summary(manifest: dict, where: str) -> tuple[tuple[str, ...], tuple[st
 
 
 def _build(directory: Path, manifest: dict, tracker: TrackerData) -> dict:
-    where = str(directory / "manifest.json")
+    where = str(manifest_path(directory))
     verdicts, kinds, probe_chains = probe_summary(manifest, where)
     domain = Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
     builder = _ProbeBuilder(tracker, domain, verdicts, kinds)
@@ -283,7 +283,7 @@ def _build(directory: Path, manifest: dict, tracker: TrackerData) -> dict:
 
 
 def cache_path(directory: Path) -> Path:
-    key = hashlib.sha256((Path(directory) / "manifest.json").read_bytes() + f"oracle-v{CACHE_VERSION}".encode())
+    key = hashlib.sha256(manifest_bytes(directory) + f"oracle-v{CACHE_VERSION}".encode())
     return Path(directory) / ".cache" / f"oracle-{key.hexdigest()[:16]}.pt"
 
 
@@ -298,7 +298,7 @@ def load_probe_dataset(directory: Path | str, use_cache: bool = True) -> OracleD
 
         return load_mathlib_probes(directory, manifest)
     if found not in DATASET_FORMATS:
-        raise DatasetError(f"{directory / 'manifest.json'}: format {found!r} is none of this project's "
+        raise DatasetError(f"{manifest_path(directory)}: format {found!r} is none of this project's "
                            f"probe datasets ({FORMAT_VERSION}: chains, {MATHLIB_FORMAT!r}: Mathlib probes)")
     return load_chain_probes(directory, use_cache)
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from chains.dataset import MATHLIB_FORMAT, DatasetError, file_sha256
+from chains.manifest import manifest_path
 from oracle.data import HARD_KIND, OracleData, ordered_kinds, pack_probe_rows
 from oracle.mathlib.tokens import UNK, TextVocab, TokenizerSpec, split
 
@@ -211,7 +212,7 @@ def load_mathlib_probes(directory: Path | str, manifest: dict, spec: TokenizerSp
     """The dataset's proofs as tensors; DatasetError (one line, naming the file and record) on
     anything the format does not allow."""
     directory = Path(directory)
-    where = str(directory / "manifest.json")
+    where = str(manifest_path(directory))
     verdicts, kinds = _classes(manifest, where)
     _check_files(directory, manifest, where)
     records = {name: read_records(directory, name, kinds, verdicts, manifest["files"][name].get("records"))
