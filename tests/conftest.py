@@ -230,3 +230,19 @@ def new_cluster():
     yield start
     for one in started:
         one.shutdown()
+
+
+@pytest.fixture(scope="session")
+def tiny_probes(tmp_path_factory) -> Path:
+    """A tiny tier-1 probe dataset certified by Lean (20 training chains, tests at 8 and 16 steps),
+    made once for every test module that only reads it."""
+    from click.testing import CliRunner
+
+    from leanbridge.cli import main as certify
+
+    root = tmp_path_factory.mktemp("tiny-probes")
+    result = CliRunner().invoke(certify, ["--atoms", "4", "--tier", "1", "--chains", "20", "--test-chains", "8",
+                                          "--test-lengths", "8,16", "--probes", "--out", str(root / "data"),
+                                          "--store", str(root / "store.sqlite")])
+    assert result.exit_code == 0, result.output
+    return root / "data"

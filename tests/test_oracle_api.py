@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from click.testing import CliRunner
 
-from leanbridge.cli import main as certify
 from oracle import OracleRun, ProbeScore, RunUnavailable, load_run
 from oracle.data import load_probe_dataset
 from oracle.evaluate import OracleEvalConfig, compared, predict_split
@@ -36,13 +34,9 @@ def one_thread():
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("oracle-api")
-    result = CliRunner().invoke(certify, ["--atoms", "4", "--tier", "1", "--chains", "20", "--test-chains", "8",
-                                          "--test-lengths", "8,16", "--probes", "--out", str(root / "data"),
-                                          "--store", str(root / "store.sqlite")])
-    assert result.exit_code == 0, result.output
-    return root / "data"
+def tiny(tiny_probes):
+    """The probe dataset of tests/test_oracle.py (the same command, so the same chains bit for bit)."""
+    return tiny_probes
 
 
 @pytest.fixture(scope="module")

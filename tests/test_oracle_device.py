@@ -8,7 +8,6 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from leanbridge.cli import main as certify
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset
 from oracle.evaluate import OracleEvalConfig, evaluate
@@ -24,14 +23,9 @@ EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=20)
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
+def tiny(tiny_probes):
     """The probe dataset of tests/test_oracle.py (the same command, so the same chains bit for bit)."""
-    root = tmp_path_factory.mktemp("oracle-device")
-    result = CliRunner().invoke(certify, ["--atoms", "4", "--tier", "1", "--chains", "20", "--test-chains", "8",
-                                          "--test-lengths", "8,16", "--probes", "--out", str(root / "data"),
-                                          "--store", str(root / "store.sqlite")])
-    assert result.exit_code == 0, result.output
-    return root / "data"
+    return tiny_probes
 
 
 @pytest.fixture(scope="module")
