@@ -71,6 +71,7 @@ BATCH_ARMS: dict[str, tuple[str, dict, tuple[int, ...]]] = {  # arm -> (domain, 
     "atoms5-combo": ("atoms5", {"objective": "combo"}, (0, 1, 2)),
 }
 EXACT = 0.99
+COVERAGE_CHAINS = 4096  # training chains read back for the fit by end size
 BATCH_PREDICTIONS = [
     ("combo_exact_256", "Under the tier2 schedule, the combination exact (>= 0.99) at 256 on 3 of 3 seeds of tier 2"),
     ("combo_exact_long", "Under the tier2 schedule, the combination exact (>= 0.99) at 1,024 and at 4,096 on 3 of 3 "
@@ -264,7 +265,7 @@ def where_rows(runs: Path, recorded: dict[str, dict], max_chains: int) -> dict[s
     """Exact by number of tier-2 events and by end size for every finished batch run under ``runs``
     (at each of its report's lengths), keyed by run name; rows already recorded for a run at the
     same step are kept, and rows of runs whose directories are gone stay."""
-    from benchmarks.tracker_where import where_wrong
+    from benchmarks.tracker_where import coverage, where_wrong
 
     rows = dict(recorded)
     for arm, (_, _, seeds) in BATCH_ARMS.items():
@@ -273,12 +274,15 @@ def where_rows(runs: Path, recorded: dict[str, dict], max_chains: int) -> dict[s
             if not (run / "report.json").is_file():
                 continue
             report = json.loads((run / "report.json").read_text())
-            if name in rows and rows[name].get("steps") == report["steps"]:
-                continue
-            where = where_wrong(run, tuple(int(n) for n in report["exact"]), max_chains)
-            rows[name] = {"arm": arm, "seed": seed, "steps": report["steps"],
-                          "lengths": {length: {"exact": at["exact"], "chains": at["chains"], "groups": at["groups"]}
-                                      for length, at in where["lengths"].items()}}
+            row = rows.get(name) if rows.get(name, {}).get("steps") == report["steps"] else None
+            if row is None:
+                where = where_wrong(run, tuple(int(n) for n in report["exact"]), max_chains)
+                row = {"arm": arm, "seed": seed, "steps": report["steps"],
+                       "lengths": {length: {"exact": at["exact"], "chains": at["chains"], "groups": at["groups"]}
+                                   for length, at in where["lengths"].items()}}
+            if "coverage" not in row:
+                row = {**row, "coverage": coverage(run, COVERAGE_CHAINS)}
+            rows[name] = row
     return rows
 
 
@@ -287,7 +291,8 @@ def where_rows(runs: Path, recorded: dict[str, dict], max_chains: int) -> dict[s
 @click.option("--out", type=click.Path(path_type=Path), default=RESULTS, show_default=True)
 @click.option("--max-chains", type=click.IntRange(1), default=512, show_default=True, help="Test chains per length.")
 def batch_where(runs: Path, out: Path, max_chains: int) -> None:
-    """Exact by number of tier-2 events (and by end-tree size) for every finished run of the batch (one thread)."""
+    """Exact by number of tier-2 events (and by end-tree size) for every finished run of the batch, with how
+    much of the domain its training chains cover by tree size (one thread)."""
     import torch
 
     torch.set_num_threads(1)

@@ -11,7 +11,7 @@ splits (the same chains and the same verdicts as its report's ``exact``). Result
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from itertools import islice
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from benchmarks.batch import length_list, replace_runs  # noqa: E402
 from chains.dataset import DatasetError, read_split  # noqa: E402
 from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere  # noqa: E402
 from chains.rules import RULES, Event  # noqa: E402
+from chains.space import StateSpace  # noqa: E402
 from chains.trees import size  # noqa: E402
 from tracker.data import load_dataset  # noqa: E402
 from tracker.evaluate import end_views, right_trees  # noqa: E402
@@ -77,6 +78,39 @@ def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
             "groups": {name: {"chains": len(oks), "exact": sum(oks) / len(oks)}
                        for name, oks in sorted(groups.items(), key=lambda kv: _group_order(kv[0]))}}
     return out
+
+
+@torch.inference_mode()
+def coverage(run: Path, max_chains: int) -> dict[str, dict]:
+    """How much of the domain the run's training chains show it, by tree size: the reachable trees
+    of each size, the training states of that size (every step of every training chain) and how many
+    distinct trees they are, and the
+    run's fit on the training chains that end at that size (the first ``max_chains`` of them)."""
+    blob = load_checkpoint(run / "checkpoint.pt")
+    config = config_from_checkpoint(blob)
+    directory = Path(config.data)
+    manifest = read_manifest(directory)
+    trainer = Trainer(config, load_dataset(directory))
+    trainer.load(blob)
+    model, data = trainer.model.eval(), trainer.data
+    space = StateSpace(domain_of(manifest, str(manifest_path(directory))))
+    space.explore(limit=250_000)
+    domain = Counter(size(tree) for tree in space.trees)
+    # tree sizes from the dataset's own Polish tokens (the run's readout layout may differ)
+    tree_size = (load_dataset(directory).tree_tokens != 0).sum(-1)  # (R,)
+    trees = data.train["chain_trees"]  # (N, T), -1 after a chain's end
+    states = Counter(tree_size[trees[trees >= 0].long()].tolist())
+    seen = Counter(tree_size[trees[trees >= 0].long().unique()].tolist())  # distinct trees among them
+    items, trees = data.train["chain_items"][:max_chains], trees[:max_chains]
+    ends = trees[torch.arange(len(trees)), (trees >= 0).sum(-1) - 1].long()  # (n,) each chain's last tree
+    right = right_trees(model, end_views(model, items, 512), ends, data).tolist()
+    fit: dict[int, list[bool]] = defaultdict(list)
+    for end, ok in zip(tree_size[ends].tolist(), right):
+        fit[end].append(ok)
+    return {f"end size {n}": {"domain_trees": domain[n], "training_states": states[n],
+                              "training_trees": seen[n], "training_ends": len(fit[n]),
+                              "fit": sum(fit[n]) / len(fit[n]) if fit[n] else None}
+            for n in sorted(domain)}
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -197,6 +197,21 @@ def tier2_batch_where() -> str:
     return table(["run", "length", "all", "no tier-2 event", "1-2 tier-2 events", "3+ tier-2 events"], rows)
 
 
+def tier2_coverage() -> str:
+    """Per batch run and end size: the domain's trees, how many of them the training chains show,
+    the fit on training chains ending there, and exact on held-out chains ending there."""
+    rows = []
+    for name, r in sorted(load("tracker-tier2.json").get("batch_where", {}).items()):
+        for group, c in (r.get("coverage") or {}).items():
+            held = [f"{f3(at(r['lengths'][n]['groups'].get(group), 'exact'))} "
+                    f"({at(r['lengths'][n]['groups'].get(group), 'chains') or 0})" for n in ("8", "256", "4096")]
+            rows.append([f"`{name}`", group.removeprefix("end size "), num(c["domain_trees"]),
+                         f"{num(c['training_trees'])} ({c['training_trees'] / c['domain_trees']:.0%})",
+                         num(c["training_states"]), f"{f3(c['fit'])} ({c['training_ends']})", *held])
+    return table(["run", "tree size", "trees in the domain", "of them in training chains", "training states",
+                  "training fit", "held-out exact@8", "exact@256", "exact@4096"], rows)
+
+
 # ---- time to exact ------------------------------------------------------------------------------
 
 def stop_rule(stop: dict) -> str:
@@ -368,6 +383,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "oracle-completion-runs": lambda: oracle_gate_runs("completion"),
     "oracle-completion-predictions": lambda: predictions("oracle.json", "completion"),
     "tier2-batch": tier2_batch, "tier2-batch-where": tier2_batch_where,
+    "tier2-coverage": tier2_coverage,
     "tier2-predictions": lambda: predictions("tracker-tier2.json"),
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "cli": cli,

@@ -89,4 +89,21 @@ def test_the_tier2_batch_records_where_each_finished_run_goes_wrong(tier2_run, t
     row = rows["combo-s1"]
     assert row["arm"] == "combo" and row["seed"] == 1 and row["steps"] == report["steps"]
     assert {length: at["exact"] for length, at in row["lengths"].items()} == report["exact"]
+    assert set(row["coverage"]) == {"end size 5", "end size 7"}  # three atoms: one distributivity at most
     assert where_rows(runs, {"combo-s1": {**row, "lengths": {}}}, 16)["combo-s1"]["lengths"] == {}  # not redone
+
+
+def test_coverage_counts_the_domain_and_the_training_states_by_size(tier2_run):
+    root, report = tier2_run
+    found = where.coverage(root / "run", 16)
+    manifest = json.loads((root / "data" / "manifest.json").read_text())
+    assert sum(g["domain_trees"] for g in found.values()) == manifest["trees"]
+    assert sum(g["training_states"] for g in found.values()) == 16 * (4 + 1)  # every step, the start included
+    assert sum(g["training_ends"] for g in found.values()) == 16
+    assert all(0 < g["training_trees"] <= min(g["training_states"], g["domain_trees"])
+               for g in found.values() if g["training_states"])
+    assert all(name.startswith("end size ") and int(name.split()[-1]) % 2 for name in found)  # odd sizes only
+    # the fit by end size splits the report's own training fit (its first chains are these 16)
+    fit = sum(g["fit"] * g["training_ends"] for g in found.values() if g["training_ends"])
+    assert fit == pytest.approx(report["in_distribution"]["train"] * 16)
+    assert all(g["fit"] is None for g in found.values() if not g["training_ends"])
