@@ -38,8 +38,7 @@ from oracle.model import Oracle
 from oracle.train import CHECKPOINT, OracleConfig, config_from_checkpoint
 from tracker.data import Vocab
 from tracker.device import resolve_device
-from tracker.inference import RunUnavailable
-from tracker.loop import CheckpointError, load_checkpoint
+from tracker.inference import RunCheckpoint, RunUnavailable
 from tracker.objectives import centred_cosine_distance
 
 
@@ -191,20 +190,13 @@ def load_run(directory: Path | str, device: torch.device | str = "cpu") -> Oracl
     RunUnavailable, in one line, when there is no usable run there; DeviceUnavailable when the
     device is not on this machine."""
     where = resolve_device(device)
-    run_dir = Path(directory)
-    if not run_dir.is_dir():
-        raise RunUnavailable(f"oracle {run_dir}: no such run directory; train one with "
-                             f"`train-oracle --out {run_dir}`")
-    try:
-        blob = load_checkpoint(run_dir / CHECKPOINT)
-        config = config_from_checkpoint(blob)
-    except (CheckpointError, KeyError, TypeError, ValueError) as e:
-        raise RunUnavailable(f"oracle {run_dir}: {e}") from None
+    run = RunCheckpoint.read(directory, "oracle", config_from_checkpoint, CHECKPOINT)
+    run_dir, blob, config = run.run_dir, run.blob, run.config
     if "vocab" not in blob or "verdicts" not in blob:
         raise RunUnavailable(f"oracle {run_dir}: not a train-oracle run on rewrite chains (no tree vocabulary "
                              "or verdict classes; a run on Mathlib probes reads Lean text)")
     trained_on = blob["identity"]["dataset"]
-    try:
+    with run.fitting("its checkpoint does not fit its settings", (KeyError, TypeError, ValueError, RuntimeError)):
         domain = Domain(atoms=trained_on["atoms"], tier=trained_on["tier"], max_size=trained_on.get("max_size"))
         vocab = Vocab(tuple(blob["vocab"]["atoms"]), tuple(blob["vocab"]["rules"]))
         verdicts = tuple(blob["verdicts"])
@@ -212,11 +204,7 @@ def load_run(directory: Path | str, device: torch.device | str = "cpu") -> Oracl
         item_tokens = state.get("tracker.embed.item_tokens", torch.zeros(1, 1, dtype=torch.long))
         model = Oracle(config.model, item_tokens, state["probe_tokens"], vocab.size, len(verdicts))
         model.load_state_dict(state)
-    except (KeyError, TypeError, ValueError, RuntimeError) as e:
-        raise RunUnavailable(f"oracle {run_dir}: its checkpoint does not fit its settings "
-                             f"({' '.join(str(e).split())[:160]})") from None
     model.eval().to(where)
     threshold = (blob.get("comparison") or {}).get("threshold")
-    identity = {"kind": "oracle", "run": str(run_dir), "arch": config.arch, "objective": config.objective,
-                "seed": config.seed, "steps": blob.get("step"), "threshold": threshold, "trained_on": trained_on}
+    identity = run.identity(trained_on, threshold=threshold)
     return OracleRun(model, config, vocab, domain, int(blob["tree_len"]), verdicts, threshold, identity, where)

@@ -83,6 +83,18 @@ def core(lean):
     return build_core(lean)
 
 
+@pytest.fixture
+def one_thread():
+    """torch at one thread for the test, as the CPU's pinned bits were made; the count before it
+    afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 # ---- Ray clusters started on this machine (the modules named *cluster*) ----
 
 RUN_MARK = "EXACT_STATE_CLUSTER_TEST"  # in the environment of a test cluster's processes and their Lean

@@ -1,6 +1,5 @@
 """--device: the spec's resolution, the CPU's bits pinned, a device that is not here refused in one
 line with nothing written, and (on a machine with CUDA only) training, resuming and loading there."""
-import hashlib
 import importlib.util
 import json
 from pathlib import Path
@@ -8,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
+from devices import cuda_only, no_cuda, pinned_torch, same_weights_on_the_cpu, stopped_after, train_steps, weights_hash
 
 from chains.dataset import DatasetSpec
 from chains.space import Domain
@@ -17,10 +17,6 @@ from tracker.data import load_dataset
 from tracker.device import DeviceUnavailable, resolve_device, to_cpu
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.train import TrainConfig, Trainer, config_from_checkpoint, load_checkpoint, train
-
-no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
-cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
-
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
@@ -48,34 +44,19 @@ def test_cuda_without_cuda_is_one_line():
         assert "\n" not in str(e.value)
 
 
-def weights_hash(state: dict[str, torch.Tensor]) -> str:
-    h = hashlib.sha256()
-    for name in sorted(state):
-        h.update(name.encode())
-        h.update(state[name].detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()[:16]
-
-
 # The weights after 12 steps at one thread on the test's dataset, as the code before --device made
 # them (torch 2.13.0 on x86-64): a change that moves the CPU's bits changes these.
 PINNED = {("recurrence", "combo"): "355a47993bfbd75f", ("transformer", "plain"): "ed627adb16afb7c4",
           ("deltaproduct", "nerode"): "a450a5dae2d8f83c"}
 
 
-@pytest.mark.skipif(not torch.__version__.startswith("2.13.0"), reason="the bits are pinned for torch 2.13.0")
+@pinned_torch
 @pytest.mark.parametrize("arch,objective", list(PINNED))
-def test_cpu_bits_are_the_pinned_ones(tiny, arch, objective):
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        config = TrainConfig(data=str(tiny), arch=arch, objective=objective, width=32, steps=12, batch_chains=4,
-                             warmup_steps=4)
-        trainer = Trainer(config, load_dataset(tiny), "cpu")
-        for step in range(config.steps):
-            trainer.train_step(step)
-            trainer.step += 1
-    finally:
-        torch.set_num_threads(before)
+def test_cpu_bits_are_the_pinned_ones(tiny, one_thread, arch, objective):
+    config = TrainConfig(data=str(tiny), arch=arch, objective=objective, width=32, steps=12, batch_chains=4,
+                         warmup_steps=4)
+    trainer = Trainer(config, load_dataset(tiny), "cpu")
+    train_steps(trainer, config.steps)
     assert weights_hash(trainer.model.state_dict()) == PINNED[arch, objective]
 
 
@@ -155,18 +136,11 @@ def test_on_cuda_a_run_trains_resumes_to_the_same_bits_and_loads_on_the_cpu(tiny
     eval_config = EvalConfig(pair_lengths=(8,))
     report = train(config, tmp_path / "straight", show_progress=False, eval_config=eval_config, device="cuda")
     assert report["device"].startswith("cuda")
-    trainer = Trainer(config, load_dataset(tiny), "cuda")
-    for step in range(3):
-        trainer.train_step(step)
-        trainer.step += 1
-    (tmp_path / "resumed").mkdir()
-    torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
+    stopped_after(Trainer(config, load_dataset(tiny), "cuda"), 3, tmp_path / "resumed")
     resumed = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=eval_config,
                     device="cuda")
     assert resumed["resumed_from_step"] == 3
-    straight, again = (load_checkpoint(tmp_path / d / "checkpoint.pt") for d in ("straight", "resumed"))
-    assert all(torch.equal(straight["model"][k], again["model"][k]) for k in straight["model"])
-    assert all(t.device.type == "cpu" for t in straight["model"].values())
+    straight = same_weights_on_the_cpu(tmp_path / "straight", tmp_path / "resumed")
     # the GPU's checkpoint evaluates on the CPU (the figures agree to float tolerance, not bit for bit)
     cpu = Trainer(config, load_dataset(tiny), "cpu")
     cpu.load(straight)

@@ -10,7 +10,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -83,6 +85,33 @@ def worker_running_a_run(cluster) -> int | None:
     return next((pid for pid, cmd in cluster.processes().items() if "ray::train_on_node" in cmd), None)
 
 
+def killed_mid_run(cluster, tiny: Path, tmp_path: Path, kill: Callable[[int], Any]) -> tuple[Path, Any, dict]:
+    """A grid of one run (combo, seed 0) driven on ``cluster`` from a thread and watched for up to
+    two minutes: the first time a worker executes the run after its first checkpoint and before
+    its report, ``kill(worker)``. Returns, once the thread is done, the run's directory, what
+    ``kill`` returned (None: the run was never caught mid-run) and the thread's result: the
+    command's, under "cli"."""
+    runs, out = tmp_path / "runs", tmp_path / "grid.json"
+    run = runs / "combo-s0"
+    result: dict = {}
+
+    def drive() -> None:
+        result["cli"] = CliRunner().invoke(grid.main, grid_args(tiny, runs, out, arms=("combo",), seeds="0")
+                                           + ["--cluster", cluster.address])
+
+    thread = threading.Thread(target=drive)
+    thread.start()
+    killed = None
+    deadline = time.time() + 120
+    while killed is None and thread.is_alive() and time.time() < deadline:
+        worker = worker_running_a_run(cluster)
+        if worker is not None and (run / "checkpoint.pt").is_file() and not (run / "report.json").exists():
+            killed = kill(worker)  # mid-run, after its first checkpoint
+        time.sleep(0.01)
+    thread.join(timeout=180)
+    return run, killed, result
+
+
 def same_bits_as_the_uninterrupted_run(run: Path, local_grid: Path) -> None:
     """The run resumed from a checkpoint of its first attempt and ended with the weights and the
     report (timings and the resumption aside) of the local driver's run, which never stopped."""
@@ -99,25 +128,11 @@ def same_bits_as_the_uninterrupted_run(run: Path, local_grid: Path) -> None:
 
 
 def test_a_worker_killed_mid_run_resumes_from_its_checkpoint_to_the_same_bits(cluster, tiny, local_grid, tmp_path):
-    runs, out = tmp_path / "runs", tmp_path / "grid.json"
-    run = runs / "combo-s0"
-    result: dict = {}
+    def kill(worker: int) -> float:
+        os.kill(worker, signal.SIGKILL)
+        return time.time()
 
-    def drive() -> None:
-        result["cli"] = CliRunner().invoke(grid.main, grid_args(tiny, runs, out, arms=("combo",), seeds="0")
-                                           + ["--cluster", cluster.address])
-
-    thread = threading.Thread(target=drive)
-    thread.start()
-    killed_at = None
-    deadline = time.time() + 120
-    while killed_at is None and thread.is_alive() and time.time() < deadline:
-        worker = worker_running_a_run(cluster)
-        if worker is not None and (run / "checkpoint.pt").is_file() and not (run / "report.json").exists():
-            os.kill(worker, signal.SIGKILL)  # mid-run, after its first checkpoint
-            killed_at = time.time()
-        time.sleep(0.01)
-    thread.join(timeout=180)
+    run, killed_at, result = killed_mid_run(cluster, tiny, tmp_path, kill)
     assert killed_at is not None, "no worker was caught mid-run"
     assert result["cli"].exit_code == 0, result["cli"].output
     same_bits_as_the_uninterrupted_run(run, local_grid)
@@ -146,28 +161,16 @@ def test_a_node_killed_mid_run_resumes_on_the_head_from_its_checkpoint_to_the_sa
 
     holds = {node.node_id: Hold.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False))
              .remote() for node in (head, second)}
-    runs, out = tmp_path / "runs", tmp_path / "grid.json"
-    run = runs / "combo-s0"
-    result: dict = {}
 
-    def drive() -> None:
-        result["cli"] = CliRunner().invoke(grid.main, grid_args(tiny, runs, out, arms=("combo",), seeds="0")
-                                           + ["--cluster", cluster.address])
+    def kill(worker: int) -> set[int]:
+        assert worker in cluster.node_processes(doomed), "the run is not on the node to be killed"
+        killed = cluster.kill_node(doomed)
+        ray.kill(holds.pop(head.node_id))  # the head's CPU, for the retry
+        return killed
 
     try:
         ray.get([hold.ready.remote() for hold in holds.values()])
-        thread = threading.Thread(target=drive)
-        thread.start()
-        killed: set[int] = set()
-        deadline = time.time() + 120
-        while not killed and thread.is_alive() and time.time() < deadline:
-            worker = worker_running_a_run(cluster)
-            if worker is not None and (run / "checkpoint.pt").is_file() and not (run / "report.json").exists():
-                assert worker in cluster.node_processes(doomed), "the run is not on the node to be killed"
-                killed = cluster.kill_node(doomed)  # mid-run, after its first checkpoint
-                ray.kill(holds.pop(head.node_id))  # the head's CPU, for the retry
-            time.sleep(0.01)
-        thread.join(timeout=180)
+        run, killed, result = killed_mid_run(cluster, tiny, tmp_path, kill)
     finally:
         for hold in holds.values():
             ray.kill(hold)

@@ -1,12 +1,12 @@
 """train-oracle --device: the CPU's bits pinned, a device that is not here refused in one line with
 nothing written, checkpoints that load on any device, and (on a machine with CUDA only) training,
 resuming and evaluating there."""
-import hashlib
 import json
 
 import pytest
 import torch
 from click.testing import CliRunner
+from devices import cuda_only, no_cuda, pinned_torch, same_weights_on_the_cpu, stopped_after, train_steps, weights_hash
 
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset
@@ -15,9 +15,6 @@ from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, config_from_checkpoint, train
 from tracker.device import DeviceUnavailable
 from tracker.train import load_checkpoint
-
-no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
-cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
 
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=20)
 
@@ -33,22 +30,6 @@ def tiny_data(tiny):
     return load_probe_dataset(tiny)
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def weights_hash(state: dict[str, torch.Tensor]) -> str:
-    h = hashlib.sha256()
-    for name in sorted(state):
-        h.update(name.encode())
-        h.update(state[name].detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()[:16]
-
-
 def tiny_config(tiny, arch: str, objective: str, **settings) -> OracleConfig:
     return OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=40,
                         batch_chains=4, warmup_steps=8, **settings)
@@ -60,8 +41,6 @@ def tiny_config(tiny, arch: str, objective: str, **settings) -> OracleConfig:
 PINNED = {("recurrence", "combo"): "77a790946ba0eb38", ("recurrence", "nerode"): "d2f6086553d23e5f",
           ("transformer", "plain"): "89fff692dd1be2a0", ("truth", "nerode"): "b47b1671dc911a83",
           ("probe-slot", "combo"): "927188ded29004e3", ("blind", "plain"): "1fd871327b522efb"}
-pinned_torch = pytest.mark.skipif(not torch.__version__.startswith("2.13.0"),
-                                  reason="the bits are pinned for torch 2.13.0")
 
 
 @pinned_torch
@@ -69,9 +48,7 @@ pinned_torch = pytest.mark.skipif(not torch.__version__.startswith("2.13.0"),
 def test_cpu_bits_are_the_pinned_ones(tiny_data, tiny, one_thread, arch, objective):
     config = tiny_config(tiny, arch, objective)
     trainer = OracleTrainer(config, tiny_data)
-    for step in range(config.steps):
-        trainer.train_step(step)
-        trainer.step += 1
+    train_steps(trainer, config.steps)
     assert weights_hash(trainer.model.state_dict()) == PINNED[arch, objective]
 
 
@@ -141,16 +118,10 @@ def test_on_cuda_a_run_trains_resumes_to_the_same_bits_and_loads_on_the_cpu(tiny
     assert report["device"].startswith("cuda") and set(report["accuracy"]) == {"8", "16"}
     trainer = OracleTrainer(config, tiny_data, "cuda")
     assert trainer.data.train["items"].is_cuda and next(trainer.model.parameters()).is_cuda
-    for step in range(3):
-        trainer.train_step(step)
-        trainer.step += 1
-    (tmp_path / "resumed").mkdir()
-    torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
+    stopped_after(trainer, 3, tmp_path / "resumed")
     train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=tiny_data,
           device="cuda")
-    straight, again = (load_checkpoint(tmp_path / d / "checkpoint.pt") for d in ("straight", "resumed"))
-    assert all(torch.equal(straight["model"][k], again["model"][k]) for k in straight["model"])
-    assert all(t.device.type == "cpu" for t in straight["model"].values())
+    straight = same_weights_on_the_cpu(tmp_path / "straight", tmp_path / "resumed")
     # the GPU's checkpoint evaluates on the CPU (the figures agree to float tolerance, not bit for bit)
     cpu = OracleTrainer(config, tiny_data, "cpu")
     cpu.load(straight)

@@ -20,7 +20,8 @@ the same: the tracker is a model, not the rules (``chains.rules.apply`` is).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -266,19 +267,58 @@ class TrackedRun:
         return self.model.read(w, torch.tensor(rows, dtype=torch.long, device=self.device))  # items (M, E)
 
 
+@dataclass(frozen=True)
+class RunCheckpoint:
+    """A run's checkpoint as a ``load_run`` reads it, before the model is built: this package's
+    and the oracle's (``oracle.inference.load_run``) alike. Every refusal is one RunUnavailable
+    line naming the kind of run and its directory."""
+
+    kind: str  # "tracker" or "oracle": the messages' subject, and the command that trains one (train-<kind>)
+    run_dir: Path  # the run directory
+    blob: dict  # the checkpoint as torch's weights-only unpickler read it
+    config: Any  # the run's settings, as the kind's ``config_from_checkpoint`` rebuilt them
+
+    @classmethod
+    def read(cls, directory: Path | str, kind: str, read_config: Callable[[dict], Any],
+             checkpoint: str = CHECKPOINT) -> RunCheckpoint:
+        """The checkpoint file ``checkpoint`` of the ``train-<kind>`` run in ``directory`` and its
+        settings, rebuilt by ``read_config``; RunUnavailable when there is no such directory or
+        the checkpoint or its settings cannot be read."""
+        run_dir = Path(directory)
+        if not run_dir.is_dir():
+            raise RunUnavailable(f"{kind} {run_dir}: no such run directory; train one with "
+                                 f"`train-{kind} --out {run_dir}`")
+        try:
+            blob = load_checkpoint(run_dir / checkpoint)
+            config = read_config(blob)
+        except (CheckpointError, KeyError, TypeError, ValueError) as e:
+            raise RunUnavailable(f"{kind} {run_dir}: {e}") from None
+        return cls(kind, run_dir, blob, config)
+
+    @contextmanager
+    def fitting(self, misfit: str, errors: tuple[type[Exception], ...]) -> Iterator[None]:
+        """Around building the model from the checkpoint and loading its weights: any of ``errors``
+        becomes RunUnavailable, ``misfit`` followed by the error squeezed to one short line.
+        Each kind names the errors its own checkpoints raise when they do not fit."""
+        try:
+            yield
+        except errors as e:
+            raise RunUnavailable(f"{self.kind} {self.run_dir}: {misfit} ({' '.join(str(e).split())[:160]})") from None
+
+    def identity(self, trained_on: dict, **extra: Any) -> dict:
+        """What ``describe`` reports: the kind, the run, its architecture, objective, seed and
+        steps, then ``extra`` (the oracle's threshold), then the dataset it was trained on."""
+        config = self.config
+        return {"kind": self.kind, "run": str(self.run_dir), "arch": config.arch, "objective": config.objective,
+                "seed": config.seed, "steps": self.blob.get("step"), **extra, "trained_on": trained_on}
+
+
 def load_run(directory: Path | str, data: Path | str | None = None, device: str = "cpu") -> TrackedRun:
     """The tracker a ``train-tracker`` run wrote into ``directory`` (its ``checkpoint.pt``).
     With ``data``, the dataset it must have been trained on is checked (RunUnavailable if not).
     Loaded without running code the checkpoint may hold (torch's weights-only unpickler)."""
-    run_dir = Path(directory)
-    if not run_dir.is_dir():
-        raise RunUnavailable(f"tracker {run_dir}: no such run directory; train one with "
-                             f"`train-tracker --out {run_dir}`")
-    try:
-        blob = load_checkpoint(run_dir / CHECKPOINT)
-        config = config_from_checkpoint(blob)
-    except (CheckpointError, KeyError, TypeError, ValueError) as e:
-        raise RunUnavailable(f"tracker {run_dir}: {e}") from None
+    run = RunCheckpoint.read(directory, "tracker", config_from_checkpoint)
+    run_dir, blob, config = run.run_dir, run.blob, run.config
     trained_on = blob.get("identity", {}).get("dataset", {})
     try:
         if data is not None:
@@ -295,15 +335,11 @@ def load_run(directory: Path | str, data: Path | str | None = None, device: str 
         raise RunUnavailable(f"tracker {run_dir}: its checkpoint names no domain ({e}); pass data=") from None
     state = blob["model"]
     vocab = Vocab(domain.atom_names, domain.rules)
-    try:
+    with run.fitting("its weights do not fit its settings",
+                     (KeyError, AttributeError, IndexError, RuntimeError, ValueError)):
         item_tokens = state["embed.item_tokens"]
         tree_len = state["head.weight"].shape[0] // vocab.n_out
         model = build_model(config.model, item_tokens, vocab.size, vocab.n_out, tree_len)
         model.load_state_dict(state)
-    except (KeyError, AttributeError, IndexError, RuntimeError, ValueError) as e:
-        raise RunUnavailable(f"tracker {run_dir}: its weights do not fit its settings "
-                             f"({' '.join(str(e).split())[:160]})") from None
     model.eval().to(device)
-    identity = {"kind": "tracker", "run": str(run_dir), "arch": config.arch, "objective": config.objective,
-                "seed": config.seed, "steps": blob.get("step"), "trained_on": trained_on}
-    return TrackedRun(model, config, vocab, domain, item_tokens.shape[1], identity, device)
+    return TrackedRun(model, config, vocab, domain, item_tokens.shape[1], run.identity(trained_on), device)

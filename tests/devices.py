@@ -1,0 +1,48 @@
+"""What the device tests of the tracker (tests/test_device.py) and of the oracle
+(tests/test_oracle_device.py) share: the marks that pick the machine, the hash the CPU's bits are
+pinned by, and the steps a test takes by hand to stop a run halfway and resume it."""
+import hashlib
+from pathlib import Path
+
+import pytest
+import torch
+
+from tracker.train import load_checkpoint
+
+no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
+pinned_torch = pytest.mark.skipif(not torch.__version__.startswith("2.13.0"),
+                                  reason="the bits are pinned for torch 2.13.0")
+
+
+def weights_hash(state: dict[str, torch.Tensor]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(state):
+        h.update(name.encode())
+        h.update(state[name].detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def train_steps(trainer, steps: int) -> None:
+    """``steps`` training steps of a tracker's or an oracle's trainer, from step 0, counted as
+    ``train()`` counts them."""
+    for step in range(steps):
+        trainer.train_step(step)
+        trainer.step += 1
+
+
+def stopped_after(trainer, steps: int, run_dir: Path) -> None:
+    """``trainer`` after ``steps`` steps, its checkpoint written into ``run_dir`` (made here) for
+    ``train(..., resume=True)`` to pick up."""
+    train_steps(trainer, steps)
+    run_dir.mkdir()
+    torch.save(trainer.checkpoint(), run_dir / "checkpoint.pt")
+
+
+def same_weights_on_the_cpu(straight: Path, resumed: Path) -> dict:
+    """The checkpoint of the run ``straight``, after checking that the run ``resumed`` ended on
+    the same weights to the bit and that the weights were saved on the CPU."""
+    blob, again = (load_checkpoint(d / "checkpoint.pt") for d in (straight, resumed))
+    assert all(torch.equal(blob["model"][k], again["model"][k]) for k in blob["model"])
+    assert all(t.device.type == "cpu" for t in blob["model"].values())
+    return blob
