@@ -48,6 +48,12 @@ D = OracleConfig()  # the defaults shown by --help
 @click.option("--completion-margin", type=click.FloatRange(0), default=D.completion_margin, show_default=True,
               help="nerode: an accepted, not complete probe's imagined successor is kept at least this far from the "
                    "goal read as a start, a complete one's pulled onto it (0: no such term).")
+@click.option("--completion-weight", type=click.FloatRange(0), default=D.completion_weight, show_default=True,
+              help="nerode: weight of the comparison's term (--completion-margin), on top of the metric loss's "
+                   "weight and schedule.")
+@click.option("--completion-negatives", type=click.IntRange(0), default=D.completion_negatives, show_default=True,
+              help="nerode: per chain, this many other trees of its goal's skeleton (read as starts), each "
+                   "complete successor kept --completion-margin from them too (0: none).")
 @click.option("--validation", default=D.validation, show_default=True,
               help="Probe dataset of another seed whose held-out chains (up to 256 events) choose the threshold "
                    "of complete-by-comparison [default: a sample of the training chains chooses it].")

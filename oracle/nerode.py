@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from tracker.objectives import metric
+from tracker.objectives import centred_cosine_distance, metric
 
 
 def verdict_pairs(probes: torch.Tensor, verdicts: torch.Tensor, accepting: torch.Tensor
@@ -65,19 +65,68 @@ def verdict_metric(model, views: torch.Tensor, slots: torch.Tensor | None, probe
 
 
 def completion_term(model, slots: torch.Tensor, goal: torch.Tensor, probes: torch.Tensor, verdicts: torch.Tensor,
-                    accepting: torch.Tensor, complete: int, margin: float) -> torch.Tensor:
+                    accepting: torch.Tensor, complete: int, margin: float,
+                    negatives: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """The comparison's own pairs, their targets from the verdicts: for every probe Lean
     accepted, its imagined successor f(w_t, pi) against the goal read as a start. Lean said
     *complete*: the two are one state (distance pulled to 0); Lean said accepted, not complete:
     they are two states, kept at least ``margin`` apart (a hinge, no target beyond it).
+    With ``negatives`` (views (B, N, C), has (B,)): the views of other trees read as starts that
+    share the goal's skeleton (other trees, so not the goal: the successor Lean called complete is
+    not them either), each complete successor of a chain that has them is kept ``margin`` from
+    every one of them as well.
     slots (B, S, C), goal (B, C) views, probes / verdicts (B, S, P)."""
     real = verdicts >= 0
     accepted = real & accepting[verdicts.clamp(min=0)]  # (B, S, P)
     if not bool(accepted.any()):
         return slots.sum() * 0
-    d = model.goal_distance(slots, probes, goal[:, None].expand_as(slots))  # (B, S, P)
+    succ = model.imagined(slots, model.probe_tokens[probes])  # (B, S, P, C)
+    d = centred_cosine_distance(succ, goal[:, None, None].expand_as(succ))  # (B, S, P)
     done = accepted & (verdicts == complete)
     other = accepted & (verdicts != complete)
     pull = d[done].mean() if bool(done.any()) else d.sum() * 0
     push = torch.relu(margin - d[other]).mean() if bool(other.any()) else d.sum() * 0
-    return pull + push
+    if negatives is None:
+        return pull + push
+    views, has = negatives
+    hard = done & has[:, None, None]  # (B, S, P) complete probes of chains with negatives
+    if not bool(hard.any()):
+        return pull + push + d.sum() * 0
+    b = hard.nonzero()[:, 0]  # (M,) the chain of each
+    near = centred_cosine_distance(succ[hard][:, None].expand(-1, views.shape[1], -1), views[b])  # (M, N)
+    return pull + push + torch.relu(margin - near).mean()
+
+
+class SkeletonPool:
+    """Trees of the training chains grouped by skeleton (the tree with every atom the same), for
+    drawing, for a goal, other trees of its skeleton: the comparison's hardest negatives, which no
+    verdict but *complete* tells apart. Items are the dataset's tree items (read as starts)."""
+
+    def __init__(self, items: torch.Tensor, item_tokens: torch.Tensor, atom_ids: range) -> None:
+        items = items.unique()  # (R,) sorted
+        toks = item_tokens[items]  # (R, E)
+        skeleton = torch.where((toks >= atom_ids.start) & (toks < atom_ids.stop), atom_ids.start, toks)
+        _, group = skeleton.unique(dim=0, return_inverse=True)  # (R,) skeleton id of each tree
+        order = torch.argsort(group, stable=True)
+        self.items = items[order]  # (R,) grouped by skeleton
+        group = group[order]
+        counts = torch.bincount(group)
+        starts = torch.cumsum(counts, 0) - counts
+        self.position = torch.full((int(item_tokens.shape[0]),), -1, dtype=torch.long, device=items.device)
+        self.position[self.items] = torch.arange(len(self.items), device=items.device)
+        self.start, self.size = starts[group], counts[group]  # (R,) per grouped tree
+
+    def draw(self, goals: torch.Tensor, n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """goals (B,) items -> (B, n) items of other trees of each goal's skeleton, drawn uniformly
+        with ``generator``, and (B,) whether the goal has any (a goal outside the pool, or alone
+        in its skeleton, has none; its row repeats the goal)."""
+        at = self.position[goals]  # (B,)
+        known = at >= 0
+        at = at.clamp(min=0)
+        start, size = self.start[at], self.size[at]
+        has = known & (size > 1)
+        r = (torch.rand((len(goals), n), generator=generator, device=goals.device)
+             * (size - 1).clamp(min=1)[:, None]).long()  # (B, n) in [0, size - 1)
+        r = r + (r >= (at - start)[:, None]).long()  # skip the goal itself
+        picked = self.items[(start[:, None] + r).clamp(max=len(self.items) - 1)]
+        return torch.where(has[:, None], picked, goals[:, None]), has

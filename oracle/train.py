@@ -29,7 +29,7 @@ from oracle.compare import reading, same_domain
 from oracle.data import OracleData, ProbeBatch, load_probe_dataset, sample_probe_batch
 from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
-from oracle.nerode import completion_term, verdict_metric
+from oracle.nerode import SkeletonPool, completion_term, verdict_metric
 from tracker.data import save_atomic
 from tracker.device import resolve_device
 from tracker.loop import (Optimised, check_resumable, descend, load_checkpoint, lr_at, package_version,
@@ -59,6 +59,8 @@ class OracleConfig(TermsConfig):
     fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52's closure)
     metric_pairs: int = 256  # nerode: inequivalent pairs of probed states sampled per step
     completion_margin: float = 0.2  # nerode: accepted-not-complete successors kept this far from the goal (0: no term)
+    completion_weight: float = 1.0  # nerode: the comparison's term's weight, on top of the metric loss's schedule
+    completion_negatives: int = 0  # nerode: other trees of the goal's skeleton each complete successor is kept from
     validation: str = ""  # probe dataset (another seed) whose held-out chains choose the comparison's threshold;
     #                       empty: a sample of the training chains chooses it (recorded as such)
 
@@ -70,9 +72,11 @@ class OracleConfig(TermsConfig):
         if self.objective != "plain" and self.arch not in TERMED:
             raise ValueError(f"the {self.arch} arm carries no state for NextLat and invariance to act on; "
                              "train it with --objective plain")
-        if self.width < 8 or self.probe_width < 1 or self.metric_pairs < 1 or self.completion_margin < 0:
+        if (self.width < 8 or self.probe_width < 1 or self.metric_pairs < 1 or self.completion_margin < 0
+                or self.completion_weight < 0 or self.completion_negatives < 0):
             # steps, batch and checkpoints: OptimConfig's checks
-            raise ValueError("probe_width and metric_pairs must be >= 1, width >= 8, completion_margin >= 0")
+            raise ValueError("probe_width and metric_pairs must be >= 1, width >= 8, completion_margin, "
+                             "completion_weight and completion_negatives >= 0")
         super().__post_init__()
 
     @property
@@ -116,6 +120,12 @@ class OracleTrainer(Optimised):
         self.nextlat_head = NextLatHead(config.width).to(self.device) if "nextlat" in config.terms else None
         self.optimise(config)
         self.comparison: dict | None = None  # the comparison's threshold and where it was chosen, once chosen
+        self.skeletons = None  # nerode with completion negatives: the training trees by skeleton
+        if config.completion_negatives and self.data.tracker is not None:
+            train, vocab = self.data.train, self.data.tracker.vocab
+            first_atom = vocab.n_out - len(vocab.atoms)  # output ids: PAD, the operators, then the atoms
+            self.skeletons = SkeletonPool(torch.cat([train["truth_items"].reshape(-1), train["goal_items"]]).long(),
+                                          self.data.item_tokens, range(first_atom, vocab.n_out))
 
     def losses(self, batch: ProbeBatch, step: int, generator: torch.Generator | None = None
                ) -> dict[str, torch.Tensor]:
@@ -133,9 +143,14 @@ class OracleTrainer(Optimised):
             if cfg.completion_margin > 0 and w is not None and batch.goal_items is not None \
                     and self.model.compares and self.config.arch != "probe-slot":
                 goal = self.model.goal_view(batch.goal_items)  # (B, C)
-                out["completion"] = weight * completion_term(self.model, w, goal, batch.probes, batch.verdicts,
-                                                             self.data.accepting, self.data.verdicts.index("complete"),
-                                                             cfg.completion_margin)
+                negatives = None
+                if cfg.completion_negatives:
+                    items, has = self.skeletons.draw(batch.goal_items, cfg.completion_negatives, generator)
+                    negatives = self.model.goal_view(items), has  # (B, N, C), (B,)
+                term = completion_term(self.model, w, goal, batch.probes, batch.verdicts, self.data.accepting,
+                                       self.data.verdicts.index("complete"), cfg.completion_margin, negatives)
+                # a weight of 1 multiplies by 1.0 exactly: runs without the knob keep their bits
+                out["completion"] = weight * (term * cfg.completion_weight if cfg.completion_weight != 1 else term)
         if "invariance" in cfg.terms:
             b, k = histories.chains, histories.partners
             z_end = z[torch.arange(len(z), device=z.device), histories.lengths - 1]  # (H, C)

@@ -168,6 +168,51 @@ def test_the_verdict_head_trains_end_to_end_for_every_arm(tiny, arch, objective)
     assert losses["verdict"].item() < 0.9 * first
 
 
+def _skeleton(tokens: list[int], atom_ids: range) -> list[int]:
+    return [atom_ids.start if t in atom_ids else t for t in tokens]
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_completion_negatives_are_other_trees_of_the_goals_skeleton(tiny_data, seed):
+    data = tiny_data
+    trainer = OracleTrainer(OracleConfig(data="unused", objective="nerode", completion_negatives=3, width=16,
+                                         probe_width=8, steps=4), data)
+    pool, vocab = trainer.skeletons, data.tracker.vocab
+    atom_ids = range(vocab.n_out - len(vocab.atoms), vocab.n_out)
+    goals = data.train["goal_items"].long()
+    drawn, has = pool.draw(goals, 3, torch.Generator().manual_seed(seed))
+    again, _ = pool.draw(goals, 3, torch.Generator().manual_seed(seed))
+    assert torch.equal(drawn, again)  # same generator, same draw
+    tokens = data.item_tokens.tolist()
+    assert has.any()
+    for goal, row, ok in zip(goals.tolist(), drawn.tolist(), has.tolist()):
+        mates = [i for i in pool.items.tolist() if i != goal
+                 and _skeleton(tokens[i], atom_ids) == _skeleton(tokens[goal], atom_ids)]
+        assert ok == bool(mates)  # a goal has negatives exactly when its skeleton has another tree
+        for item in row:
+            assert (item in mates) if ok else item == goal
+    # a goal outside the pool (a tree no training chain holds) has none
+    outside = torch.tensor([i for i in range(data.tracker.n_items, len(tokens)) if i not in set(pool.items.tolist())][:1])
+    if len(outside):
+        assert not pool.draw(outside, 2, torch.Generator().manual_seed(seed))[1].any()
+
+
+def test_completion_negatives_add_to_the_comparisons_term_and_train(tiny):
+    data = load_probe_dataset(tiny)
+    base = dict(data=str(tiny), objective="nerode", width=32, probe_width=16, steps=100)
+    batch = sample_probe_batch(data, 6, True, torch.Generator().manual_seed(1))
+    plain = OracleTrainer(OracleConfig(**base), data).losses(batch, 100, torch.Generator().manual_seed(2))
+    trainer = OracleTrainer(OracleConfig(**base, completion_negatives=4, completion_weight=2.0), data)
+    losses = trainer.losses(batch, 100, torch.Generator().manual_seed(2))
+    for name in ("verdict", "metric"):  # the same weights (one seed): only the comparison's term moves
+        assert torch.equal(losses[name], plain[name])
+    assert losses["completion"] > 2 * plain["completion"] - 1e-6  # twice the weight, plus the negatives' hinge
+    losses["completion"].backward()
+    grads = [p.grad for p in trainer.model.tracker.parameters() if p.grad is not None]
+    assert grads and sum(g.abs().sum().item() for g in grads) > 0
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 2**31 - 1))
 def test_the_blind_arm_cannot_see_the_state(tiny_data, seed):
