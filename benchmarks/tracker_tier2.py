@@ -8,7 +8,8 @@
 
 The validation datasets are tier 2 certified from seed 1 (the registered datasets use seed 0), so
 no choice made here reads a registered test chain. They share their test chains byte for byte
-and differ only in how the training chains are drawn (``certify --start-walk``, ``--tier2-weight``).
+and differ only in how the training chains are drawn (``certify --starts``, ``--start-walk``,
+``--tier2-weight``).
 Each diagnosis run changes one thing against its baseline, trains 12,000 steps at one thread, and
 is read on the validation chains at 8, 64 and 256 events, also by number of tier-2 events and by
 the size of the end tree (``benchmarks/tracker_where.py``). A run recorded in the results keeps its
@@ -37,6 +38,7 @@ DATASETS: dict[str, list[str]] = {
     "tier2-a4": [],
     "tier2-a4-w64": ["--start-walk", "64"],
     "tier2-a4-w64-t4": ["--start-walk", "64", "--tier2-weight", "4"],
+    "tier2-a4-reachable": ["--starts", "reachable"],
 }
 # the hard-domain recipe's recurrence (4 ticks, small start slot, unit embeddings) at 12,000 steps,
 # with NextLat and invariance held at zero for the first half (a representation first)
@@ -55,6 +57,9 @@ DIAGNOSIS: dict[str, tuple[str, list[str]]] = {
     "paths-combo-s0": ("tier2-a4", ["--objective", "combo", *HALF, "--layout", "paths", "--ce-positions", "tree"]),
     # the baseline of the two above: the default training chains, Polish layout
     "half-combo-s0": ("tier2-a4", ["--objective", "combo", *HALF]),
+    # the path layout on training chains that start at any reachable tree, each as likely: coverage (vs paths-combo-s0)
+    "reachable-paths-combo-s0": ("tier2-a4-reachable", ["--objective", "combo", *HALF, "--layout", "paths",
+                                                        "--ce-positions", "tree"]),
 }
 RESULTS = Path("results/tracker-tier2.json")
 

@@ -25,6 +25,7 @@ from chains.manifest import (COUNTS, DATASET_FORMATS, FORMAT_VERSION, MANIFEST, 
                              read_manifest, read_manifest_json, trained_elsewhere, write_manifest)
 from chains.probes import PROBE_KINDS, ProbeRecord
 from chains.rules import Event, EventSyntaxError
+from chains.sampling import STARTS
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, polish
 
@@ -51,6 +52,10 @@ class DatasetSpec:
     # training chains pick each applicable tier-2 (size-changing) event this many times as often
     # as each applicable tier-1 event (1: uniformly); test chains always pick uniformly
     tier2_weight: float = 1.0
+    # where training chains start (before any start walk): "start", a random start tree;
+    # "reachable", a tree drawn uniformly among all the domain's reachable trees (see
+    # chains.sampling.STARTS); test chains always start at a start tree
+    starts: str = "start"
 
     def __post_init__(self) -> None:
         for name in ("chains", "length", "test_chains", "probe_chains"):
@@ -58,6 +63,8 @@ class DatasetSpec:
                 raise ValueError(f"{name} must be at least 1")
         if self.partners < 0 or self.start_walk < 0:
             raise ValueError("partners and start_walk must be at least 0")
+        if self.starts not in STARTS:
+            raise ValueError(f"starts must be one of {', '.join(STARTS)}, not {self.starts!r}")
         if not self.tier2_weight > 0 or (self.tier2_weight != 1.0 and self.domain.tier != 2):
             raise ValueError("tier2_weight must be > 0, and other than 1 only on tier 2")
         if any(n < 1 for n in self.test_lengths) or len(set(self.test_lengths)) != len(self.test_lengths):

@@ -11,10 +11,11 @@ cache on the manifest take its bytes from ``manifest_bytes``, and messages name 
 
 ``Manifest.to_json`` gives the JSON object ``certify`` writes; ``Manifest.from_json`` reads one
 back, its structure checked by ``check_manifest`` first, then every field's type. The optional
-fields are written only when they say something: ``start_walk`` and ``start_sampling`` when
-training chains start after a walk, ``tier2_weight`` and ``event_sampling`` when tier-2 events
-are weighted, ``probes`` with ``--probes``. The ``*_sampling`` texts are derived from the
-fields, never read.
+fields are written only when they say something: ``starts`` when training chains start at a
+reachable tree rather than a start tree, ``start_walk`` when they start after a walk (and
+``start_sampling`` with either), ``tier2_weight`` and ``event_sampling`` when tier-2 events are
+weighted, ``probes`` with ``--probes``; a manifest without ``starts`` reads as ``start``. The
+``*_sampling`` texts are derived from the fields, never read.
 
 Readers that only need a field or two may keep the plain dict of ``read_manifest``: the keys
 are the same.
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chains.files import reason
+from chains.sampling import STARTS
 from chains.space import Domain
 
 MANIFEST = "manifest.json"  # the manifest's file name inside a dataset directory
@@ -47,6 +49,13 @@ PARTNER_SAMPLING = ("per partner, a length uniform in [0, chain length]; a unifo
                     "backward walk of that length from the chain's end, read forwards")
 START_SAMPLING = ("training chains start where a uniformly random walk of start_walk events from "
                   "a uniformly random start tree ends; test chains start at the start tree")
+REACHABLE_SAMPLING = ("training chains start at a tree drawn uniformly among the domain's reachable trees "
+                      "(every tree a chain can visit within the size bound, in the order of their Polish "
+                      "strings); test chains start at a uniformly random start tree")
+REACHABLE_WALK_SAMPLING = ("training chains start where a uniformly random walk of start_walk events from a "
+                           "tree drawn uniformly among the domain's reachable trees (every tree a chain can "
+                           "visit within the size bound, in the order of their Polish strings) ends; test "
+                           "chains start at a uniformly random start tree")
 EVENT_SAMPLING = ("training chains pick each applicable tier-2 event tier2_weight times as often as "
                   "each applicable tier-1 event; test chains pick uniformly")
 
@@ -89,7 +98,8 @@ class Manifest:
     package_version: str  # the package that wrote the dataset
     store: str  # the certificate store used
     # written only when given
-    start_walk: int = 0  # training chains start after a random walk of this many events (0: at a start tree)
+    starts: str = "start"  # where training chains start: "start" (a start tree), "reachable" (any reachable tree)
+    start_walk: int = 0  # training chains start after a random walk of this many events (0: at the drawn tree)
     tier2_weight: float = 1.0  # weight of each applicable tier-2 event in training chains (1.0: uniform)
     probes: dict | None = None  # with --probes: kinds, verdicts, counts by kind, accepted fractions, ...
     # timings: not part of the dataset's identity
@@ -121,9 +131,12 @@ class Manifest:
             "partners": self.partners,
             "partner_sampling": PARTNER_SAMPLING,
         }
+        if self.starts != "start":
+            out["starts"] = self.starts
         if self.start_walk:
             out["start_walk"] = self.start_walk
-            out["start_sampling"] = START_SAMPLING
+        if self.starts != "start" or self.start_walk:
+            out["start_sampling"] = self.start_sampling
         if self.tier2_weight != 1.0:
             out["tier2_weight"] = self.tier2_weight
             out["event_sampling"] = EVENT_SAMPLING
@@ -157,11 +170,19 @@ class Manifest:
             out["seconds"] = self.seconds
         return out
 
+    @property
+    def start_sampling(self) -> str:
+        """How the training chains' starts were drawn, in words (written as ``start_sampling``)."""
+        if self.starts == "reachable":
+            return REACHABLE_WALK_SAMPLING if self.start_walk else REACHABLE_SAMPLING
+        return START_SAMPLING
+
     @classmethod
     def from_json(cls, obj, where: str | Path = MANIFEST_WHERE) -> Manifest:
         """The manifest of parsed JSON ``obj``; DatasetError naming ``where`` and the first field
         that is missing or of the wrong type. ``checker`` absent reads as ``elaborator`` and the
-        timings absent as None (datasets written before the manifest had them)."""
+        timings absent as None (datasets written before the manifest had them); ``starts`` absent
+        reads as ``start``, and any value but those of ``chains.sampling.STARTS`` is refused."""
         check_manifest(obj, Path(where))
         values = {}
         for f in dataclasses.fields(cls):
@@ -177,6 +198,8 @@ class Manifest:
             values[f.name] = tuple(value) if f.name in ("rules", "test_lengths") else value
         if any(not _is(n, _INT) for n in values["test_lengths"]) or any(not _is(r, _STR) for r in values["rules"]):
             raise DatasetError(f"{where}: rules must be names and test_lengths integers")
+        if values.get("starts", "start") not in STARTS:
+            raise DatasetError(f"{where}: starts is {str(values['starts'])[:40]!r}, not one of {', '.join(STARTS)}")
         return cls(**values)
 
 _INT, _OPT_INT, _NUMBER, _OPT_NUMBER, _STR, _LIST, _DICT, _OPT_DICT = range(8)
@@ -185,9 +208,9 @@ _TYPES = {"atoms": _INT, "tier": _INT, "max_size": _OPT_INT, "rules": _LIST, "tr
           "test_lengths": _LIST, "test_chains": _INT, "steps": _INT, "steps_by_rule": _DICT,
           "distinct_steps": _INT, "equivalences": _INT, "distinct_equivalences": _INT, "files": _DICT,
           "kernel_checked": _INT, "certified": _INT, "failed": _INT, "lean_processes": _INT, "lean": _DICT,
-          "core_hash": _STR, "checker": _STR, "package_version": _STR, "store": _STR, "start_walk": _INT,
-          "tier2_weight": _NUMBER, "probes": _OPT_DICT, "phase_seconds": _OPT_DICT, "seconds": _OPT_NUMBER,
-          "format": _INT}
+          "core_hash": _STR, "checker": _STR, "package_version": _STR, "store": _STR, "starts": _STR,
+          "start_walk": _INT, "tier2_weight": _NUMBER, "probes": _OPT_DICT, "phase_seconds": _OPT_DICT,
+          "seconds": _OPT_NUMBER, "format": _INT}
 _NAMES = {_INT: "an integer", _OPT_INT: "an integer or null", _NUMBER: "a number", _OPT_NUMBER: "a number or null",
           _STR: "a string", _LIST: "a list", _DICT: "an object", _OPT_DICT: "an object or null"}
 

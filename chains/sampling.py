@@ -1,21 +1,28 @@
 """Random chains and their certified partners, reproducible from a seed.
 
-A chain starts at a uniformly random tier-1 tree, or, with a start walk of ``n`` events,
-where a uniformly random walk of ``n`` events from such a tree ends (so that a training
-chain's start follows the distribution of states a long chain visits, larger trees included
-on tier 2), and takes a uniformly random applicable event at each step. A partner of a chain is another history ending at the same tree: a
-random walk backwards from the chain's end (every rule has an inverse at the same position),
-read forwards. Its start is a random member of the class and its length is drawn per
-partner, so partners come in every length, not only the reduced one.
+A chain starts at a uniformly random tier-1 tree (a start tree), or at a tree drawn uniformly
+from a given list (``chains.space.reachable_trees``: every tree of the domain, the larger tier-2
+trees included), or, with a start walk of ``n`` events, where a uniformly random walk of ``n``
+events from such a tree ends (so that a training chain's start follows the distribution of
+states a long chain visits), and takes a uniformly random applicable event at each step. A
+partner of a chain is another history ending at the same tree: a random walk backwards from
+the chain's end (every rule has an inverse at the same position), read forwards. Its start is
+a random member of the class and its length is drawn per partner, so partners come in every
+length, not only the reduced one.
 """
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from chains.rules import RULES, Event
 from chains.space import StateSpace
+from chains.trees import Tree
+
+# where a training chain starts (``certify --starts``): "start", a uniformly random start tree;
+# "reachable", a tree drawn uniformly among the domain's reachable trees (``reachable_trees``)
+STARTS = ("start", "reachable")
 
 
 @dataclass(frozen=True)
@@ -103,11 +110,12 @@ def random_walk(space: StateSpace, rng: random.Random, start: int, length: int, 
 
 
 def sample_chain(space: StateSpace, rng: random.Random, length: int, start_walk: int = 0,
-                 tier2_weight: float = 1.0) -> Walk:
+                 tier2_weight: float = 1.0, starts: Sequence[Tree] | None = None) -> Walk:
     """A random history of ``length`` events; it starts ``start_walk`` uniformly random events
-    (not part of the history) away from a random start tree, and picks tier-2 events with
+    (not part of the history) away from a random start tree, or with ``starts`` from a tree
+    drawn uniformly from that list (one ``rng.choice``), and picks tier-2 events with
     ``tier2_weight`` (see ``_weighted_walk_ids``)."""
-    start = space.random_start(rng)
+    start = space.random_start(rng) if starts is None else space.id(rng.choice(starts))
     if start_walk:
         start = _walk_ids(space, rng, start, start_walk)[0][-1]
     return random_walk(space, rng, start, length, tier2_weight)
@@ -135,13 +143,14 @@ class Sample:
 
 
 def sample_split(space: StateSpace, rng: random.Random, count: int, length: int, partners: int,
-                 start_walk: int = 0, tier2_weight: float = 1.0) -> list[Sample]:
-    """``count`` chains of ``length`` events (see ``sample_chain`` for ``start_walk`` and
-    ``tier2_weight``), each with ``partners`` partners of lengths drawn uniformly from 0 to
-    ``length`` (uniform backward walks)."""
+                 start_walk: int = 0, tier2_weight: float = 1.0,
+                 starts: Sequence[Tree] | None = None) -> list[Sample]:
+    """``count`` chains of ``length`` events (see ``sample_chain`` for ``start_walk``,
+    ``tier2_weight`` and ``starts``), each with ``partners`` partners of lengths drawn uniformly
+    from 0 to ``length`` (uniform backward walks)."""
     out = []
     for _ in range(count):
-        chain = sample_chain(space, rng, length, start_walk, tier2_weight)
+        chain = sample_chain(space, rng, length, start_walk, tier2_weight, starts)
         mates = tuple(sample_partner(space, rng, chain.end, rng.randint(0, length)) for _ in range(partners))
         out.append(Sample(chain, mates))
     return out

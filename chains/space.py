@@ -11,7 +11,14 @@ from dataclasses import dataclass
 import networkx as nx
 
 from chains.rules import Event, successors, tier_rules
-from chains.trees import Tree, all_trees, atom_names, count_classes, count_trees, random_tree
+from chains.trees import Tree, all_trees, atom_names, count_classes, count_trees, polish, random_tree
+
+# the most states a breadth-first enumeration of a domain visits (``domain_size``, ``reachable_trees``)
+EXPLORE_LIMIT = 250_000
+
+
+class EnumerationIncomplete(ValueError):
+    """A domain whose reachable trees outnumber the enumeration limit; the message names both."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,11 @@ class StateSpace:
         Returns (states seen, classes among them, complete). Steps are reversible, so the
         connected components of the reachable graph are the equivalence classes of trees.
         """
+        seen, classes, complete = self._reach(limit)
+        return len(seen), classes, complete
+
+    def _reach(self, limit: int) -> tuple[set[int], int, bool]:
+        """``explore`` with the states seen themselves."""
         seen: set[int] = set()
         classes = 0
         for root in self.start_trees():
@@ -139,10 +151,10 @@ class StateSpace:
                 for _, j in self.successors(queue.popleft()):
                     if j not in seen:
                         if len(seen) >= limit:
-                            return len(seen), classes, False
+                            return seen, classes, False
                         seen.add(j)
                         queue.append(j)
-        return len(seen), classes, True
+        return seen, classes, True
 
     def graph(self, nodes: list[int]) -> nx.DiGraph:
         """The state graph over ``nodes`` and everything one step from them; edges carry the event."""
@@ -154,8 +166,35 @@ class StateSpace:
         return g
 
 
-def domain_size(domain: Domain, limit: int = 250_000) -> dict:
-    """The manifest's ``trees``/``classes`` with how they were obtained."""
+def describe(domain: Domain) -> str:
+    """The domain in words, for messages: ``tier-2 domain of 4 atoms and trees of at most 15 tokens``."""
+    bound = f" and trees of at most {domain.size_bound} tokens" if domain.size_bound is not None else ""
+    return f"tier-{domain.tier} domain of {domain.atoms} atoms{bound}"
+
+
+def reachable_trees(domain: Domain, limit: int | None = None) -> list[Tree]:
+    """Every tree of ``domain`` a chain can visit, sorted by Polish string, so that a draw from
+    the list depends on no interning order: on tier 1 all trees (``all_trees``; each is a start
+    tree), on tier 2 those reachable from a start tree within the size bound (breadth-first, as
+    ``domain_size`` counts them). EnumerationIncomplete when tier 2 has more than ``limit``
+    (default ``EXPLORE_LIMIT``)."""
+    if domain.tier == 1:
+        trees = list(all_trees(domain.atom_names))
+    else:
+        limit = EXPLORE_LIMIT if limit is None else limit
+        space = StateSpace(domain)
+        seen, _, complete = space._reach(limit)
+        if not complete:
+            raise EnumerationIncomplete(f"the {describe(domain)} has more reachable trees than the enumeration "
+                                        f"limit of {limit:,}; choose fewer atoms or a smaller size bound")
+        trees = [space.trees[i] for i in seen]
+    return sorted(trees, key=polish)
+
+
+def domain_size(domain: Domain, limit: int | None = None) -> dict:
+    """The manifest's ``trees``/``classes`` with how they were obtained (breadth-first up to
+    ``limit`` states, default ``EXPLORE_LIMIT``)."""
+    limit = EXPLORE_LIMIT if limit is None else limit
     if domain.tier == 1:
         return {"trees": count_trees(domain.atoms), "classes": count_classes(domain.atoms),
                 "trees_counted": "all trees of the domain (closed form)"}

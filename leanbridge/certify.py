@@ -31,7 +31,7 @@ from chains.manifest import ELABORATOR, Manifest, load_manifest, manifest_path
 from chains.probes import PROBE_KINDS, SEED_ACCEPTED, ProbeSampler, probe_rng
 from chains.rules import Event, apply
 from chains.sampling import Walk, sample_split, split_rng
-from chains.space import Domain, StateSpace, domain_size
+from chains.space import Domain, StateSpace, domain_size, reachable_trees
 from chains.trees import Tree, polish
 from leanbridge import kernel
 from leanbridge.asker import AskConfig, Asker, QuestionFailed
@@ -388,10 +388,13 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
     """Sample, certify and write the dataset of ``spec`` to ``out``; return its manifest.
     ``bridge.checker`` certifies the steps and equivalences (by default the kernel route).
 
-    Raises CertificationFailed (and writes nothing) when Lean rejects any statement. Every
-    answer Lean gives is committed to the store as it comes, so a killed run resumes from it.
+    Raises CertificationFailed (and writes nothing) when Lean rejects any statement, and
+    EnumerationIncomplete (before anything is opened or written) when ``spec.starts`` asks for
+    every reachable tree of a domain too large to enumerate. Every answer Lean gives is
+    committed to the store as it comes, so a killed run resumes from it.
     """
     started = time.perf_counter()
+    starts = reachable_trees(spec.domain) if spec.starts == "reachable" else None  # training starts' pool
     lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
     core = build_core(lean, bridge.limits)
     checker = checker_identity(bridge.checker)
@@ -408,7 +411,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
         run = _LeanRun(statements, store, bridge, progress)
         closing.callback(store.close)
         closing.callback(run.close)
-        sampled = _sample_splits(spec, space, statements, book, run.hand_over, progress, phases)
+        sampled = _sample_splits(spec, space, statements, book, run.hand_over, progress, phases, starts)
         certified = _certify_statements(sampled, run, store, bridge, progress, phases)
         manifest = _write_dataset(spec, sampled, certified, writer, store_path, phases, started)
         closing.pop_all()
@@ -444,11 +447,13 @@ class _Certified:
 
 
 def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements, book: ProbeBook | None,
-                   hand_over: Callable[[], None], progress: Progress, phases: dict[str, float]) -> _Sampled:
+                   hand_over: Callable[[], None], progress: Progress, phases: dict[str, float],
+                   starts: list[Tree] | None = None) -> _Sampled:
     """Sample every split of ``spec`` and render its chains' JSON, each distinct step,
-    equivalence and probe added once to ``statements`` (``book``). ``hand_over`` is called
-    after each split, so that Lean checks a split's new statements while the next splits are
-    sampled and rendered."""
+    equivalence and probe added once to ``statements`` (``book``). Training chains start at a
+    tree drawn from ``starts`` when given (``reachable_trees``), test chains at a start tree.
+    ``hand_over`` is called after each split, so that Lean checks a split's new statements while
+    the next splits are sampled and rendered."""
     text = _LineWriter(space, statements)
     probe_index: dict[int, int] = {}  # state << _KEY_BITS | event id -> the probe's index in book
     lines: dict[str, list] = {}  # per split: finished lines, or (line so far, goal, probe codes)
@@ -458,7 +463,8 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
         progress(f"sample {name}", 0, count)
         training = name == "train"  # the sampling knobs shape the training chains only
         split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners,
-                             spec.start_walk if training else 0, spec.tier2_weight if training else 1.0)
+                             spec.start_walk if training else 0, spec.tier2_weight if training else 1.0,
+                             starts if training else None)
         progress(f"sample {name}", count, count)
         phases["sample"] += time.perf_counter() - mark
         mark = time.perf_counter()
@@ -553,7 +559,7 @@ def _write_dataset(spec: DatasetSpec, sampled: _Sampled, certified: _Certified, 
         **domain_size(domain),
         seed=spec.seed, chains=spec.chains, length=spec.length, partners=spec.partners,
         test_lengths=tuple(spec.test_lengths), test_chains=spec.test_chains,
-        start_walk=spec.start_walk, tier2_weight=spec.tier2_weight,
+        starts=spec.starts, start_walk=spec.start_walk, tier2_weight=spec.tier2_weight,
         steps=text.steps, steps_by_rule=dict(sorted(text.steps_by_rule().items())),
         distinct_steps=kinds["step"], equivalences=sampled.equivalences,
         distinct_equivalences=kinds["equivalence"], files=files,

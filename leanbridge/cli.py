@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetError, DatasetSpec
-from chains.space import Domain
+from chains.sampling import STARTS
+from chains.space import Domain, EnumerationIncomplete
 from leanbridge.asker import CHECKERS, AskConfig
 from leanbridge.certify import DATASET_BRIDGE, CertificationFailed, certify_dataset, default_store, verify_dataset
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
@@ -32,9 +33,13 @@ from leanbridge.runner import LeanLimits
 @click.option("--test-lengths", default=None, callback=positive_ints,
               help=f"Comma-separated lengths of the held-out test splits [default: "
                    f"{','.join(map(str, DEFAULT_TEST_LENGTHS))}; with --probes {','.join(map(str, PROBE_TEST_LENGTHS))}].")
+@click.option("--starts", type=click.Choice(STARTS), default="start", show_default=True,
+              help="Where training chains start: start, a uniformly random start tree; reachable, a tree drawn "
+                   "uniformly among every tree of the domain a chain can visit (on tier 2 the larger trees too; "
+                   "refused when there are too many to enumerate). Test chains always start at a start tree.")
 @click.option("--start-walk", type=click.IntRange(0), default=0, show_default=True,
-              help="Training chains start where a random walk of this many events from a random start tree ends "
-                   "(0: at the start tree), so that they visit the states long chains visit; test chains always "
+              help="Training chains start where a random walk of this many events from the tree --starts draws "
+                   "ends (0: at that tree), so that they visit the states long chains visit; test chains always "
                    "start at a start tree.")
 @click.option("--tier2-weight", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
               help="Tier 2: training chains pick each applicable size-changing event this many times as often as "
@@ -84,7 +89,7 @@ from leanbridge.runner import LeanLimits
 @click.option("--repo", default=None,
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
-def main(atoms, tier, max_size, chains, length, partners, test_lengths, start_walk, tier2_weight, test_chains, seed, jobs, out, store,
+def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, start_walk, tier2_weight, test_chains, seed, jobs, out, store,
          timeout, memory_mb, probes, probe_chains, cluster, checker, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
@@ -95,8 +100,8 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, start_wa
 
     mathlib_only = given(("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo"))
     if mathlib_dir is not None:
-        chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "start_walk",
-                            "tier2_weight", "test_chains",
+        chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts",
+                            "start_walk", "tier2_weight", "test_chains",
                             "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "cluster",
                             "checker", "verify_dir"))
         if chain_only:
@@ -125,11 +130,14 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, start_wa
         try:
             test_lengths = test_lengths or (PROBE_TEST_LENGTHS if probes else DEFAULT_TEST_LENGTHS)
             spec = DatasetSpec(Domain(atoms, tier, max_size), chains, length, partners, test_lengths, test_chains, seed,
-                               probes, probe_chains, start_walk, tier2_weight)
+                               probes, probe_chains, start_walk, tier2_weight, starts)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
         out = out or Path("data") / f"tier{tier}-a{atoms}"
-        manifest = certify_dataset(spec, out, store or default_store(), bridge, bars)
+        try:
+            manifest = certify_dataset(spec, out, store or default_store(), bridge, bars)
+        except EnumerationIncomplete as e:  # raised before anything is written
+            raise click.ClickException(f"--starts reachable: {e}") from None
         bars.close()
         shown = {k: manifest[k] for k in ("atoms", "tier", "max_size", "trees", "classes", "steps", "distinct_steps",
                                           "equivalences", "kernel_checked", "certified", "failed", "seconds")}

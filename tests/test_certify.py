@@ -305,6 +305,94 @@ def test_a_start_walk_changes_the_training_chains_only_and_verifies(tier2, store
     assert code == 0, output
 
 
+# three atoms up to 9 tokens: 48 start trees of 5 tokens, 24 reachable trees of 7
+TIER2_SMALL = ["--atoms", "3", "--tier", "2", "--max-size", "9", "--chains", "300", "--test-lengths", "8,32",
+               "--test-chains", "16", "--seed", "4"]
+TIER1_SMALL = ["--atoms", "4", "--chains", "300", "--test-lengths", "8", "--test-chains", "16", "--seed", "4"]
+
+
+@pytest.fixture(scope="module")
+def starts(tmp_path_factory, store):
+    """Datasets of the same seed: (tier, starts) -> directory."""
+    root = tmp_path_factory.mktemp("starts")
+    out = {}
+    for tier, base in ((2, TIER2_SMALL), (1, TIER1_SMALL)):
+        for mode in ("start", "reachable"):
+            extra = [] if mode == "start" else ["--starts", "reachable"]
+            code, output = run([*base, *extra, "--out", str(root / f"t{tier}-{mode}"), "--store", str(store)])
+            assert code == 0, output
+            out[tier, mode] = root / f"t{tier}-{mode}"
+    return out
+
+
+def test_reachable_starts_reach_the_sizes_start_trees_never_have_and_leave_the_test_chains_alone(starts):
+    default, reachable = starts[2, "start"], starts[2, "reachable"]
+    sizes = {mode: [len(r["start"].split()) for r in lines(starts[2, mode] / "train.jsonl")] for mode in
+             ("start", "reachable")}
+    assert set(sizes["start"]) == {5}
+    assert set(sizes["reachable"]) == {5, 7} and 0.2 < sizes["reachable"].count(7) / len(sizes["reachable"]) < 0.5
+    for name in ("test-8.jsonl", "test-32.jsonl"):
+        assert (reachable / name).read_bytes() == (default / name).read_bytes()
+    assert (reachable / "train.jsonl").read_bytes() != (default / "train.jsonl").read_bytes()
+    manifest = json.loads((reachable / "manifest.json").read_text())
+    assert manifest["starts"] == "reachable" and "reachable trees" in manifest["start_sampling"]
+    assert "starts" not in json.loads((default / "manifest.json").read_text())
+    code, output = run(["--verify", str(reachable)])
+    assert code == 0, output
+
+
+def test_reachable_starts_on_tier1_range_over_all_its_trees(starts):
+    default, reachable = starts[1, "start"], starts[1, "reachable"]
+    assert (reachable / "test-8.jsonl").read_bytes() == (default / "test-8.jsonl").read_bytes()
+    assert (reachable / "train.jsonl").read_bytes() != (default / "train.jsonl").read_bytes()
+    drawn = {r["start"] for r in lines(reachable / "train.jsonl")}
+    assert len(drawn) > 250 and {len(s.split()) for s in drawn} == {7}  # 300 draws among 960 trees
+    assert json.loads((reachable / "manifest.json").read_text())["starts"] == "reachable"
+
+
+def test_reachable_starts_give_the_same_bytes_for_the_same_seed(starts, store, tmp_path):
+    for tier, base in ((2, TIER2_SMALL), (1, TIER1_SMALL)):
+        code, output = run([*base, "--starts", "reachable", "--out", str(tmp_path / f"t{tier}"), "--store", str(store)])
+        assert code == 0, output
+        first = json.loads((starts[tier, "reachable"] / "manifest.json").read_text())
+        again = json.loads((tmp_path / f"t{tier}" / "manifest.json").read_text())
+        assert again["files"] == first["files"]
+        for name in first["files"]:
+            assert (tmp_path / f"t{tier}" / name).read_bytes() == (starts[tier, "reachable"] / name).read_bytes()
+
+
+def test_reachable_starts_compose_with_a_start_walk_and_a_tier2_weight(starts, store, tmp_path):
+    from chains.manifest import REACHABLE_WALK_SAMPLING, load_manifest
+    out = tmp_path / "both"
+    code, output = run([*TIER2_SMALL, "--starts", "reachable", "--start-walk", "4", "--tier2-weight", "3",
+                        "--out", str(out), "--store", str(store)])
+    assert code == 0, output
+    raw = json.loads((out / "manifest.json").read_text())
+    assert (raw["starts"], raw["start_walk"], raw["tier2_weight"]) == ("reachable", 4, 3)
+    assert raw["start_sampling"] == REACHABLE_WALK_SAMPLING
+    manifest = load_manifest(out)
+    assert manifest.to_json() == raw and manifest.starts == "reachable"
+    assert (out / "test-32.jsonl").read_bytes() == (starts[2, "start"] / "test-32.jsonl").read_bytes()
+    assert (out / "train.jsonl").read_bytes() != (starts[2, "reachable"] / "train.jsonl").read_bytes()
+
+
+def test_reachable_starts_past_the_enumeration_limit_are_refused_and_write_nothing(tmp_path, monkeypatch):
+    import chains.space
+    monkeypatch.setattr(chains.space, "EXPLORE_LIMIT", 50)  # the 3-atom domain has 72 reachable trees
+    code, output = run([*TIER2_SMALL, "--starts", "reachable", "--out", str(tmp_path / "out"),
+                        "--store", str(tmp_path / "s.sqlite")])
+    assert code == 1 and "Traceback" not in output and len(output.strip().splitlines()) == 1
+    assert "--starts reachable" in output and "tier-2 domain of 3 atoms" in output and "limit of 50" in output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_starts_option_is_for_chains_and_checked():
+    code, output = run(["--starts", "anywhere"])
+    assert code == 2 and "Invalid value for '--starts'" in output
+    code, output = run(["--mathlib", "bench", "--starts", "reachable"])
+    assert code == 2 and "--starts is for rewrite chains" in output
+
+
 def test_the_typed_manifest_reads_back_what_certify_wrote(tier1, tier2, tmp_path):
     from chains.dataset import DatasetError
     from chains.manifest import Manifest, load_manifest
@@ -313,6 +401,7 @@ def test_the_typed_manifest_reads_back_what_certify_wrote(tier1, tier2, tmp_path
         manifest = load_manifest(out)
         assert manifest.to_json() == raw and Manifest.from_json(manifest.to_json()) == manifest
         assert "start_walk" not in raw and "tier2_weight" not in raw and "probes" not in raw
+        assert "starts" not in raw and "start_sampling" not in raw and manifest.starts == "start"
     assert manifest.domain().tier == 2 and manifest.checker == "elaborator"
     old = {k: v for k, v in raw.items() if k not in ("checker", "phase_seconds")}  # a manifest from before either
     assert Manifest.from_json(old).checker == "elaborator" and Manifest.from_json(old).phase_seconds is None

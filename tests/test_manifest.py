@@ -87,3 +87,38 @@ def test_only_chains_manifest_names_the_file():
     found = {path.relative_to(ROOT).as_posix() for package in ROUTED for path in (ROOT / package).rglob("*.py")
              if _opens_the_manifest(path)}
     assert found - ELSEWHERE == {"chains/manifest.py"}
+
+
+def _typed(**fields) -> Manifest:
+    """A chain manifest with made-up counts (nothing here is certified)."""
+    values = dict(atoms=3, tier=2, max_size=9, rules=("add_comm",), trees=72, classes=8, trees_counted="counted",
+                  seed=0, chains=1, length=1, partners=0, test_lengths=(8,), test_chains=1, steps=1,
+                  steps_by_rule={"add_comm": 1}, distinct_steps=1, equivalences=0, distinct_equivalences=0,
+                  files={"train.jsonl": {"chains": 1, "sha256": "0" * 64}}, kernel_checked=1, certified=1, failed=0,
+                  lean_processes=1, lean={"githash": "0" * 40}, core_hash="0" * 64, checker="elaborator",
+                  package_version="0", store="s.sqlite")
+    return Manifest(**{**values, **fields})
+
+
+def test_reachable_starts_are_written_only_when_given_and_read_back():
+    from chains.manifest import REACHABLE_SAMPLING, REACHABLE_WALK_SAMPLING, START_SAMPLING
+
+    plain = _typed()
+    assert "starts" not in plain.to_json() and "start_sampling" not in plain.to_json() and plain.starts == "start"
+    assert _typed(start_walk=4).to_json()["start_sampling"] == START_SAMPLING
+    for manifest, sentence in ((_typed(starts="reachable"), REACHABLE_SAMPLING),
+                               (_typed(starts="reachable", start_walk=4), REACHABLE_WALK_SAMPLING)):
+        obj = manifest.to_json()
+        assert obj["starts"] == "reachable" and obj["start_sampling"] == sentence
+        assert Manifest.from_json(json.loads(manifest_text(manifest))) == manifest
+
+
+def test_a_manifest_without_starts_reads_as_start_and_an_unknown_one_is_refused_naming_it(tmp_path):
+    old = _typed().to_json()
+    assert Manifest.from_json(old).starts == "start"
+    write_manifest(tmp_path, {**old, "starts": "anywhere"})
+    named = rf"{tmp_path / MANIFEST}: starts is 'anywhere', not one of start, reachable"
+    with pytest.raises(DatasetError, match=named):
+        load_manifest(tmp_path)
+    with pytest.raises(DatasetError, match="m.json: starts is '1', not a string"):
+        Manifest.from_json({**old, "starts": 1}, "m.json")

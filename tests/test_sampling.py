@@ -1,11 +1,13 @@
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chains.rules import apply
-from chains.sampling import sample_split, split_rng
-from chains.space import Domain, StateSpace
+from chains.sampling import random_walk, sample_split, split_rng
+from chains.space import Domain, EnumerationIncomplete, StateSpace, reachable_trees
+from chains.trees import all_trees, count_trees, polish, size
 
 
 def _walks(domain, seed, count=20, length=12, partners=2):
@@ -86,6 +88,15 @@ def test_the_fast_sampler_draws_what_rng_choice_draws(seed, domain):
         assert walk.events == tuple(space.events[i] for i in walk.ids)
 
 
+def _every_step_applies(space, samples):
+    """Every step of every chain and partner follows by its event, and each partner ends where its chain ends."""
+    for sample in samples:
+        for walk in (sample.chain, *sample.partners):
+            for before, event, after in zip(walk.states, walk.events, walk.states[1:]):
+                assert apply(space.trees[before], event, space.domain.size_bound) == space.trees[after]
+            assert walk.end == sample.chain.end
+
+
 def test_a_start_walk_moves_the_starts_off_the_start_trees_and_keeps_every_step_valid():
     domain = Domain(4, 2)
     space = StateSpace(domain)
@@ -94,17 +105,13 @@ def test_a_start_walk_moves_the_starts_off_the_start_trees_and_keeps_every_step_
     starts = [s.chain.states[0] for s in walked]
     # about half the states a long walk visits are larger than a start tree (see the dataset's manifest)
     assert 0.2 < sum(s not in start_trees for s in starts) / len(starts) < 0.8
-    for sample in walked:
-        for walk in (sample.chain, *sample.partners):
-            for before, event, after in zip(walk.states, walk.events, walk.states[1:]):
-                assert apply(space.trees[before], event, domain.size_bound) == space.trees[after]
-            assert walk.end == sample.chain.end
+    _every_step_applies(space, walked)
 
 
 def test_no_start_walk_draws_what_the_sampler_always_drew():
     space = StateSpace(Domain(4, 2))
     plain = sample_split(space, split_rng(5, "train"), 30, 8, 2)
-    zero = sample_split(space, split_rng(5, "train"), 30, 8, 2, start_walk=0, tier2_weight=1.0)
+    zero = sample_split(space, split_rng(5, "train"), 30, 8, 2, start_walk=0, tier2_weight=1.0, starts=None)
     assert plain == zero
     assert all(s.chain.states[0] in set(space.start_trees()) for s in plain)
 
@@ -122,11 +129,59 @@ def test_a_tier2_weight_raises_the_share_of_size_changing_events_and_keeps_every
     uniform = sample_split(space, split_rng(2, "train"), 300, 8, 1)
     weighted = sample_split(space, split_rng(2, "train"), 300, 8, 1, tier2_weight=8.0)
     assert share(weighted) > 1.5 * share(uniform)
-    for sample in weighted:
-        for walk in (sample.chain, *sample.partners):
-            for before, event, after in zip(walk.states, walk.events, walk.states[1:]):
-                assert apply(space.trees[before], event, domain.size_bound) == space.trees[after]
+    _every_step_applies(space, weighted)
     fresh = StateSpace(domain)  # state ids depend on the order of interning: compare trees and events
     again = sample_split(fresh, split_rng(2, "train"), 300, 8, 1, tier2_weight=8.0)
     assert [([space.trees[i] for i in s.chain.states], s.chain.events) for s in weighted] == \
         [([fresh.trees[i] for i in s.chain.states], s.chain.events) for s in again]
+
+
+def test_the_reachable_trees_are_every_tree_a_chain_can_visit_in_one_canonical_order():
+    for domain in (Domain(3, 2, 9), Domain(4, 2, 11), Domain(4, 1)):
+        trees = reachable_trees(domain)
+        space = StateSpace(domain)
+        states, _, complete = space.explore(10**6)
+        assert complete and len(trees) == len(set(trees)) == states
+        assert [polish(t) for t in trees] == sorted(polish(t) for t in trees)
+        assert set(trees) == set(space.trees)  # a complete search interns exactly what it reaches
+    tier1 = reachable_trees(Domain(4, 1))
+    assert set(tier1) == set(all_trees("abcd")) and len(tier1) == count_trees(4)
+    assert {size(t) for t in reachable_trees(Domain(3, 2, 9))} == {5, 7}  # start trees have 5 tokens
+
+
+def test_an_enumeration_past_the_limit_is_refused_naming_the_domain_and_the_limit():
+    named = "tier-2 domain of 3 atoms and trees of at most 9 tokens.*limit of 50"
+    with pytest.raises(EnumerationIncomplete, match=named):
+        reachable_trees(Domain(3, 2, 9), limit=50)
+    assert len(reachable_trees(Domain(3, 2, 9), limit=72)) == 72
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32), st.integers(0, 30), st.sampled_from([Domain(3, 2, 9), Domain(4, 1), Domain(4, 2, 11)]))
+def test_reachable_starts_depend_on_the_seed_only_and_keep_every_step_valid(seed, interned, domain):
+    starts = reachable_trees(domain)
+    space = StateSpace(domain)  # other states interned first: ids move, the chains' trees must not
+    random_walk(space, random.Random(seed + 1), space.random_start(random.Random(seed)), interned)
+    fresh = StateSpace(domain)
+    a = sample_split(space, split_rng(seed, "train"), 20, 6, 2, starts=starts)
+    b = sample_split(fresh, split_rng(seed, "train"), 20, 6, 2, starts=reachable_trees(domain))  # enumerated again
+    assert [([space.trees[i] for i in s.chain.states], s.chain.events) for s in a] == \
+        [([fresh.trees[i] for i in s.chain.states], s.chain.events) for s in b]
+    _every_step_applies(space, a)
+
+
+def test_reachable_starts_are_uniform_over_the_domain_and_compose_with_a_start_walk():
+    domain = Domain(3, 2, 9)
+    starts = reachable_trees(domain)  # 48 start trees of 5 tokens, 24 larger trees of 7
+    space = StateSpace(domain)
+    drawn = sample_split(space, split_rng(0, "train"), 3600, 1, 0, starts=starts)
+    counts = {t: 0 for t in starts}
+    for sample in drawn:
+        counts[space.trees[sample.chain.states[0]]] += 1
+    assert min(counts.values()) > 20 and max(counts.values()) < 80  # 50 expected per tree
+    assert 0.3 < sum(size(space.trees[s.chain.states[0]]) == 7 for s in drawn) / len(drawn) < 0.37
+    plain = sample_split(space, split_rng(0, "train"), 200, 8, 2)
+    assert {size(space.trees[s.chain.states[0]]) for s in plain} == {5}
+    walked = sample_split(space, split_rng(0, "train"), 200, 8, 2, start_walk=5, tier2_weight=3.0, starts=starts)
+    assert walked != sample_split(space, split_rng(0, "train"), 200, 8, 2, tier2_weight=3.0, starts=starts)
+    _every_step_applies(space, walked)
