@@ -80,8 +80,7 @@ def completion_term(model, slots: torch.Tensor, goal: torch.Tensor, probes: torc
     accepted = real & accepting[verdicts.clamp(min=0)]  # (B, S, P)
     if not bool(accepted.any()):
         return slots.sum() * 0
-    succ = model.imagined(slots, model.probe_tokens[probes])  # (B, S, P, C)
-    d = centred_cosine_distance(succ, goal[:, None, None].expand_as(succ))  # (B, S, P)
+    d = model.goal_distance(slots, probes, goal[:, None].expand_as(slots))  # (B, S, P)
     done = accepted & (verdicts == complete)
     other = accepted & (verdicts != complete)
     pull = d[done].mean() if bool(done.any()) else d.sum() * 0
@@ -93,7 +92,8 @@ def completion_term(model, slots: torch.Tensor, goal: torch.Tensor, probes: torc
     if not bool(hard.any()):
         return pull + push + d.sum() * 0
     b = hard.nonzero()[:, 0]  # (M,) the chain of each
-    near = centred_cosine_distance(succ[hard][:, None].expand(-1, views.shape[1], -1), views[b])  # (M, N)
+    succ = model.imagined(slots, model.probe_tokens[probes])[hard]  # (M, C) their imagined successors
+    near = centred_cosine_distance(succ[:, None].expand(-1, views.shape[1], -1), views[b])  # (M, N)
     return pull + push + torch.relu(margin - near).mean()
 
 
