@@ -319,6 +319,20 @@ def oracle_searchers() -> str:
                   "recall of accepted events", "most calls on one problem"], rows)
 
 
+def oracle_planners() -> str:
+    """The search that never reads a tree, beside the searchers that do (same 600 problems)."""
+    rows = []
+    for s in load("oracle.json").get("planners", []):
+        by = s["by_distance"]
+        rows.append([f"oracle-imagination ({Path(s['config']['oracle']).name})", f"{s['solved']}/{s['problems']}",
+                     f3(s["success"]), num(s["kernel_calls_per_solved"]), num(s["claims_rejected"]),
+                     num(s["kernel_calls_max_per_problem"]),
+                     ", ".join(f3(by[d]["success"]) for d in sorted(by, key=int)),
+                     f"{s['distinct_certified_solutions']}/{s['distinct_solutions']}"])
+    return table(["searcher", "solved", "success", "kernel calls / solved", "claims refused",
+                  "most calls on one problem", "success by distance 1–6", "certified solutions"], rows)
+
+
 # ---- certification speed ------------------------------------------------------------------------
 
 def certify_runs() -> str:
@@ -378,7 +392,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "tte-runs": tte_runs, "tte-exploration": tte_exploration,
     "prover-runs": prover_runs,
     "oracle-runs": oracle_runs, "oracle-predictions": lambda: predictions("oracle.json"),
-    "oracle-searchers": oracle_searchers, "oracle-gate-runs": oracle_gate_runs,
+    "oracle-searchers": oracle_searchers, "oracle-planners": oracle_planners, "oracle-gate-runs": oracle_gate_runs,
     "oracle-gate-predictions": lambda: predictions("oracle.json", "gate"), "oracle-complete": oracle_complete,
     "oracle-completion-runs": lambda: oracle_gate_runs("completion"),
     "oracle-completion-predictions": lambda: predictions("oracle.json", "completion"),
