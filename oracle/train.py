@@ -140,8 +140,11 @@ class OracleTrainer(Optimised):
             views = z[: histories.chains, : r.shape[1]]  # (B, S, C) the probed states in the readout's view
             out["metric"] = weight * verdict_metric(self.model, views, w, batch.probes, batch.verdicts,
                                                     self.data.accepting, cfg.gamma, cfg.metric_pairs, generator)
-            if cfg.completion_margin > 0 and w is not None and batch.goal_items is not None \
-                    and self.model.compares and self.config.arch != "probe-slot":
+            compares = (cfg.completion_margin > 0 and w is not None and batch.goal_items is not None
+                        and self.model.compares and self.config.arch != "probe-slot")
+            if compares and weight == 0:  # held at zero with the metric loss: a zero, with nothing computed or drawn
+                out["completion"] = torch.zeros((), device=self.device)
+            elif compares:
                 goal = self.model.goal_view(batch.goal_items)  # (B, C)
                 negatives = None
                 if cfg.completion_negatives:
