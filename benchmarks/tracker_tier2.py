@@ -39,6 +39,7 @@ DATASETS: dict[str, list[str]] = {
     "tier2-a4-w64": ["--start-walk", "64"],
     "tier2-a4-w64-t4": ["--start-walk", "64", "--tier2-weight", "4"],
     "tier2-a4-reachable": ["--starts", "reachable"],
+    "tier2-a4-w64-c50k": ["--start-walk", "64", "--chains", "50000"],
 }
 # the hard-domain recipe's recurrence (4 ticks, small start slot, unit embeddings) at 12,000 steps,
 # with NextLat and invariance held at zero for the first half (a representation first)
@@ -60,6 +61,10 @@ DIAGNOSIS: dict[str, tuple[str, list[str]]] = {
     # the path layout on training chains that start at any reachable tree, each as likely: coverage (vs paths-combo-s0)
     "reachable-paths-combo-s0": ("tier2-a4-reachable", ["--objective", "combo", *HALF, "--layout", "paths",
                                                         "--ce-positions", "tree"]),
+    # walked starts, ten times the chains: the large trees seen ten times as often, the small ones still most
+    # of the states (vs w64-paths-combo-s0)
+    "w64-c50k-paths-combo-s0": ("tier2-a4-w64-c50k", ["--objective", "combo", *HALF, "--layout", "paths",
+                                                      "--ce-positions", "tree"]),
 }
 RESULTS = Path("results/tracker-tier2.json")
 
