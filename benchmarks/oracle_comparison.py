@@ -437,6 +437,15 @@ def collect_validation(runs: Path) -> list[dict]:
     return rows
 
 
+def whole_batch(arms: tuple[str, ...], found) -> tuple[list[dict], list[dict]]:
+    """The reports of every arm and seed of a batch that ``found(arm, seed)`` finds finished, and
+    the jobs still missing ({"arm", "seed"}): what a batch is judged on, whatever part of it a call
+    trained."""
+    by_job = {(name, seed): found(name, seed) for name in arms for seed in SEEDS}
+    return ([r for r in by_job.values() if r is not None],
+            [{"arm": name, "seed": seed} for (name, seed), r in by_job.items() if r is None])
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--batch", type=click.Choice(("gate", "initial")), default="gate", show_default=True,
               help="gate: the chain gate at 24,000 steps with complete-by-comparison; initial: the first batch.")
@@ -483,9 +492,15 @@ def main(batch, data, arms, seeds, threads, validation_runs, steps, runs, out, w
         planned = partial(plan_arm, base=base, runs=Path(runs))
         found = lambda name, seed: finished(name, seed, base, Path(runs), recorded)  # noqa: E731
     one_thread = (lambda name, seed, quiet_, _threads: trained(name, seed, quiet_, threads)) if threads else trained
-    reports, missing = run_batch(jobs, one_thread, found, lambda report: f"accuracy {json.dumps(report['accuracy'])}",
-                                 workers if not threads else 1, collect, quiet, cluster=cluster, plan=planned,
-                                 device=device)
+    run_batch(jobs, one_thread, found, lambda report: f"accuracy {json.dumps(report['accuracy'])}",
+              workers if not threads else 1, collect, quiet, cluster=cluster, plan=planned, device=device)
+    # judged on the whole batch, whichever part this call trained: every arm and seed found finished
+    # (its run directory, or the row already recorded in --out), read again after training
+    if gate:
+        recorded = (json.loads(out.read_text()).get("gate") or {}).get("runs", []) if out.is_file() else []
+    else:
+        recorded = recorded_runs(out)
+    reports, missing = whole_batch(tuple(known), found)
     if gate:
         predictions = gate_judge(reports)
         write_results(out, {"gate": {"runs": reports, "missing": missing, "predictions": predictions,

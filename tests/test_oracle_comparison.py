@@ -97,3 +97,14 @@ def test_the_gate_batch_is_judged_only_on_its_runs_and_by_its_numbers():
     assert got["chosen_no_collapse"] == got["chosen_exact_short"] == got["compare_beats_head"] == "fail"
     assert got["truth_compare_pooled"] == "pass"
     assert "| chosen | 0 |" in comparison.gate_table(runs, comparison.gate_judge(runs))
+
+
+def test_a_batch_run_in_parts_is_judged_on_every_part_found():
+    """Training one arm (say the truth arm) must not drop the arms finished before it from the
+    judged reports: the batch is judged on every arm and seed found finished."""
+    finished = {("chosen", 0): {"arm": "chosen", "seed": 0}, ("chosen", 1): {"arm": "chosen", "seed": 1},
+                ("truth", 1): {"arm": "truth", "seed": 1}}
+    reports, missing = comparison.whole_batch(tuple(comparison.GATE_ARMS), lambda a, s: finished.get((a, s)))
+    assert reports == [finished["chosen", 0], finished["chosen", 1], finished["truth", 1]]
+    assert {"arm": "truth", "seed": 0} in missing and {"arm": "chosen", "seed": 0} not in missing
+    assert len(reports) + len(missing) == len(comparison.GATE_ARMS) * len(comparison.SEEDS)
