@@ -70,15 +70,20 @@ RESULTS = Path("results/tracker-tier2.json")
 
 # ---- the registered batch: the recipe the diagnosis picked (the ``tier2`` schedule) on the
 # registered datasets (certified from seed 0, test chains to 4,096 events)
-BATCH_DATA = {"tier2": "data/tier2-a4-w64", "atoms5": "data/tier1-a5-c50k"}
+BATCH_DATA = {"tier2": "data/tier2-a4-w64", "atoms5": "data/tier1-a5-c50k", "tier2-c50k": "data/tier2-a4-w64-c50k"}
 # how they are certified (the elaborator, so that the test splits are byte for byte those of the
 # registered hard-domain datasets, data/tier2-a4 and data/tier1-a5-c50k)
 BATCH_CERTIFY = {"tier2": ["--atoms", "4", "--tier", "2", "--start-walk", "64", "--checker", "elaborator"],
-                 "atoms5": ["--atoms", "5", "--tier", "1", "--chains", "50000", "--checker", "elaborator"]}
+                 "atoms5": ["--atoms", "5", "--tier", "1", "--chains", "50000", "--checker", "elaborator"],
+                 "tier2-c50k": ["--atoms", "4", "--tier", "2", "--start-walk", "64", "--chains", "50000",
+                                "--checker", "elaborator"]}
 BATCH_ARMS: dict[str, tuple[str, dict, tuple[int, ...]]] = {  # arm -> (domain, settings, seeds)
     "combo": ("tier2", {"objective": "combo"}, (0, 1, 2)),
     "plain": ("tier2", {"objective": "plain"}, (0, 1, 2)),
     "atoms5-combo": ("atoms5", {"objective": "combo"}, (0, 1, 2)),
+    # registered after the first part: the same schedule on ten times the walked training chains, the
+    # lever the diagnosis found after the batch's combination fell short (w64-c50k-paths-combo-s0)
+    "c50k-combo": ("tier2-c50k", {"objective": "combo"}, (0, 1, 2)),
 }
 EXACT = 0.99
 COVERAGE_CHAINS = 4096  # training chains read back for the fit by end size
@@ -92,6 +97,12 @@ BATCH_PREDICTIONS = [
                               "predicts the drift (1 - exact at 256): Spearman >= 0.7"),
     ("atoms5_exact_256", "Under the same schedule on five atoms (tier 1, 50,000 chains), the combination exact "
                          "(>= 0.99) at 256 on 3 of 3 seeds"),
+    # registered before any run of the c50k-combo arm, after the first part's combination fell short
+    ("c50k_exact_256", "Under the tier2 schedule on 50,000 walked training chains (ten times the first part's), the "
+                       "combination exact (>= 0.99) at 256 on 3 of 3 seeds of tier 2"),
+    ("c50k_exact_long", "The same at 1,024 and at 4,096 on 3 of 3 seeds"),
+    ("c50k_beats_5k", "On each seed, the 50,000-chain combination is more exact at 4,096 than the 5,000-chain "
+                      "combination of the same seed"),
 ]
 
 
@@ -157,6 +168,15 @@ def judge(reports: list[dict]) -> list[dict]:
             {"spearman_256": rho, "runs": len(tier2)})
     verdict("atoms5_exact_256", all_of("atoms5-combo", exact("atoms5-combo", "256"), EXACT),
             exact("atoms5-combo", "256"))
+    verdict("c50k_exact_256", all_of("c50k-combo", exact("c50k-combo", "256"), EXACT), exact("c50k-combo", "256"))
+    long = {n: exact("c50k-combo", n) for n in ("1024", "4096")}
+    ok = [all_of("c50k-combo", v, EXACT) for v in long.values()]
+    verdict("c50k_exact_long", False if False in ok else (None if None in ok else True), long)
+    more, fewer = exact("c50k-combo", "4096"), exact("combo", "4096")
+    pairs = {seed: [more[seed], fewer[seed]] for seed in more if seed in fewer}
+    beats = [a > b for a, b in pairs.values()]
+    verdict("c50k_beats_5k", False if False in beats else (True if len(beats) == len(BATCH_ARMS["c50k-combo"][2])
+                                                          else None), pairs)
     return out
 
 

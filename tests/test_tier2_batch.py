@@ -32,3 +32,16 @@ def test_every_diagnosis_run_names_a_validation_dataset():
     from benchmarks.tracker_tier2 import DATASETS
 
     assert all(dataset in DATASETS for dataset, _ in DIAGNOSIS.values())
+
+
+def test_the_50k_chain_arm_is_judged_against_the_first_parts_combination_seed_by_seed():
+    first = [report("combo", s, {"256": 0.95, "1024": 0.9, "4096": 0.83}) for s in (0, 1, 2)]
+    more = [report("c50k-combo", s, {"256": 0.995, "1024": 0.99, "4096": 0.85 - 0.01 * s}) for s in (0, 1)]
+    verdicts = {p["id"]: p for p in judge(first + more)}
+    assert verdicts["c50k_exact_256"]["verdict"] == "untested"  # two of three seeds in, both above the bar
+    assert verdicts["c50k_beats_5k"]["verdict"] == "untested" and verdicts["c50k_beats_5k"]["measured"][1] == [0.84, 0.83]
+    last = report("c50k-combo", 2, {"256": 0.99, "1024": 0.99, "4096": 0.83})  # no better than seed 2 of the first part
+    verdicts = {p["id"]: p["verdict"] for p in judge(first + more + [last])}
+    assert verdicts["c50k_exact_256"] == "pass" and verdicts["c50k_exact_long"] == "fail"
+    assert verdicts["c50k_beats_5k"] == "fail"
+    assert BATCH_DATA[BATCH_ARMS["c50k-combo"][0]] == "data/tier2-a4-w64-c50k"
