@@ -24,7 +24,7 @@ from benchmarks.batch import length_list, replace_runs  # noqa: E402
 from chains.dataset import DatasetError, read_split  # noqa: E402
 from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere  # noqa: E402
 from chains.rules import RULES, Event  # noqa: E402
-from chains.space import StateSpace  # noqa: E402
+from chains.space import reachable_trees  # noqa: E402
 from chains.trees import size  # noqa: E402
 from tracker.data import load_dataset  # noqa: E402
 from tracker.evaluate import end_views, right_trees  # noqa: E402
@@ -93,9 +93,7 @@ def coverage(run: Path, max_chains: int) -> dict[str, dict]:
     trainer = Trainer(config, load_dataset(directory))
     trainer.load(blob)
     model, data = trainer.model.eval(), trainer.data
-    space = StateSpace(domain_of(manifest, str(manifest_path(directory))))
-    space.explore(limit=250_000)
-    domain = Counter(size(tree) for tree in space.trees)
+    domain = Counter(size(tree) for tree in reachable_trees(domain_of(manifest, str(manifest_path(directory)))))
     # tree sizes from the dataset's own Polish tokens (the run's readout layout may differ)
     tree_size = (load_dataset(directory).tree_tokens != 0).sum(-1)  # (R,)
     trees = data.train["chain_trees"]  # (N, T), -1 after a chain's end
