@@ -154,10 +154,15 @@ def judge(reports: list[dict]) -> list[dict]:
             return False
         return True if len(values) == len(BATCH_ARMS[arm][2]) else None
 
-    verdict("combo_exact_256", all_of("combo", exact("combo", "256"), EXACT), exact("combo", "256"))
-    long = {n: exact("combo", n) for n in ("1024", "4096")}
-    ok = [all_of("combo", v, EXACT) for v in long.values()]
-    verdict("combo_exact_long", False if False in ok else (None if None in ok else True), long)
+    def exact_verdict(key: str, arm: str, lengths: tuple[str, ...]) -> None:
+        """Every seed of ``arm`` at least EXACT at each of ``lengths``."""
+        measured = {n: exact(arm, n) for n in lengths}
+        ok = [all_of(arm, v, EXACT) for v in measured.values()]
+        verdict(key, False if False in ok else (None if None in ok else True),
+                measured if len(lengths) > 1 else measured[lengths[0]])
+
+    exact_verdict("combo_exact_256", "combo", ("256",))
+    exact_verdict("combo_exact_long", "combo", ("1024", "4096"))
     plain = exact("plain", "256")
     verdict("plain_drifts", True if any(v < 0.95 for v in plain.values())
             else (False if len(plain) == len(BATCH_ARMS["plain"][2]) else None), plain)
@@ -166,12 +171,9 @@ def judge(reports: list[dict]) -> list[dict]:
     expected = sum(len(seeds) for domain, _, seeds in BATCH_ARMS.values() if domain == "tier2")
     verdict("growth_predicts_drift", None if rho is None or len(tier2) < expected else rho >= 0.7,
             {"spearman_256": rho, "runs": len(tier2)})
-    verdict("atoms5_exact_256", all_of("atoms5-combo", exact("atoms5-combo", "256"), EXACT),
-            exact("atoms5-combo", "256"))
-    verdict("c50k_exact_256", all_of("c50k-combo", exact("c50k-combo", "256"), EXACT), exact("c50k-combo", "256"))
-    long = {n: exact("c50k-combo", n) for n in ("1024", "4096")}
-    ok = [all_of("c50k-combo", v, EXACT) for v in long.values()]
-    verdict("c50k_exact_long", False if False in ok else (None if None in ok else True), long)
+    exact_verdict("atoms5_exact_256", "atoms5-combo", ("256",))
+    exact_verdict("c50k_exact_256", "c50k-combo", ("256",))
+    exact_verdict("c50k_exact_long", "c50k-combo", ("1024", "4096"))
     more, fewer = exact("c50k-combo", "4096"), exact("combo", "4096")
     pairs = {seed: [more[seed], fewer[seed]] for seed in more if seed in fewer}
     beats = [a > b for a, b in pairs.values()]

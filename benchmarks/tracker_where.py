@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
@@ -26,9 +27,11 @@ from chains.manifest import domain_of, manifest_path, read_manifest, trained_els
 from chains.rules import RULES, Event  # noqa: E402
 from chains.space import reachable_trees  # noqa: E402
 from chains.trees import size  # noqa: E402
-from tracker.data import load_dataset  # noqa: E402
+from tracker.data import TrackerData, load_dataset  # noqa: E402
 from tracker.evaluate import end_views, right_trees  # noqa: E402
-from tracker.train import CheckpointError, Trainer, config_from_checkpoint, load_checkpoint  # noqa: E402
+from tracker.models import Tracker  # noqa: E402
+from tracker.train import (CheckpointError, TrainConfig, Trainer, config_from_checkpoint,  # noqa: E402
+                           load_checkpoint)
 
 
 def tier2_events(events: tuple[Event, ...]) -> int:
@@ -46,9 +49,23 @@ def _group_order(name: str) -> tuple[str, int]:
     return kind, int(value.rstrip("+").split("-")[0])
 
 
-@torch.inference_mode()
-def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
-    """Exact per length, overall and per group of chains, for the tracker saved in ``run``."""
+@dataclass(frozen=True)
+class TrainedRun:
+    """A tracker run read back from its checkpoint, on the dataset it was trained on."""
+
+    run: Path
+    step: int
+    config: TrainConfig
+    directory: Path  # its dataset
+    manifest: dict
+    model: Tracker  # in eval mode
+    data: TrackerData  # the dataset with the run's readout layout
+    stored: TrackerData  # the dataset as certified (Polish tokens, whatever the run's layout)
+
+
+def trained_run(run: Path) -> TrainedRun:
+    """CheckpointError when the run was trained on another dataset than the one now at its path,
+    or when its weights do not fit its settings."""
     blob = load_checkpoint(run / "checkpoint.pt")
     config = config_from_checkpoint(blob)
     directory = Path(config.data)
@@ -56,12 +73,21 @@ def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
     elsewhere = trained_elsewhere(blob["identity"], manifest)
     if elsewhere is not None:
         raise CheckpointError(f"{run}: trained on {elsewhere}, not on the dataset now at {directory}")
-    trainer = Trainer(config, load_dataset(directory))
-    trainer.load(blob)  # CheckpointError when the weights do not fit the settings
-    model, data = trainer.model.eval(), trainer.data  # the data with the run's readout layout
+    stored = load_dataset(directory)
+    trainer = Trainer(config, stored)  # lays the targets out on a copy
+    trainer.load(blob)
+    return TrainedRun(run, blob["step"], config, directory, manifest, trainer.model.eval(), trainer.data, stored)
+
+
+@torch.inference_mode()
+def where_wrong(run: Path, lengths: tuple[int, ...], max_chains: int) -> dict:
+    """Exact per length, overall and per group of chains, for the tracker saved in ``run``."""
+    trained = trained_run(run)
+    config, directory, manifest, model, data = (trained.config, trained.directory, trained.manifest, trained.model,
+                                                trained.data)
     domain = domain_of(manifest, str(manifest_path(directory)))
     out: dict = {"run": str(run), "data": str(directory), "arch": config.arch, "objective": config.objective,
-                 "seed": config.seed, "step": blob["step"], "lengths": {}}
+                 "seed": config.seed, "step": trained.step, "lengths": {}}
     for length in lengths:
         if length not in data.tests:
             raise click.ClickException(f"{directory}: no test split of length {length}")
@@ -86,16 +112,11 @@ def coverage(run: Path, max_chains: int) -> dict[str, dict]:
     of each size, the training states of that size (every step of every training chain) and how many
     distinct trees they are, and the
     run's fit on the training chains that end at that size (the first ``max_chains`` of them)."""
-    blob = load_checkpoint(run / "checkpoint.pt")
-    config = config_from_checkpoint(blob)
-    directory = Path(config.data)
-    manifest = read_manifest(directory)
-    trainer = Trainer(config, load_dataset(directory))
-    trainer.load(blob)
-    model, data = trainer.model.eval(), trainer.data
-    domain = Counter(size(tree) for tree in reachable_trees(domain_of(manifest, str(manifest_path(directory)))))
-    # tree sizes from the dataset's own Polish tokens (the run's readout layout may differ)
-    tree_size = (load_dataset(directory).tree_tokens != 0).sum(-1)  # (R,)
+    trained = trained_run(run)
+    model, data = trained.model, trained.data
+    domain = Counter(size(tree) for tree in reachable_trees(domain_of(trained.manifest,
+                                                                      str(manifest_path(trained.directory)))))
+    tree_size = (trained.stored.tree_tokens != 0).sum(-1)  # (R,) from the Polish tokens (the layout may differ)
     trees = data.train["chain_trees"]  # (N, T), -1 after a chain's end
     states = Counter(tree_size[trees[trees >= 0].long()].tolist())
     seen = Counter(tree_size[trees[trees >= 0].long().unique()].tolist())  # distinct trees among them

@@ -54,6 +54,10 @@ D = OracleConfig()  # the defaults shown by --help
 @click.option("--completion-negatives", type=click.IntRange(0), default=D.completion_negatives, show_default=True,
               help="nerode: per chain, this many other trees of its goal's skeleton (read as starts), each "
                    "complete successor kept --completion-margin from them too (0: none).")
+@click.option("--tree-weight", type=click.FloatRange(0), default=D.tree_weight, show_default=True,
+              help="Weight of an auxiliary loss: the tracker's readout of the certified tree at every step, from "
+                   "the state the verdicts are read from (0: none). Training only: the oracle never decodes a "
+                   "tree when asked.")
 @click.option("--validation", default=D.validation, show_default=True,
               help="Probe dataset of another seed whose held-out chains (up to 256 events) choose the threshold "
                    "of complete-by-comparison [default: a sample of the training chains chooses it].")

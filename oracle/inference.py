@@ -202,7 +202,8 @@ def load_run(directory: Path | str, device: torch.device | str = "cpu") -> Oracl
         verdicts = tuple(blob["verdicts"])
         state = blob["model"]
         item_tokens = state.get("tracker.embed.item_tokens", torch.zeros(1, 1, dtype=torch.long))
-        model = Oracle(config.model, item_tokens, state["probe_tokens"], vocab.size, len(verdicts))
+        model = Oracle(config.model, item_tokens, state["probe_tokens"], vocab.size, len(verdicts),
+                       config.tree_shape(vocab.n_out, int(blob["tree_len"])))
         model.load_state_dict(state)
     model.eval().to(where)
     threshold = (blob.get("comparison") or {}).get("threshold")

@@ -101,10 +101,12 @@ class VerdictHead(nn.Module):
 class Oracle(nn.Module):
     """One arm: ``reader(items, truth_items)`` -> (r (B, S, C), z (H, T, C) or None) and
     ``score(r, probes)`` -> logits. ``z`` is the tracker's view after every item of every
-    history (chains, then partners), on which NextLat and the invariance term act."""
+    history (chains, then partners), on which NextLat and the invariance term act.
+    ``tree_shape`` (output tokens, tree positions): the tracker's tree readout, for training's
+    auxiliary tree term only; None builds none."""
 
     def __init__(self, config: OracleModelConfig, item_tokens: torch.Tensor, probe_tokens: torch.Tensor,
-                 vocab_size: int, n_verdicts: int) -> None:
+                 vocab_size: int, n_verdicts: int, tree_shape: tuple[int, int] | None = None) -> None:
         super().__init__()
         if config.arch not in ARCHS:
             raise ValueError(f"unknown oracle arch {config.arch!r}; choose one of {', '.join(ARCHS)}")
@@ -112,8 +114,10 @@ class Oracle(nn.Module):
         c = config.width
         self.tracker: Tracker | None = None
         if config.tracker is not None:
-            # the tree readout is not used: the verdicts are the only primary loss (n_out = tree_len = 1)
-            self.tracker = build_model(config.tracker, item_tokens, vocab_size, n_out=1, tree_len=1)
+            # the tree readout (output tokens, tree positions) serves only the training's auxiliary tree
+            # term (``tree_shape``); without it the verdicts are the only primary loss (n_out = tree_len = 1)
+            n_out, tree_len = tree_shape or (1, 1)
+            self.tracker = build_model(config.tracker, item_tokens, vocab_size, n_out=n_out, tree_len=tree_len)
         self.register_buffer("probe_tokens", probe_tokens.clone(), persistent=True)  # (Q, Ep) the dataset's probes
         if config.arch == "probe-slot":
             self.linear = nn.Linear(c, n_verdicts)

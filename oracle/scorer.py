@@ -45,7 +45,7 @@ class TrainedOracle:
         if self.config.arch == "transformer":
             raise ValueError(f"{self.run}: the scorer serves the arms with a slot or none; this run is a transformer")
         self.model = Oracle(self.config.model, item_tokens, state["probe_tokens"], self.vocab.size,
-                            len(self.verdicts))
+                            len(self.verdicts), self.config.tree_shape(self.vocab.n_out, int(self.tree_len)))
         self.model.load_state_dict(state)
         self.model.eval().to(self.device)
         self.accepting = torch.tensor([not v.startswith("rejected") for v in self.verdicts], device=self.device)

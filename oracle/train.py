@@ -61,6 +61,9 @@ class OracleConfig(TermsConfig):
     completion_margin: float = 0.2  # nerode: accepted-not-complete successors kept this far from the goal (0: no term)
     completion_weight: float = 1.0  # nerode: the comparison's term's weight, on top of the metric loss's schedule
     completion_negatives: int = 0  # nerode: other trees of the goal's skeleton each complete successor is kept from
+    tree_weight: float = 0.0  # the tracker's tree readout as an auxiliary loss: cross-entropy of the certified tree
+    #                           T_t from the probed chains' views at every step (0: none; nothing is decoded
+    #                           when the oracle is asked, only trained)
     validation: str = ""  # probe dataset (another seed) whose held-out chains choose the comparison's threshold;
     #                       empty: a sample of the training chains chooses it (recorded as such)
 
@@ -73,16 +76,23 @@ class OracleConfig(TermsConfig):
             raise ValueError(f"the {self.arch} arm carries no state for NextLat and invariance to act on; "
                              "train it with --objective plain")
         if (self.width < 8 or self.probe_width < 1 or self.metric_pairs < 1 or self.completion_margin < 0
-                or self.completion_weight < 0 or self.completion_negatives < 0):
+                or self.completion_weight < 0 or self.completion_negatives < 0 or self.tree_weight < 0):
             # steps, batch and checkpoints: OptimConfig's checks
             raise ValueError("probe_width and metric_pairs must be >= 1, width >= 8, completion_margin, "
-                             "completion_weight and completion_negatives >= 0")
+                             "completion_weight, completion_negatives and tree_weight >= 0")
+        if self.tree_weight and self.arch == "blind":
+            raise ValueError("the blind arm carries no state for the tree term to read; train it with --tree-weight 0")
         super().__post_init__()
 
     @property
     def model(self) -> OracleModelConfig:
         return OracleModelConfig(arch=self.arch, width=self.width, probe_width=self.probe_width,
                                  fixed_norm=self.fixed_norm)
+
+    def tree_shape(self, n_out: int, tree_len: int) -> tuple[int, int] | None:
+        """The tracker readout's (output tokens, tree positions) the arm is built with: the
+        dataset's when the tree term is on, None (no readout) otherwise."""
+        return (n_out, tree_len) if self.tree_weight else None
 
     @property
     def terms(self) -> set[str]:
@@ -115,8 +125,9 @@ class OracleTrainer(Optimised):
         self.config, self.data = config, data.to(self.device)
         torch.manual_seed(config.seed)
         # built from the CPU's generator and then moved: the same initial weights on every device
+        tree_shape = None if data.tracker is None else config.tree_shape(data.tracker.vocab.n_out, data.tracker.tree_len)
         self.model = Oracle(replace(config.model, embedding=data.embedding), data.item_tokens, data.probe_tokens,
-                            data.vocab_size, len(data.verdicts)).to(self.device)
+                            data.vocab_size, len(data.verdicts), tree_shape).to(self.device)
         self.nextlat_head = NextLatHead(config.width).to(self.device) if "nextlat" in config.terms else None
         self.optimise(config)
         self.comparison: dict | None = None  # the comparison's threshold and where it was chosen, once chosen
@@ -154,6 +165,9 @@ class OracleTrainer(Optimised):
                                        self.data.verdicts.index("complete"), cfg.completion_margin, negatives)
                 # a weight of 1 multiplies by 1.0 exactly: runs without the knob keep their bits
                 out["completion"] = weight * (term * cfg.completion_weight if cfg.completion_weight != 1 else term)
+        if cfg.tree_weight:
+            out["tree"] = cfg.tree_weight * self.tree_term(r if z is None else z[: histories.chains, : r.shape[1]],
+                                                           batch.truth_items)
         if "invariance" in cfg.terms:
             b, k = histories.chains, histories.partners
             z_end = z[torch.arange(len(z), device=z.device), histories.lengths - 1]  # (H, C)
@@ -166,6 +180,14 @@ class OracleTrainer(Optimised):
             events = self.model.tracker.embed.pooled(histories.items)  # (H, T, C)
             out["nextlat"] = w * nextlat(self.nextlat_head, z, events, histories.mask)
         return out
+
+    def tree_term(self, views: torch.Tensor, truth_items: torch.Tensor) -> torch.Tensor:
+        """views (B, S, C) of the probed states, truth_items (B, S) the certified trees T_t read as
+        starts -> the tracker's cross-entropy of every position of T_t (padding included) from its view."""
+        tracker = self.model.tracker
+        logits = tracker.readout(views)  # (B, S, P, V_out)
+        targets = self.data.item_tokens[truth_items][..., : tracker.tree_len]  # (B, S, P) output ids, PAD after the end
+        return F.cross_entropy(logits.flatten(0, -2), targets.flatten())
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
         """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
@@ -192,6 +214,9 @@ def refuse_unservable(config: OracleConfig, data: OracleData) -> None:
                else "the dataset has none")
         raise ValueError(f"the {config.objective} objective needs certified partners for its invariance term: "
                          f"{why}; train with --objective plain")
+    if config.tree_weight and mathlib:
+        raise ValueError("the tree term reads the certified tree at every step, and a Mathlib probe record holds only "
+                         "the initial proof state; train with --tree-weight 0")
     if config.arch == "truth" and mathlib:
         raise ValueError("the truth arm is handed the true proof state at every step, and a Mathlib probe record "
                          "holds only the initial one; choose --arch recurrence, transformer, blind or probe-slot")
