@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 import torch
@@ -49,8 +49,7 @@ def _group_order(name: str) -> tuple[str, int]:
     return kind, int(value.rstrip("+").split("-")[0])
 
 
-@dataclass(frozen=True)
-class TrainedRun:
+class TrainedRun(NamedTuple):
     """A tracker run read back from its checkpoint, on the dataset it was trained on."""
 
     run: Path

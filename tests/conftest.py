@@ -83,16 +83,32 @@ def core(lean):
     return build_core(lean)
 
 
+@contextlib.contextmanager
+def torch_threads(n: int):
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.fixture
 def one_thread():
     """torch at one thread for the test, as the CPU's pinned bits were made; the count before it
     afterwards."""
-    import torch
+    with torch_threads(1):
+        yield
 
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+
+@pytest.fixture(scope="module")
+def one_thread_module():
+    """torch at one thread for a whole module (``pytestmark = pytest.mark.usefixtures(...)``): tiny
+    models run fastest on one thread, and a loaded machine makes two threads wait on each other."""
+    with torch_threads(1):
+        yield
 
 
 # ---- Ray clusters started on this machine (the modules named *cluster*) ----
@@ -258,3 +274,11 @@ def tiny_probes(tmp_path_factory) -> Path:
                                           "--store", str(root / "store.sqlite")])
     assert result.exit_code == 0, result.output
     return root / "data"
+
+
+@pytest.fixture(scope="module")
+def tiny_probe_data(tiny_probes):
+    """``tiny_probes`` as the oracle reads it (one copy per module: a test may not change another's)."""
+    from oracle.data import load_probe_dataset
+
+    return load_probe_dataset(tiny_probes)

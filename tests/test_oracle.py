@@ -29,16 +29,7 @@ from tracker.train import CheckpointError
 ARMS = ([(arch, "plain") for arch in ARCHS] + [(arch, "combo") for arch in TERMED]
         + [(arch, "nerode") for arch in TERMED])
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=50)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread (and a loaded machine makes two threads wait on
-    each other); the count is restored afterwards."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread_module")
 
 
 # ---- the head and the metrics ------------------------------------------------------------------
@@ -97,20 +88,8 @@ def test_the_guard_keeps_at_least_the_asked_share_of_accepted_probes(probes, kee
 
 # ---- a tiny probe dataset, verdicts from the real Lean ------------------------------------------
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("oracle")
-    result = CliRunner().invoke(certify, ["--atoms", "4", "--tier", "1", "--chains", "20", "--test-chains", "8",
-                                          "--test-lengths", "8,16", "--probes", "--out", str(root / "data"),
-                                          "--store", str(root / "store.sqlite")])
-    if result.exit_code != 0 and "--probes" in result.output and "No such option" in result.output:
-        pytest.skip("certify --probes (probe verdicts from Lean) is not on this branch yet")
-    assert result.exit_code == 0, result.output
-    return root / "data"
-
-
-def test_probe_tensors_agree_with_the_chains(tiny):
-    data = load_probe_dataset(tiny)
+def test_probe_tensors_agree_with_the_chains(tiny_probes):
+    data = load_probe_dataset(tiny_probes)
     train_split = data.train
     n, t = train_split["items"].shape
     assert train_split["probes"].shape[:2] == (n, t - 1) and set(data.tests) == {8, 16}
@@ -125,19 +104,19 @@ def test_probe_tensors_agree_with_the_chains(tiny):
     last = train_split["verdicts"][:, -1][train_split["kinds"][:, -1] == gold].long()
     assert {data.verdicts[v] for v in last.tolist()} == {"complete"}
     # the goal is the tree the chain ends at, an item of its own; the partners end there too
-    records = [json.loads(line) for line in (tiny / "train.jsonl").read_text().splitlines()]
+    records = [json.loads(line) for line in (tiny_probes / "train.jsonl").read_text().splitlines()]
     vocab = data.tracker.vocab
     names = vocab.tokens
     for n, record in enumerate(records[:5]):
         goal = [names[i] for i in tokens[train_split["goal_items"][n].long()].tolist() if i != 0]
         assert " ".join(goal) == record["end"]
-    again = load_probe_dataset(tiny)  # from the cache
+    again = load_probe_dataset(tiny_probes)  # from the cache
     assert torch.equal(again.train["probes"], train_split["probes"])
 
 
-def test_a_dataset_without_probes_is_refused(tiny, tmp_path):
+def test_a_dataset_without_probes_is_refused(tiny_probes, tmp_path):
     data = tmp_path / "data"
-    shutil.copytree(tiny, data, ignore=shutil.ignore_patterns(".cache"))
+    shutil.copytree(tiny_probes, data, ignore=shutil.ignore_patterns(".cache"))
     manifest = json.loads((data / "manifest.json").read_text())
     del manifest["probes"]
     (data / "manifest.json").write_text(json.dumps(manifest))
@@ -146,11 +125,11 @@ def test_a_dataset_without_probes_is_refused(tiny, tmp_path):
 
 
 @pytest.mark.parametrize("arch,objective", ARMS)
-def test_the_verdict_head_trains_end_to_end_for_every_arm(tiny, arch, objective):
+def test_the_verdict_head_trains_end_to_end_for_every_arm(tiny_probes, arch, objective):
     """On one batch, sixty optimiser steps lower the verdict loss by a tenth at least, and the
     gradient reaches the tracker wherever the arm has one."""
-    data = load_probe_dataset(tiny)
-    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=100)
+    data = load_probe_dataset(tiny_probes)
+    config = OracleConfig(data=str(tiny_probes), arch=arch, objective=objective, width=32, probe_width=16, steps=100)
     trainer = OracleTrainer(config, data)
     batch = sample_probe_batch(data, 6, objective != "plain", torch.Generator().manual_seed(3))
     first = None
@@ -176,8 +155,8 @@ def _skeleton(tokens: list[int], atom_ids: range) -> list[int]:
 
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 2**31 - 1))
-def test_completion_negatives_are_other_trees_of_the_goals_skeleton(tiny_data, seed):
-    data = tiny_data
+def test_completion_negatives_are_other_trees_of_the_goals_skeleton(tiny_probe_data, seed):
+    data = tiny_probe_data
     trainer = OracleTrainer(OracleConfig(data="unused", objective="nerode", completion_negatives=3, width=16,
                                          probe_width=8, steps=4), data)
     pool, vocab = trainer.skeletons, data.tracker.vocab
@@ -200,9 +179,9 @@ def test_completion_negatives_are_other_trees_of_the_goals_skeleton(tiny_data, s
         assert not pool.draw(outside, 2, torch.Generator().manual_seed(seed))[1].any()
 
 
-def test_completion_negatives_add_to_the_comparisons_term_and_train(tiny):
-    data = load_probe_dataset(tiny)
-    base = dict(data=str(tiny), objective="nerode", width=32, probe_width=16, steps=100)
+def test_completion_negatives_add_to_the_comparisons_term_and_train(tiny_probes):
+    data = load_probe_dataset(tiny_probes)
+    base = dict(data=str(tiny_probes), objective="nerode", width=32, probe_width=16, steps=100)
     batch = sample_probe_batch(data, 6, True, torch.Generator().manual_seed(1))
     plain = OracleTrainer(OracleConfig(**base), data).losses(batch, 100, torch.Generator().manual_seed(2))
     trainer = OracleTrainer(OracleConfig(**base, completion_negatives=4, completion_weight=2.0), data)
@@ -217,10 +196,10 @@ def test_completion_negatives_add_to_the_comparisons_term_and_train(tiny):
 
 @settings(max_examples=10, deadline=None)
 @given(st.integers(0, 2**31 - 1))
-def test_the_blind_arm_cannot_see_the_state(tiny_data, seed):
+def test_the_blind_arm_cannot_see_the_state(tiny_probe_data, seed):
     """Its verdicts on a chain's probes do not change when the chain (its start, goal and
     events) is replaced by another history; the recurrence's do, so the test can tell."""
-    data = tiny_data
+    data = tiny_probe_data
     generator = torch.Generator().manual_seed(seed)
     batch = sample_probe_batch(data, 4, False, generator)
     items = batch.histories.items
@@ -243,19 +222,14 @@ def test_the_blind_arm_cannot_see_the_state(tiny_data, seed):
     assert changed > 1e-4 or torch.equal(items, other)
 
 
-@pytest.fixture(scope="module")
-def tiny_data(tiny):
-    return load_probe_dataset(tiny)
-
-
 REPORT_KEYS = {"arch", "objective", "seed", "steps", "accuracy", "all_right", "by_kind_by_length", "pooled",
                "pair_distance", "unrelated_distance", "seconds", "steps_per_second", "dataset", "lean",
                "verdict_classes", "parameters", "config"}
 
 
 @pytest.mark.parametrize("arch,objective", ARMS)
-def test_every_arm_writes_a_report(tiny, tmp_path, arch, objective):
-    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, steps=3, batch_chains=4, width=32,
+def test_every_arm_writes_a_report(tiny_probes, tmp_path, arch, objective):
+    config = OracleConfig(data=str(tiny_probes), arch=arch, objective=objective, steps=3, batch_chains=4, width=32,
                           probe_width=16, checkpoint_every=2)
     report = train(config, tmp_path, show_progress=False, eval_config=EVAL)
     assert REPORT_KEYS <= set(report)
@@ -276,31 +250,34 @@ def test_combo_is_refused_for_an_arm_without_a_state():
                 OracleConfig(arch=arch, objective=objective)
 
 
-def test_resume_continues_to_the_same_weights(tiny, tmp_path, tiny_data):
-    config = OracleConfig(data=str(tiny), objective="combo", steps=6, batch_chains=4, width=32, checkpoint_every=3)
-    train(config, tmp_path / "straight", show_progress=False, eval_config=EVAL, data=tiny_data)
+def test_resume_continues_to_the_same_weights(tiny_probes, tmp_path, tiny_probe_data):
+    config = OracleConfig(data=str(tiny_probes), objective="combo", steps=6, batch_chains=4, width=32,
+                          checkpoint_every=3)
+    train(config, tmp_path / "straight", show_progress=False, eval_config=EVAL, data=tiny_probe_data)
     straight = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)
-    trainer = OracleTrainer(config, tiny_data)  # a run stopped after 3 steps, right after its checkpoint
+    trainer = OracleTrainer(config, tiny_probe_data)  # a run stopped after 3 steps, right after its checkpoint
     for step in range(3):
         trainer.train_step(step)
         trainer.step += 1
     (tmp_path / "resumed").mkdir()
     torch.save(trainer.checkpoint(), tmp_path / "resumed" / "checkpoint.pt")
-    report = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=tiny_data)
+    report = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL,
+                   data=tiny_probe_data)
     resumed = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)
     assert resumed["step"] == 6 and report["steps"] == 6
     for name, value in straight["model"].items():
         assert torch.allclose(value, resumed["model"][name], atol=1e-6), name
     other = OracleConfig(**{**config.__dict__, "seed": 1})
     with pytest.raises(CheckpointError, match="seed"):
-        train(other, tmp_path / "resumed", resume=True, show_progress=False, data=tiny_data)
+        train(other, tmp_path / "resumed", resume=True, show_progress=False, data=tiny_probe_data)
     with pytest.raises(CheckpointError, match="no checkpoint"):
-        train(config, tmp_path / "nowhere", resume=True, show_progress=False, data=tiny_data)
+        train(config, tmp_path / "nowhere", resume=True, show_progress=False, data=tiny_probe_data)
 
 
-def test_command_writes_report_and_plots(tiny, tmp_path):
+def test_command_writes_report_and_plots(tiny_probes, tmp_path):
     out = tmp_path / "run"
-    args = ["--data", str(tiny), "--steps", "2", "--batch-chains", "4", "--width", "32", "--out", str(out), "--quiet"]
+    args = ["--data", str(tiny_probes), "--steps", "2", "--batch-chains", "4", "--width", "32", "--out", str(out),
+            "--quiet"]
     result = CliRunner().invoke(train_oracle, args)
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
@@ -310,7 +287,7 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
     assert resumed.exit_code == 0, resumed.output
     bad = CliRunner().invoke(train_oracle, ["--data", str(tmp_path / "nowhere"), "--out", str(out)])
     assert bad.exit_code != 0 and "manifest" in bad.output and "Traceback" not in bad.output
-    combo_blind = CliRunner().invoke(train_oracle, ["--data", str(tiny), "--arch", "blind"])
+    combo_blind = CliRunner().invoke(train_oracle, ["--data", str(tiny_probes), "--arch", "blind"])
     assert combo_blind.exit_code != 0 and "plain" in combo_blind.output
 
 
@@ -322,25 +299,25 @@ def test_every_training_setting_is_an_option_of_the_command():
 
 @pytest.mark.parametrize("arch,objective", [("recurrence", "combo"), ("probe-slot", "combo"), ("truth", "plain"),
                                             ("blind", "plain")])
-def test_a_trained_run_scores_any_history_as_evaluation_does(tiny, tiny_data, tmp_path, arch, objective):
+def test_a_trained_run_scores_any_history_as_evaluation_does(tiny_probes, tiny_probe_data, tmp_path, arch, objective):
     """The scorer the prover reads (start, goal and events as trees and events, no dataset)
     gives the probabilities the evaluation gives on the dataset's chains."""
-    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, steps=3, batch_chains=4, width=32,
+    config = OracleConfig(data=str(tiny_probes), arch=arch, objective=objective, steps=3, batch_chains=4, width=32,
                           probe_width=16)
-    trainer = OracleTrainer(config, tiny_data)
+    trainer = OracleTrainer(config, tiny_probe_data)
     for step in range(3):
         trainer.train_step(step)
     trainer.step = 3
     (tmp_path / "run").mkdir()
     torch.save(trainer.checkpoint(), tmp_path / "run" / "checkpoint.pt")
     scorer = TrainedOracle(tmp_path / "run")
-    split = tiny_data.tests[8]
-    records = [json.loads(line) for line in (tiny / "test-8.jsonl").read_text().splitlines()][:3]
+    split = tiny_probe_data.tests[8]
+    records = [json.loads(line) for line in (tiny_probes / "test-8.jsonl").read_text().splitlines()][:3]
     model = trainer.model.eval()
     with torch.no_grad():
         r, _ = model.reader(split["items"][:3].long(), split["truth_items"][:3].long())
-        expected = model.score(r, split["probes"][:3].long()).softmax(-1)[..., tiny_data.accepting].sum(-1)
-    atoms = tiny_data.tracker.vocab.atoms
+        expected = model.score(r, split["probes"][:3].long()).softmax(-1)[..., tiny_probe_data.accepting].sum(-1)
+    atoms = tiny_probe_data.tracker.vocab.atoms
     for t in (0, 5):
         histories = [(parse_polish(rec["start"], atoms), parse_polish(rec["end"], atoms),
                       [Event.parse(e) for e in rec["events"][:t]]) for rec in records]
@@ -349,20 +326,21 @@ def test_a_trained_run_scores_any_history_as_evaluation_does(tiny, tiny_data, tm
         assert torch.allclose(got, expected[:, t], atol=1e-5)
 
 
-def test_prove_with_a_trained_oracle_counts_calls_and_audits_every_solution(tiny, tiny_data, tmp_path):
+def test_prove_with_a_trained_oracle_counts_calls_and_audits_every_solution(tiny_probes, tiny_probe_data, tmp_path):
     """``prove --searcher oracle --oracle RUN``: the run loads as the searcher's oracle, every
     question is counted, every reported solution is certified by Lean, and the report carries
     the oracle's recall of accepted events; a run of another dataset is refused in one line."""
-    config = OracleConfig(data=str(tiny), arch="recurrence", objective="plain", steps=3, batch_chains=4, width=32,
+    config = OracleConfig(data=str(tiny_probes), arch="recurrence", objective="plain", steps=3, batch_chains=4,
+                          width=32,
                           probe_width=16)
-    trainer = OracleTrainer(config, tiny_data)
+    trainer = OracleTrainer(config, tiny_probe_data)
     for step in range(3):
         trainer.train_step(step)
     trainer.step = 3
     run = tmp_path / "oracle-run"
     run.mkdir()
     torch.save(trainer.checkpoint(), run / "checkpoint.pt")
-    result = CliRunner().invoke(prove, ["--searcher", "oracle", "--oracle", str(run), "--data", str(tiny),
+    result = CliRunner().invoke(prove, ["--searcher", "oracle", "--oracle", str(run), "--data", str(tiny_probes),
                                        "--problems", "2", "--distances", "1,2", "--budget-calls", "200",
                                        "--out", str(tmp_path / "prove")], catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -372,7 +350,7 @@ def test_prove_with_a_trained_oracle_counts_calls_and_audits_every_solution(tiny
     assert report["kernel_calls"] == sum(json.loads(line)["calls"] for line in
                                          (tmp_path / "prove" / "results.jsonl").read_text().splitlines())
     elsewhere = tmp_path / "elsewhere"
-    shutil.copytree(tiny, elsewhere)
+    shutil.copytree(tiny_probes, elsewhere)
     manifest = json.loads((elsewhere / "manifest.json").read_text())
     manifest["seed"] = 99  # another dataset's identity
     (elsewhere / "manifest.json").write_text(json.dumps(manifest))
@@ -406,11 +384,12 @@ def tiny_validation(tmp_path_factory):
     return root / "data"
 
 
-def test_complete_by_comparison_chooses_its_threshold_on_validation_chains(tiny, tiny_validation, tmp_path):
+def test_complete_by_comparison_chooses_its_threshold_on_validation_chains(tiny_probes, tiny_validation, tmp_path):
     """The threshold is chosen on the validation chains of another seed, stored with the run,
     and used on the test chains; the report gives five classes and accepted-or-complete vs
     rejected for both readouts, and the schedule of the terms."""
-    config = OracleConfig(data=str(tiny), arch="recurrence", objective="nerode", steps=4, batch_chains=4, width=32,
+    config = OracleConfig(data=str(tiny_probes), arch="recurrence", objective="nerode", steps=4, batch_chains=4,
+                          width=32,
                           probe_width=16, validation=str(tiny_validation), invariance_delay=0.5, nextlat_delay=0.5)
     report = train(config, tmp_path / "run", show_progress=False, eval_config=EVAL)
     chosen = report["threshold"]
@@ -432,41 +411,43 @@ def test_complete_by_comparison_chooses_its_threshold_on_validation_chains(tiny,
     only = train(config, tmp_path / "validation-only", show_progress=False, eval_config=EVAL, test=False)
     assert only["tested"] is False and "accuracy" not in only and only["validation"]["accuracy"]
     # the training dataset is no validation dataset
-    same = OracleConfig(**{**config.__dict__, "validation": str(tiny)})
+    same = OracleConfig(**{**config.__dict__, "validation": str(tiny_probes)})
     with pytest.raises(ValueError, match="another seed"):
         train(same, tmp_path / "same", show_progress=False, eval_config=EVAL)
-    result = CliRunner().invoke(train_oracle, ["--data", str(tiny), "--validation", str(tiny), "--steps", "2",
+    result = CliRunner().invoke(train_oracle, ["--data", str(tiny_probes), "--validation", str(tiny_probes),
+                                               "--steps", "2",
                                                "--out", str(tmp_path / "cli")])
     assert result.exit_code != 0 and "another seed" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "cli").exists()
 
 
-def test_without_validation_the_threshold_is_chosen_on_training_chains(tiny, tiny_data, tmp_path):
-    config = OracleConfig(data=str(tiny), arch="truth", objective="plain", steps=2, batch_chains=4, width=32,
+def test_without_validation_the_threshold_is_chosen_on_training_chains(tiny_probes, tiny_probe_data, tmp_path):
+    config = OracleConfig(data=str(tiny_probes), arch="truth", objective="plain", steps=2, batch_chains=4, width=32,
                           probe_width=16)
-    report = train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_data)
+    report = train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_probe_data)
     assert report["threshold"]["source"]["chains"] == "training sample" and report["validation"] is None
     assert report["comparison"]["accuracy"]
-    blind = OracleConfig(data=str(tiny), arch="blind", objective="plain", steps=2, batch_chains=4, width=32,
+    blind = OracleConfig(data=str(tiny_probes), arch="blind", objective="plain", steps=2, batch_chains=4, width=32,
                          probe_width=16)
-    assert train(blind, tmp_path / "blind", show_progress=False, eval_config=EVAL, data=tiny_data)["comparison"] is None
+    blind_report = train(blind, tmp_path / "blind", show_progress=False, eval_config=EVAL, data=tiny_probe_data)
+    assert blind_report["comparison"] is None
 
 
 # ---- the auxiliary tree term -------------------------------------------------------------------
 
-def test_the_tree_terms_targets_are_the_certified_trees_of_the_chain(tiny, tiny_data):
+def test_the_tree_terms_targets_are_the_certified_trees_of_the_chain(tiny_probes, tiny_probe_data):
     """The targets of the tree term at step t are the tokens of T_t, the start tree with the
     chain's first t events applied (the rules engine as referee), padded after its end."""
-    trainer = OracleTrainer(OracleConfig(data=str(tiny), objective="plain", width=32, probe_width=16,
-                                         tree_weight=1.0), tiny_data)
+    trainer = OracleTrainer(OracleConfig(data=str(tiny_probes), objective="plain", width=32, probe_width=16,
+                                         tree_weight=1.0), tiny_probe_data)
     tracker = trainer.model.tracker
-    assert tracker.n_out == tiny_data.tracker.vocab.n_out and tracker.tree_len == tiny_data.tracker.tree_len
-    records = [json.loads(line) for line in (tiny / "train.jsonl").read_text().splitlines()]
-    vocab = tiny_data.tracker.vocab
+    assert tracker.n_out == tiny_probe_data.tracker.vocab.n_out and tracker.tree_len == tiny_probe_data.tracker.tree_len
+    records = [json.loads(line) for line in (tiny_probes / "train.jsonl").read_text().splitlines()]
+    vocab = tiny_probe_data.tracker.vocab
     names, atoms = vocab.tokens, vocab.atoms
-    truth = tiny_data.train["truth_items"].long()
+    truth = tiny_probe_data.train["truth_items"].long()
     for n, record in enumerate(records[:5]):
-        targets = tiny_data.item_tokens[truth[n]][:, : tracker.tree_len]  # (S, P)
+        targets = tiny_probe_data.item_tokens[truth[n]][:, : tracker.tree_len]  # (S, P)
         tree = parse_polish(record["start"], atoms)
         for t, event in enumerate(record["events"]):
             row = targets[t].tolist()
@@ -476,14 +457,14 @@ def test_the_tree_terms_targets_are_the_certified_trees_of_the_chain(tiny, tiny_
 
 
 @pytest.mark.parametrize("arch,objective", [("recurrence", "nerode"), ("truth", "plain"), ("transformer", "plain")])
-def test_the_tree_term_trains_the_readout_and_the_state(tiny, tiny_data, arch, objective):
+def test_the_tree_term_trains_the_readout_and_the_state(tiny_probes, tiny_probe_data, arch, objective):
     """On one batch the tree term falls by a fifth within eighty steps, its gradient reaches the
     state's parameters, and a run without it computes no such term."""
-    base = dict(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=100)
-    batch = sample_probe_batch(tiny_data, 6, objective != "plain", torch.Generator().manual_seed(4))
-    without = OracleTrainer(OracleConfig(**base), tiny_data).losses(batch, 100, torch.Generator().manual_seed(1))
+    base = dict(data=str(tiny_probes), arch=arch, objective=objective, width=32, probe_width=16, steps=100)
+    batch = sample_probe_batch(tiny_probe_data, 6, objective != "plain", torch.Generator().manual_seed(4))
+    without = OracleTrainer(OracleConfig(**base), tiny_probe_data).losses(batch, 100, torch.Generator().manual_seed(1))
     assert "tree" not in without
-    trainer = OracleTrainer(OracleConfig(**base, tree_weight=1.0), tiny_data)
+    trainer = OracleTrainer(OracleConfig(**base, tree_weight=1.0), tiny_probe_data)
     first = None
     for step in range(80):
         losses = trainer.losses(batch, step=100, generator=torch.Generator().manual_seed(step))
@@ -497,10 +478,10 @@ def test_the_tree_term_trains_the_readout_and_the_state(tiny, tiny_data, arch, o
     assert losses["tree"].item() < 0.8 * first
 
 
-def test_a_run_with_the_tree_term_loads_for_the_prover_and_the_scorer(tiny, tiny_data, tmp_path):
-    config = OracleConfig(data=str(tiny), objective="plain", steps=2, batch_chains=4, width=32, probe_width=16,
+def test_a_run_with_the_tree_term_loads_for_the_prover_and_the_scorer(tiny_probes, tiny_probe_data, tmp_path):
+    config = OracleConfig(data=str(tiny_probes), objective="plain", steps=2, batch_chains=4, width=32, probe_width=16,
                           tree_weight=0.5)
-    trainer = OracleTrainer(config, tiny_data)
+    trainer = OracleTrainer(config, tiny_probe_data)
     for step in range(2):
         trainer.train_step(step)
     trainer.step = 2

@@ -25,39 +25,20 @@ ARMS = [("recurrence", "combo"), ("truth", "plain"), ("probe-slot", "plain"), ("
         ("blind", "plain")]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
-def tiny(tiny_probes):
-    """The probe dataset of tests/test_oracle.py (the same command, so the same chains bit for bit)."""
-    return tiny_probes
-
-
-@pytest.fixture(scope="module")
-def tiny_data(tiny):
-    return load_probe_dataset(tiny)
-
-
-@pytest.fixture(scope="module")
-def runs(tiny, tiny_data, tmp_path_factory):
+def runs(tiny_probes, tiny_probe_data, tmp_path_factory):
     """A run of every arm: the recurrence through train() (its threshold chosen on a sample of
     its training chains and stored), the others by their trainer's steps, the comparing ones
     given a threshold by hand."""
     root = tmp_path_factory.mktemp("oracle-api-runs")
     out = {}
     for arch, objective in ARMS:
-        config = OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=30,
+        config = OracleConfig(data=str(tiny_probes), arch=arch, objective=objective, width=32, probe_width=16, steps=30,
                               batch_chains=4, warmup_steps=5, checkpoint_every=30)
         if arch == "recurrence":
-            train(config, root / arch, show_progress=False, eval_config=EVAL, data=tiny_data)
+            train(config, root / arch, show_progress=False, eval_config=EVAL, data=tiny_probe_data)
         else:
-            trainer = OracleTrainer(config, tiny_data)
+            trainer = OracleTrainer(config, tiny_probe_data)
             for step in range(config.steps):
                 trainer.train_step(step)
                 trainer.step += 1
@@ -76,22 +57,22 @@ def probe_chains(data_dir: Path, length: int) -> list[dict]:
 
 
 @pytest.mark.parametrize("arch", [a for a, _ in ARMS])
-def test_scores_are_the_evaluations(runs, tiny, tiny_data, arch):
+def test_scores_are_the_evaluations(runs, tiny_probes, tiny_probe_data, arch):
     run = load_run(runs[arch])
     assert isinstance(run, OracleRun) and run.arch == arch and run.describe()["arch"] == arch
     assert run.compares == (arch in ("recurrence", "truth", "probe-slot"))
     model = run.model
-    split = tiny_data.tests[16]
+    split = tiny_probe_data.tests[16]
     n = 3
     rows = {k: v[:n] for k, v in split.items()}
-    s = predict_split(model, tiny_data, rows, EVAL)  # what evaluation reads off the arm, (n, S, P)
+    s = predict_split(model, tiny_probe_data, rows, EVAL)  # what evaluation reads off the arm, (n, S, P)
     with torch.no_grad():
         r, _ = model.reader(rows["items"].long(), rows["truth_items"].long())
         probabilities = model.score(r, rows["probes"].long()).softmax(-1)  # (n, S, P, V)
-    verdicts = compared(s, tiny_data, run.threshold) if run.compares else s.predicted
-    names = tiny_data.verdicts
+    verdicts = compared(s, tiny_probe_data, run.threshold) if run.compares else s.predicted
+    names = tiny_probe_data.verdicts
     assert run.verdicts == names
-    for i, record in enumerate(probe_chains(tiny, 16)[:n]):
+    for i, record in enumerate(probe_chains(tiny_probes, 16)[:n]):
         for t in (0, 5, 15):
             probes = [p[1] for p in record["probes"][t]]
             got = run.score(record["start"], record["events"][:t], probes, goal=record["end"])
@@ -110,12 +91,12 @@ def test_scores_are_the_evaluations(runs, tiny, tiny_data, arch):
                     assert g.goal_distance is None and g.verdict == g.head
 
 
-def test_events_and_trees_as_values_or_text_and_no_goal(runs, tiny):
+def test_events_and_trees_as_values_or_text_and_no_goal(runs, tiny_probes):
     from chains.rules import Event
     from chains.trees import parse_polish
 
     run = load_run(runs["recurrence"], device="cpu")
-    record = probe_chains(tiny, 8)[0]
+    record = probe_chains(tiny_probes, 8)[0]
     probes = [p[1] for p in record["probes"][3]]
     as_text = run.score(record["start"], record["events"][:3], probes, goal=record["end"])
     atoms = run.domain.atom_names

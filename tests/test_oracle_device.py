@@ -19,19 +19,8 @@ from tracker.train import load_checkpoint
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=20)
 
 
-@pytest.fixture(scope="module")
-def tiny(tiny_probes):
-    """The probe dataset of tests/test_oracle.py (the same command, so the same chains bit for bit)."""
-    return tiny_probes
-
-
-@pytest.fixture(scope="module")
-def tiny_data(tiny):
-    return load_probe_dataset(tiny)
-
-
-def tiny_config(tiny, arch: str, objective: str, **settings) -> OracleConfig:
-    return OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=40,
+def tiny_config(tiny_probes, arch: str, objective: str, **settings) -> OracleConfig:
+    return OracleConfig(data=str(tiny_probes), arch=arch, objective=objective, width=32, probe_width=16, steps=40,
                         batch_chains=4, warmup_steps=8, **settings)
 
 
@@ -45,27 +34,28 @@ PINNED = {("recurrence", "combo"): "77a790946ba0eb38", ("recurrence", "nerode"):
 
 @pinned_torch
 @pytest.mark.parametrize("arch,objective", list(PINNED))
-def test_cpu_bits_are_the_pinned_ones(tiny_data, tiny, one_thread, arch, objective):
-    config = tiny_config(tiny, arch, objective)
-    trainer = OracleTrainer(config, tiny_data)
+def test_cpu_bits_are_the_pinned_ones(tiny_probe_data, tiny_probes, one_thread, arch, objective):
+    config = tiny_config(tiny_probes, arch, objective)
+    trainer = OracleTrainer(config, tiny_probe_data)
     train_steps(trainer, config.steps)
     assert weights_hash(trainer.model.state_dict()) == PINNED[arch, objective]
 
 
 @pinned_torch
 @pytest.mark.parametrize("arch,objective", [("recurrence", "nerode"), ("transformer", "plain")])
-def test_the_whole_training_call_makes_the_pinned_bits(tiny_data, tiny, one_thread, tmp_path, arch, objective):
+def test_the_whole_training_call_makes_the_pinned_bits(tiny_probe_data, tiny_probes, one_thread, tmp_path, arch,
+                                                        objective):
     # the loop of train() (checkpoints every 15 steps, progress, the stop flag) draws nothing of its own
-    config = tiny_config(tiny, arch, objective, checkpoint_every=15)
-    train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_data)
+    config = tiny_config(tiny_probes, arch, objective, checkpoint_every=15)
+    train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_probe_data)
     blob = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
     assert blob["step"] == 40 and weights_hash(blob["model"]) == PINNED[arch, objective]
 
 
 @no_cuda
-def test_the_command_refuses_cuda_in_one_line_and_writes_nothing(tiny, tmp_path):
+def test_the_command_refuses_cuda_in_one_line_and_writes_nothing(tiny_probes, tmp_path):
     out = tmp_path / "run"
-    result = CliRunner().invoke(train_oracle, ["--data", str(tiny), "--steps", "2", "--device", "cuda",
+    result = CliRunner().invoke(train_oracle, ["--data", str(tiny_probes), "--steps", "2", "--device", "cuda",
                                                "--out", str(out), "--quiet"])
     assert result.exit_code != 0 and result.stdout == ""
     assert result.stderr.strip().count("\n") == 0 and "no CUDA device" in result.stderr, result.output
@@ -92,14 +82,14 @@ def test_the_oracle_batches_refuse_cuda_in_one_line_and_write_nothing(batch, tmp
     assert "Traceback" not in result.output and not any(tmp_path.iterdir())
 
 
-def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny, tiny_data, tmp_path):
-    config = OracleConfig(data=str(tiny), width=32, probe_width=16, steps=3, batch_chains=4)
-    report = train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_data, device="cpu")
+def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny_probes, tiny_probe_data, tmp_path):
+    config = OracleConfig(data=str(tiny_probes), width=32, probe_width=16, steps=3, batch_chains=4)
+    report = train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_probe_data, device="cpu")
     assert report["device"] == "cpu" and json.loads((tmp_path / "report.json").read_text())["device"] == "cpu"
     blob = load_checkpoint(tmp_path / "checkpoint.pt")
     assert blob["device"] == "cpu" and config_from_checkpoint(blob) == config
     assert all(t.device.type == "cpu" for t in blob["model"].values())
-    result = CliRunner().invoke(train_oracle, ["--data", str(tiny), "--steps", "2", "--batch-chains", "4",
+    result = CliRunner().invoke(train_oracle, ["--data", str(tiny_probes), "--steps", "2", "--batch-chains", "4",
                                                "--width", "32", "--device", "cpu", "--out", str(tmp_path / "cli"),
                                                "--quiet"])
     assert result.exit_code == 0, result.output
@@ -109,36 +99,36 @@ def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny, tiny
 @cuda_only
 @pytest.mark.parametrize("arch,objective", [("recurrence", "nerode"), ("transformer", "plain"),
                                             ("truth", "combo"), ("probe-slot", "plain"), ("blind", "plain")])
-def test_on_cuda_a_run_trains_resumes_to_the_same_bits_and_loads_on_the_cpu(tiny, tiny_data, tmp_path, arch,
-                                                                            objective):
-    config = OracleConfig(data=str(tiny), arch=arch, objective=objective, width=32, probe_width=16, steps=6,
+def test_on_cuda_a_run_trains_resumes_to_the_same_bits_and_loads_on_the_cpu(tiny_probes, tiny_probe_data, tmp_path,
+                                                                            arch, objective):
+    config = OracleConfig(data=str(tiny_probes), arch=arch, objective=objective, width=32, probe_width=16, steps=6,
                           batch_chains=4, checkpoint_every=3)
-    report = train(config, tmp_path / "straight", show_progress=False, eval_config=EVAL, data=tiny_data,
+    report = train(config, tmp_path / "straight", show_progress=False, eval_config=EVAL, data=tiny_probe_data,
                    device="cuda")
     assert report["device"].startswith("cuda") and set(report["accuracy"]) == {"8", "16"}
-    trainer = OracleTrainer(config, tiny_data, "cuda")
+    trainer = OracleTrainer(config, tiny_probe_data, "cuda")
     assert trainer.data.train["items"].is_cuda and next(trainer.model.parameters()).is_cuda
     stopped_after(trainer, 3, tmp_path / "resumed")
-    train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=tiny_data,
+    train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=tiny_probe_data,
           device="cuda")
     straight = same_weights_on_the_cpu(tmp_path / "straight", tmp_path / "resumed")
     # the GPU's checkpoint evaluates on the CPU (the figures agree to float tolerance, not bit for bit)
-    cpu = OracleTrainer(config, tiny_data, "cpu")
+    cpu = OracleTrainer(config, tiny_probe_data, "cpu")
     cpu.load(straight)
     threshold = (straight["comparison"] or {}).get("threshold")
-    results = evaluate(cpu.model, tiny_data, EVAL, threshold=threshold)
+    results = evaluate(cpu.model, tiny_probe_data, EVAL, threshold=threshold)
     assert set(results["accuracy"]) == set(report["accuracy"])
     for length, value in report["accuracy"].items():
         assert abs(results["accuracy"][length] - value) <= 0.02, (length, results["accuracy"][length], value)
     # and the scorer reads it on either device to the same probabilities
     if arch != "transformer":
-        split = tiny_data.tests[8]
+        split = tiny_probe_data.tests[8]
         on_gpu, on_cpu = TrainedOracle(tmp_path / "straight", "cuda"), TrainedOracle(tmp_path / "straight")
-        records = [json.loads(line) for line in (tiny / "test-8.jsonl").read_text().splitlines()][:3]
+        records = [json.loads(line) for line in (tiny_probes / "test-8.jsonl").read_text().splitlines()][:3]
         from chains.rules import Event
         from chains.trees import parse_polish
 
-        atoms = tiny_data.tracker.vocab.atoms
+        atoms = tiny_probe_data.tracker.vocab.atoms
         histories = [(parse_polish(r["start"], atoms), parse_polish(r["end"], atoms),
                       [Event.parse(e) for e in r["events"][:4]]) for r in records]
         candidates = [[Event.parse(p[1]) for p in r["probes"][4]] for r in records]

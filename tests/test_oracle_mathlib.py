@@ -154,14 +154,6 @@ def mathlib(tmp_path_factory):
     return write_dataset(tmp_path_factory.mktemp("mathlib") / "probes", *fixture_records())
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # ---- the tokenizer -----------------------------------------------------------------------------
 
 def test_lean_text_splits_at_names_dots_brackets_and_lines():
