@@ -62,6 +62,25 @@ PREDICTIONS = [
 ]
 
 
+# The tree part, registered before any of its runs (its driver is not written yet): the completion
+# recipe with the tracker's tree readout as an auxiliary loss (--tree-weight 1), chosen on one
+# 12,000-step validation run of seed 0 judged on the seed-1 validation chains
+# (runs/val/nerode-completion-tree1-12k-s0: five-class by comparison 1.000 / 1.000 / 1.000 / 0.99990
+# at 8 / 16 / 64 / 256, chains all right 1.000 / 1.000 / 1.000 / 0.992, unrelated 0.91-1.00).
+TREE_RECIPE = {**RECIPE, "tree_weight": 1.0}
+TREE_PREDICTIONS = [
+    ("tree_exact_short", "With the completion term and the tree term, the stateful arm with complete-by-comparison is "
+                         "right on every verdict of every held-out chain (fraction of chains all right = 1.0) at 8, "
+                         "16, 64 and 256 steps, on 2 of 2 seeds (24,000 steps)"),
+    ("tree_exact_long", "The same at 1,024 and 4,096 steps, on 2 of 2 seeds"),
+    ("tree_recall", "Complete-by-comparison finds at least 0.99 of the complete probes, pooled over the held-out "
+                    "chains to 1,024 steps, on 2 of 2 seeds"),
+    ("tree_no_collapse", "Unrelated states at least 0.15 apart at every measured length, on 2 of 2 seeds"),
+    ("tree_planner", "prove --searcher oracle-imagination with either seed's run, on the 600 problems of the "
+                     "planners section: success at least 0.99 at no more than 1.1 kernel calls per solved problem"),
+]
+
+
 def completion_config(seed: int, base: OracleConfig) -> OracleConfig:
     return replace(base, arch=ARCH, seed=seed, **RECIPE)
 
