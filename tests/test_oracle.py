@@ -297,6 +297,17 @@ def test_every_training_setting_is_an_option_of_the_command():
     assert options == {f.name for f in fields(OracleConfig)}
 
 
+def saved_run(config: OracleConfig, data, out) -> OracleTrainer:
+    """``config.steps`` optimiser steps, then the checkpoint saved as a run in ``out``."""
+    trainer = OracleTrainer(config, data)
+    for step in range(config.steps):
+        trainer.train_step(step)
+    trainer.step = config.steps
+    out.mkdir()
+    torch.save(trainer.checkpoint(), out / "checkpoint.pt")
+    return trainer
+
+
 @pytest.mark.parametrize("arch,objective", [("recurrence", "combo"), ("probe-slot", "combo"), ("truth", "plain"),
                                             ("blind", "plain")])
 def test_a_trained_run_scores_any_history_as_evaluation_does(tiny_probes, tiny_probe_data, tmp_path, arch, objective):
@@ -304,12 +315,7 @@ def test_a_trained_run_scores_any_history_as_evaluation_does(tiny_probes, tiny_p
     gives the probabilities the evaluation gives on the dataset's chains."""
     config = OracleConfig(data=str(tiny_probes), arch=arch, objective=objective, steps=3, batch_chains=4, width=32,
                           probe_width=16)
-    trainer = OracleTrainer(config, tiny_probe_data)
-    for step in range(3):
-        trainer.train_step(step)
-    trainer.step = 3
-    (tmp_path / "run").mkdir()
-    torch.save(trainer.checkpoint(), tmp_path / "run" / "checkpoint.pt")
+    trainer = saved_run(config, tiny_probe_data, tmp_path / "run")
     scorer = TrainedOracle(tmp_path / "run")
     split = tiny_probe_data.tests[8]
     records = [json.loads(line) for line in (tiny_probes / "test-8.jsonl").read_text().splitlines()][:3]
@@ -481,12 +487,7 @@ def test_the_tree_term_trains_the_readout_and_the_state(tiny_probes, tiny_probe_
 def test_a_run_with_the_tree_term_loads_for_the_prover_and_the_scorer(tiny_probes, tiny_probe_data, tmp_path):
     config = OracleConfig(data=str(tiny_probes), objective="plain", steps=2, batch_chains=4, width=32, probe_width=16,
                           tree_weight=0.5)
-    trainer = OracleTrainer(config, tiny_probe_data)
-    for step in range(2):
-        trainer.train_step(step)
-    trainer.step = 2
-    (tmp_path / "run").mkdir()
-    torch.save(trainer.checkpoint(), tmp_path / "run" / "checkpoint.pt")
+    trainer = saved_run(config, tiny_probe_data, tmp_path / "run")
     run = load_run(tmp_path / "run")
     assert torch.equal(run.model.tracker.head.weight, trainer.model.tracker.head.weight)
     assert TrainedOracle(tmp_path / "run").model.tracker.head.weight.shape == trainer.model.tracker.head.weight.shape
