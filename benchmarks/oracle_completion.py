@@ -17,12 +17,18 @@ predictions below were committed before any run of the batch.
 
 Runs live in ``<runs>/oracle-recurrence-nerode-s<seed>``; reports and verdicts go to ``--out``
 under ``completion`` (other keys of the file are kept).
+
+``--part tree`` trains and judges the batch's second part, registered after the first part's
+verdicts: the same recipe with the tracker's tree readout as an auxiliary loss (``TREE_RECIPE``).
+Its runs live in ``<runs>/oracle-recurrence-nerode-tree-s<seed>`` and go under ``tree``; its
+planner prediction is judged on the ``tree_planners`` section that ``prover_bench.py --section
+tree_planners --planners ...`` writes with those runs.
 """
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -62,7 +68,7 @@ PREDICTIONS = [
 ]
 
 
-# The tree part, registered before any of its runs (its driver is not written yet): the completion
+# The tree part, registered before any of its runs: the completion
 # recipe with the tracker's tree readout as an auxiliary loss (--tree-weight 1), chosen on one
 # 12,000-step validation run of seed 0 judged on the seed-1 validation chains
 # (runs/val/nerode-completion-tree1-12k-s0: five-class by comparison 1.000 / 1.000 / 1.000 / 0.99990
@@ -81,19 +87,37 @@ TREE_PREDICTIONS = [
 ]
 
 
-def completion_config(seed: int, base: OracleConfig) -> OracleConfig:
-    return replace(base, arch=ARCH, seed=seed, **RECIPE)
+PLANNER_SUCCESS, PLANNER_CALLS = 0.99, 1.1
 
 
-def run_dir(seed: int, runs: Path) -> Path:
-    return runs / f"oracle-{ARCH}-{RECIPE['objective']}-s{seed}"
+@dataclass(frozen=True)
+class Part:
+    """One registered part of the batch: its recipe, where its runs live and how it is judged."""
+    key: str  # its key in the results, and the prefix of its prediction ids
+    recipe: dict
+    predictions: list
+    suffix: str  # of its run directories
+    validation_runs: tuple[str, ...]
 
 
-def judge(reports: list[dict]) -> list[dict]:
+PARTS = {"completion": Part("completion", RECIPE, PREDICTIONS, "", COMPLETION_VALIDATION),
+         "tree": Part("tree", TREE_RECIPE, TREE_PREDICTIONS, "-tree", ("nerode-completion-tree1-12k-s0",))}
+
+
+def completion_config(seed: int, base: OracleConfig, part: Part = PARTS["completion"]) -> OracleConfig:
+    return replace(base, arch=ARCH, seed=seed, **part.recipe)
+
+
+def run_dir(seed: int, runs: Path, part: Part = PARTS["completion"]) -> Path:
+    return runs / f"oracle-{ARCH}-{part.recipe['objective']}{part.suffix}-s{seed}"
+
+
+def judge(reports: list[dict], part: Part = PARTS["completion"], planners: list[dict] | None = None) -> list[dict]:
     """Every prediction with what was measured and its verdict: failed by the first seed below
-    its bar, untested while a seed is missing."""
+    its bar, untested while a seed is missing. ``planners``: the searcher reports of the part's
+    runs (the tree part's planner prediction)."""
     by_seed = {r["seed"]: r for r in reports}
-    text, out = dict(PREDICTIONS), []
+    text, out, k = dict(part.predictions), [], part.key
 
     def verdict(key: str, values: dict[int, list], ok) -> None:
         flat = [v for vs in values.values() for v in vs]
@@ -109,48 +133,70 @@ def judge(reports: list[dict]) -> list[dict]:
     def figures(r: dict, key: str) -> dict:
         return (r.get(key) or {}) if key != "binary" else ((r.get("binary") or {}).get("binary_all_right") or {})
 
-    for key, lengths in (("completion_exact_short", SHORT), ("completion_exact_long", LONG)):
+    for key, lengths in ((f"{k}_exact_short", SHORT), (f"{k}_exact_long", LONG)):
         verdict(key, {s: [(figures(r, "comparison").get("all_right") or {}).get(str(n)) for n in lengths]
                       for s, r in sorted(by_seed.items())}, lambda v: v == 1.0)
-    verdict("completion_recall", {s: [((figures(r, "comparison").get("by_verdict") or {}).get("complete"))]
-                                  for s, r in sorted(by_seed.items())}, lambda v: v >= EXACT_RECALL)
-    verdict("completion_no_collapse", {s: [min(r["unrelated_distance"].values()) if r["unrelated_distance"] else None]
-                                       for s, r in sorted(by_seed.items())}, lambda v: v >= 0.15)
-    verdict("completion_binary_kept", {s: [figures(r, "binary").get(str(n)) for n in SHORT]
-                                       for s, r in sorted(by_seed.items())}, lambda v: v == 1.0)
+    verdict(f"{k}_recall", {s: [((figures(r, "comparison").get("by_verdict") or {}).get("complete"))]
+                            for s, r in sorted(by_seed.items())}, lambda v: v >= EXACT_RECALL)
+    verdict(f"{k}_no_collapse", {s: [min(r["unrelated_distance"].values()) if r["unrelated_distance"] else None]
+                                 for s, r in sorted(by_seed.items())}, lambda v: v >= 0.15)
+    if f"{k}_binary_kept" in text:
+        verdict(f"{k}_binary_kept", {s: [figures(r, "binary").get(str(n)) for n in SHORT]
+                                     for s, r in sorted(by_seed.items())}, lambda v: v == 1.0)
+    if f"{k}_planner" in text:  # either seed's run; failed once every seed's search is in and short
+        found = {p["oracle"]["seed"]: {"success": p["success"], "calls_per_solved": p["kernel_calls_per_solved"]}
+                 for p in planners or ()}
+        good = [f["success"] >= PLANNER_SUCCESS and (f["calls_per_solved"] or float("inf")) <= PLANNER_CALLS
+                for f in found.values()]
+        result = "pass" if any(good) else "fail" if set(SEEDS) <= set(found) else "untested"
+        out.append({"id": f"{k}_planner", "prediction": text[f"{k}_planner"],
+                    "measured": {str(s): f for s, f in sorted(found.items())}, "verdict": result})
     return out
 
 
-def plan_one(_arm: str, seed: int, *, base: OracleConfig, runs: Path) -> OracleRunSpec:
-    """One seed of the batch as data (what a cluster task trains)."""
-    return OracleRunSpec(completion_config(seed, base), str(run_dir(seed, runs)))
+def part_planners(out: Path, part: Part, runs: Path) -> list[dict]:
+    """The searcher reports under ``<part>_planners`` in ``out`` made with the part's runs."""
+    if not out.is_file():
+        return []
+    dirs = {str(run_dir(seed, runs, part)) for seed in SEEDS}
+    return [p for p in json.loads(out.read_text()).get(f"{part.key}_planners") or []
+            if (p.get("oracle") or {}).get("run") in dirs]
 
 
-def run_one(_arm: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path,
+def plan_one(part: str, seed: int, *, base: OracleConfig, runs: Path) -> OracleRunSpec:
+    """One seed of a part of the batch as data (what a cluster task trains)."""
+    return OracleRunSpec(completion_config(seed, base, PARTS[part]), str(run_dir(seed, runs, PARTS[part])))
+
+
+def run_one(part: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path,
             fixed_threads: int | None = None, device: str = "cpu") -> dict:
     """Train (or resume, or find finished) one seed on ``device``; ``fixed_threads`` overrides the
     driver's count."""
-    return plan_one(_arm, seed, base=base, runs=runs).run(device, quiet, fixed_threads or threads)
+    return plan_one(part, seed, base=base, runs=runs).run(device, quiet, fixed_threads or threads)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--data", type=click.Path(path_type=Path), default=Path("data/tier1-a4"), show_default=True,
               help="Certified dataset directory made with certify --probes.")
+@click.option("--part", "part_key", type=click.Choice(list(PARTS)), default="completion", show_default=True,
+              help="The part of the batch: the completion term, or the completion and tree terms.")
 @click.option("--seeds", default=",".join(map(str, SEEDS)), show_default=True, help="Comma-separated seeds.")
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="Torch threads of each run trained in this process (the registered runs: 1).")
 @batch_options("runs/oracle-gate", "results/oracle.json", devices=True)
-def main(data, seeds, threads, steps, runs, out, workers, device, cluster, collect, quiet) -> None:
+def main(data, part_key, seeds, threads, steps, runs, out, workers, device, cluster, collect, quiet) -> None:
     """The chain gate with the completion term: train what is missing, judge the predictions."""
     device = checked_device(device, cluster)  # a device not here: one line before anything is read or written
+    part = PARTS[part_key]
     base = gate_base(data)
     if steps is not None:
         base = replace(base, steps=steps)
     runs = Path(runs)
-    recorded = (json.loads(out.read_text()).get("completion") or {}).get("runs", []) if out.is_file() else []
-    jobs = [("completion", seed) for seed in seed_list(seeds)]
+    recorded = (json.loads(out.read_text()).get(part.key) or {}).get("runs", []) if out.is_file() else []
+    jobs = [(part.key, seed) for seed in seed_list(seeds)]
     train_one = partial(run_one, base=base, runs=runs, fixed_threads=threads, device=device)
-    found = lambda _name, seed: finished_report(completion_config(seed, base), run_dir(seed, runs), recorded)  # noqa: E731
+    found = lambda _name, seed: finished_report(completion_config(seed, base, part), run_dir(seed, runs, part),  # noqa: E731
+                                                recorded)
     reports, missing = run_batch(jobs, train_one, found, lambda r: f"accuracy {json.dumps(r['accuracy'])}",
                                  workers if not threads else 1, collect, quiet, cluster=cluster,
                                  plan=partial(plan_one, base=base, runs=runs), device=device)
@@ -158,13 +204,13 @@ def main(data, seeds, threads, steps, runs, out, workers, device, cluster, colle
     mine = {r["seed"] for r in reports}
     reports += [r for r in recorded if r["seed"] not in mine and r["seed"] in SEEDS]
     missing = [m for m in missing if m["seed"] not in {r["seed"] for r in reports}]
-    predictions = judge(reports)
-    write_results(out, {"completion": {"runs": sorted(reports, key=lambda r: r["seed"]), "missing": missing,
-                                       "predictions": predictions, "registered": dict(PREDICTIONS),
-                                       "recipe": {"arch": ARCH, **RECIPE, "steps": base.steps,
-                                                  "validation": base.validation,
-                                                  "switch": base.invariance_delay,
-                                                  "validation_runs": list(COMPLETION_VALIDATION)}}})
+    predictions = judge(reports, part, part_planners(out, part, runs))
+    write_results(out, {part.key: {"runs": sorted(reports, key=lambda r: r["seed"]), "missing": missing,
+                                   "predictions": predictions, "registered": dict(part.predictions),
+                                   "recipe": {"arch": ARCH, **part.recipe, "steps": base.steps,
+                                              "validation": base.validation,
+                                              "switch": base.invariance_delay,
+                                              "validation_runs": list(part.validation_runs)}}})
     for p in predictions:
         click.echo(f"{p['id']}: {p['verdict']} ({json.dumps(p['measured'])})")
 

@@ -19,7 +19,7 @@ from prover.kernel import Kernel, KernelConfig
 from prover.problems import make_problems
 from prover.run import audit_solutions
 from prover.search import SearchConfig, run_searches
-from tests.test_oracle import EVAL, tiny  # noqa: F401  (the tiny probe dataset, verdicts from Lean)
+from tests.test_oracle import EVAL
 
 ATOMS = ("a", "b", "c", "d")
 DOMAIN = Domain()
@@ -131,25 +131,25 @@ def test_it_plans_without_the_rules_engine_and_lean_certifies_its_paths(lean, co
     assert all(r.claims == r.calls == r.claims_rejected + r.solved for r in wrong_results)
 
 
-def test_prove_with_a_trained_oracle_run(tiny, tmp_path):  # noqa: F811
+def test_prove_with_a_trained_oracle_run(tiny_probes, tmp_path):
     """End to end through the command: a finished run (with its stored threshold) plans; every
     reported solution passes Lean's audit; a run without a recurrence is refused in one line."""
-    data = load_probe_dataset(tiny)
-    config = OracleConfig(data=str(tiny), arch="recurrence", objective="nerode", steps=3, batch_chains=4, width=32,
+    data = load_probe_dataset(tiny_probes)
+    config = OracleConfig(data=str(tiny_probes), arch="recurrence", objective="nerode", steps=3, batch_chains=4, width=32,
                           probe_width=16)
     train(config, tmp_path / "run", show_progress=False, eval_config=EVAL, data=data)
     result = CliRunner().invoke(prove, ["--searcher", "oracle-imagination", "--oracle", str(tmp_path / "run"),
-                                        "--data", str(tiny), "--problems", "2", "--distances", "1,2",
+                                        "--data", str(tiny_probes), "--problems", "2", "--distances", "1,2",
                                         "--budget-calls", "3", "--out", str(tmp_path / "prove")],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "prove" / "report.json").read_text())
     assert report["solutions_failing_audit"] == 0 and report["oracle"]["threshold"] is not None
     assert report["kernel_calls"] == report["claims"] <= 3 * report["problems"]
-    blind = OracleConfig(data=str(tiny), arch="blind", objective="plain", steps=2, batch_chains=4, width=32,
+    blind = OracleConfig(data=str(tiny_probes), arch="blind", objective="plain", steps=2, batch_chains=4, width=32,
                          probe_width=16)
     train(blind, tmp_path / "blind", show_progress=False, eval_config=EVAL, data=data)
     result = CliRunner().invoke(prove, ["--searcher", "oracle-imagination", "--oracle", str(tmp_path / "blind"),
-                                        "--data", str(tiny), "--problems", "1", "--distances", "1",
+                                        "--data", str(tiny_probes), "--problems", "1", "--distances", "1",
                                         "--out", str(tmp_path / "p2")])
     assert result.exit_code == 1 and "recurrence" in result.output and "Traceback" not in result.output
