@@ -319,10 +319,10 @@ def oracle_searchers() -> str:
                   "recall of accepted events", "most calls on one problem"], rows)
 
 
-def oracle_planners() -> str:
+def oracle_planners(section: str = "planners") -> str:
     """The search that never reads a tree, beside the searchers that do (same 600 problems)."""
     rows = []
-    for s in load("oracle.json").get("planners", []):
+    for s in load("oracle.json").get(section, []):
         by = s["by_distance"]
         rows.append([f"oracle-imagination ({Path(s['config']['oracle']).name})", f"{s['solved']}/{s['problems']}",
                      f3(s["success"]), num(s["kernel_calls_per_solved"]), num(s["claims_rejected"]),
@@ -396,6 +396,9 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "oracle-gate-predictions": lambda: predictions("oracle.json", "gate"), "oracle-complete": oracle_complete,
     "oracle-completion-runs": lambda: oracle_gate_runs("completion"),
     "oracle-completion-predictions": lambda: predictions("oracle.json", "completion"),
+    "oracle-tree-runs": lambda: oracle_gate_runs("tree"),
+    "oracle-tree-predictions": lambda: predictions("oracle.json", "tree"),
+    "oracle-tree-planners": lambda: oracle_planners("tree_planners"),
     "tier2-batch": tier2_batch, "tier2-batch-where": tier2_batch_where,
     "tier2-coverage": tier2_coverage,
     "tier2-predictions": lambda: predictions("tracker-tier2.json"),
