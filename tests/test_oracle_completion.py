@@ -1,9 +1,11 @@
 """The completion batch: its arm is the gate's recipe with the completion term, and its judge
-reads the registered bars (failed by the first seed below one, untested while a seed is missing)."""
+reads the registered bars (failed by the first seed below one, untested while a seed is missing).
+The tree part is the same recipe with the tree term; its planner bar is met by either seed's search."""
+import json
 from pathlib import Path
 
 from benchmarks.oracle_comparison import gate_base
-from benchmarks.oracle_completion import RECIPE, completion_config, judge, run_dir
+from benchmarks.oracle_completion import PARTS, RECIPE, completion_config, judge, part_planners, run_dir
 
 
 def report(seed, all_right=1.0, recall=1.0, unrelated=0.5, binary=1.0):
@@ -34,3 +36,37 @@ def test_the_judge_waits_for_both_seeds_and_fails_on_the_first_below_its_bar():
     assert verdicts["completion_exact_short"] == "untested"
     verdicts = {p["id"]: p["verdict"] for p in judge([report(0), report(1, all_right=0.99, binary=0.5)])}
     assert verdicts["completion_exact_short"] == verdicts["completion_binary_kept"] == "fail"
+
+
+def planner(seed, success, calls, runs=Path("runs")):
+    return {"success": success, "kernel_calls_per_solved": calls,
+            "oracle": {"run": str(run_dir(seed, runs, PARTS["tree"])), "seed": seed}}
+
+
+def test_the_tree_part_adds_the_tree_term_and_lives_apart():
+    tree, base = PARTS["tree"], gate_base(Path("data/tier1-a4"))
+    config = completion_config(0, base, tree)
+    assert config.tree_weight == 1.0 and completion_config(0, base).tree_weight == 0.0
+    assert {k: v for k, v in tree.recipe.items() if k != "tree_weight"} == RECIPE
+    assert run_dir(1, Path("runs"), tree) == Path("runs/oracle-recurrence-nerode-tree-s1")
+    ids = [p["id"] for p in judge([report(0), report(1)], tree)]
+    assert ids == [key for key, _ in tree.predictions] and all(i.startswith("tree_") for i in ids)
+
+
+def test_the_tree_planner_passes_on_either_seed_and_fails_only_when_both_are_short():
+    tree, runs = PARTS["tree"], [report(0), report(1)]
+    verdict = lambda planners: {p["id"]: p["verdict"] for p in judge(runs, tree, planners)}["tree_planner"]  # noqa: E731
+    assert verdict([]) == "untested"
+    assert verdict([planner(0, 0.995, 1.05)]) == "pass"
+    assert verdict([planner(0, 0.98, 1.0)]) == "untested"
+    assert verdict([planner(0, 0.98, 1.0), planner(1, 1.0, 1.2)]) == "fail"
+    assert verdict([planner(0, 0.98, 1.0), planner(1, 1.0, 1.1)]) == "pass"
+    assert verdict([planner(0, 0.0, None), planner(1, 0.0, None)]) == "fail"  # nothing solved
+
+
+def test_the_tree_planners_are_read_from_their_own_section_by_run(tmp_path):
+    out = tmp_path / "oracle.json"
+    assert part_planners(out, PARTS["tree"], Path("runs")) == []
+    mine, other = planner(0, 1.0, 1.0), {**planner(1, 1.0, 1.0), "oracle": {"run": "runs/else", "seed": 1}}
+    out.write_text(json.dumps({"planners": [planner(1, 1.0, 1.0)], "tree_planners": [mine, other]}))
+    assert part_planners(out, PARTS["tree"], Path("runs")) == [mine]
