@@ -98,10 +98,13 @@ class Part:
     predictions: list
     suffix: str  # of its run directories
     validation_runs: tuple[str, ...]
+    label: str  # in figures
 
 
-PARTS = {"completion": Part("completion", RECIPE, PREDICTIONS, "", COMPLETION_VALIDATION),
-         "tree": Part("tree", TREE_RECIPE, TREE_PREDICTIONS, "-tree", ("nerode-completion-tree1-12k-s0",))}
+PARTS = {"completion": Part("completion", RECIPE, PREDICTIONS, "", COMPLETION_VALIDATION,
+                             "nerode, completion term"),
+         "tree": Part("tree", TREE_RECIPE, TREE_PREDICTIONS, "-tree", ("nerode-completion-tree1-12k-s0",),
+                      "nerode, completion and tree terms")}
 
 
 def completion_config(seed: int, base: OracleConfig, part: Part = PARTS["completion"]) -> OracleConfig:
@@ -213,6 +216,20 @@ def main(data, part_key, seeds, threads, steps, runs, out, workers, device, clus
                                               "validation_runs": list(part.validation_runs)}}})
     for p in predictions:
         click.echo(f"{p['id']}: {p['verdict']} ({json.dumps(p['measured'])})")
+    click.echo(f"wrote {out} and {gate_figure(out)}", err=True)
+
+
+def gate_figure(out: Path) -> Path:
+    """Chains with every five-class verdict right against length: the gate batch's stateful arm
+    beside each part of this batch, from what ``out`` records."""
+    from oracle.plots import plot_gate
+
+    recorded = json.loads(out.read_text())
+    batches = {"combo (gate batch)": [r for r in (recorded.get("gate") or {}).get("runs", []) if r["arch"] == ARCH]}
+    batches |= {part.label: (recorded.get(key) or {}).get("runs", []) for key, part in PARTS.items()}
+    directory = out.parent / f"{out.stem}-gate-figures"
+    directory.mkdir(exist_ok=True)
+    return plot_gate(batches, directory / "chains-all-right.png")
 
 
 if __name__ == "__main__":

@@ -84,3 +84,29 @@ def write_plots(reports: list[dict], directory: Path) -> list[Path]:
     directory = Path(directory)
     return [plot_accuracy(reports, directory / "accuracy.png"), plot_kinds(reports, directory / "kinds.png"),
             plot_depth(reports, directory / "depth.png")]
+
+
+def plot_gate(batches: dict[str, list[dict]], path: Path) -> Path:
+    """The chain gate's own figure: the fraction of held-out chains with every five-class verdict
+    right (complete by comparison) against chain length, one colour per batch, one line style per
+    seed. ``batches``: a label -> the reports of its stateful runs."""
+    plt = pyplot()
+    cmap = plt.get_cmap("tab10")
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for i, (label, reports) in enumerate(batches.items()):
+        for j, r in enumerate(sorted(reports, key=lambda r: r["seed"])):
+            all_right = (r.get("comparison") or {}).get("all_right")
+            if not all_right:
+                continue
+            x, y = by_length(all_right)
+            ax.plot(x, y, color=cmap(i % 10), linestyle=SEED_STYLES[r["seed"] % len(SEED_STYLES)][0], marker="o",
+                    markersize=4, label=label if j == 0 else None)
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("chain length (events)")
+    ax.set_ylabel("chains with every verdict right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
