@@ -70,3 +70,15 @@ def test_the_tree_planners_are_read_from_their_own_section_by_run(tmp_path):
     mine, other = planner(0, 1.0, 1.0), {**planner(1, 1.0, 1.0), "oracle": {"run": "runs/else", "seed": 1}}
     out.write_text(json.dumps({"planners": [planner(1, 1.0, 1.0)], "tree_planners": [mine, other]}))
     assert part_planners(out, PARTS["tree"], Path("runs")) == [mine]
+
+
+def test_the_gate_figure_draws_every_recorded_part(tmp_path):
+    from benchmarks.oracle_completion import gate_figure
+
+    lengths = {n: 1.0 for n in ("8", "16", "64")}
+    run = lambda seed, arch="recurrence": {**report(seed), "arch": arch, "comparison": {"all_right": lengths}}  # noqa: E731
+    out = tmp_path / "oracle.json"
+    out.write_text(json.dumps({"gate": {"runs": [run(0), run(0, "truth")]}, "tree": {"runs": [run(0), run(1)]}}))
+    path = gate_figure(out)
+    assert path == tmp_path / "oracle-gate-figures" / "chains-all-right.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
