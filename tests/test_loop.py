@@ -30,7 +30,7 @@ ORACLE_KEYS = {"data", "objective", "arch", "width", "probe_width", "fixed_norm"
                "invariance_ramp", "nextlat_weight", "nextlat_delay", "nextlat_ramp", "metric_weight", "metric_delay",
                "metric_ramp", "gamma", "metric_pairs", "completion_margin", "checkpoint_every", "validation",
                # added since, with defaults that leave a run as it was (older checkpoints read them as such)
-               "completion_weight", "completion_negatives"}
+               "completion_weight", "completion_negatives", "tree_weight"}
 
 
 def test_both_configs_are_one_optimiser_and_terms_config_with_their_old_keys():
