@@ -19,6 +19,19 @@ def _colours(reports: list[dict]):
     return plt, arms, {a: cmap(i % 10) for i, a in enumerate(arms)}
 
 
+def _save_by_length(plt, fig, ax, ylabel: str, path: Path) -> Path:
+    """A fraction against chain length on a log-2 axis, legend outside, saved to ``path``."""
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("chain length (events)")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot_accuracy(reports: list[dict], path: Path) -> Path:
     """Verdict accuracy (solid) and the fraction of chains right on every verdict (faint, dashed
     markers) against chain length: one colour per arm, one line style per seed."""
@@ -34,15 +47,7 @@ def plot_accuracy(reports: list[dict], path: Path) -> Path:
         x, y = by_length(r["all_right"])
         ax.plot(x, y, color=colour[arm], linestyle=style, marker="x", markersize=4, alpha=0.35)
         labelled.add(arm)
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("chain length (events)")
-    ax.set_ylabel("verdict accuracy (o); chains all right (x)")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save_by_length(plt, fig, ax, "verdict accuracy (o); chains all right (x)", path)
 
 
 def _bars(reports: list[dict], values, groups: list[str], path: Path, ylabel: str, title: str) -> Path:
@@ -101,12 +106,4 @@ def plot_gate(batches: dict[str, list[dict]], path: Path) -> Path:
             x, y = by_length(all_right)
             ax.plot(x, y, color=cmap(i % 10), linestyle=SEED_STYLES[r["seed"] % len(SEED_STYLES)][0], marker="o",
                     markersize=4, label=label if j == 0 else None)
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("chain length (events)")
-    ax.set_ylabel("chains with every verdict right")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save_by_length(plt, fig, ax, "chains with every verdict right", path)
