@@ -170,6 +170,21 @@ def write_results(out: Path, results: dict) -> None:
     os.replace(tmp, out)
 
 
+def figure(value: float | None, digits: int = 3) -> str:
+    """A measured figure for a table cell: ``digits`` decimals, a dash where nothing was measured."""
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def prediction_lines(predictions: list[dict], ids: bool = False) -> list[str]:
+    """The markdown table of registered predictions (each with what was measured and its verdict),
+    after a blank line; ``ids`` puts each prediction's id before its text."""
+    lines = ["", "| registered prediction | measured | verdict |", "|---|---|---|"]
+    for p in predictions:
+        text = f"{p['id']}: {p['prediction']}" if ids else p["prediction"]
+        lines.append(f"| {text} | `{json.dumps(p['measured'])}` | {p['verdict']} |")
+    return lines
+
+
 def length_list(text: str, option: str = "--lengths") -> tuple[int, ...]:
     """``"8,64,256"`` -> (8, 64, 256); a click usage error naming ``option`` otherwise."""
     try:

@@ -24,8 +24,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, checked_device, finished_report, recorded_runs, run_batch,  # noqa: E402
-                              seed_list, write_results)
+from benchmarks.batch import (batch_options, checked_device, figure, finished_report, recorded_runs,  # noqa: E402
+                              run_batch, seed_list, write_results)
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.grid import RunSpec, run_spec  # noqa: E402
 from tracker.models import ARCHS  # noqa: E402
@@ -97,19 +97,15 @@ def finished(name: str, seed: int, *, recorded: list[dict], **planning) -> dict 
     return None if report is None else labelled(name, seed, report)
 
 
-def _fmt(v) -> str:
-    return "–" if v is None else f"{v:.3f}"
-
-
 def table(reports: list[dict]) -> str:
     lengths = sorted({int(k) for r in reports for k in r["exact"]})
     head = (["arm", "seed", "steps", "train fit"] + [f"exact@{n}" for n in lengths]
             + ["growth", "unrelated", "steps/s", "device"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in reports:
-        row = ([r["arm"], str(r["seed"]), str(r["steps"]), _fmt((r.get("in_distribution") or {}).get("train"))]
-               + [_fmt(r["exact"].get(str(n))) for n in lengths]
-               + [_fmt(r["pair_growth"]), _fmt(r["unrelated_distance"]), _fmt(r["steps_per_second"]),
+        row = ([r["arm"], str(r["seed"]), str(r["steps"]), figure((r.get("in_distribution") or {}).get("train"))]
+               + [figure(r["exact"].get(str(n))) for n in lengths]
+               + [figure(r["pair_growth"]), figure(r["unrelated_distance"]), figure(r["steps_per_second"]),
                   str(r.get("device", "cpu"))])
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)

@@ -32,8 +32,8 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_report,  # noqa: E402
-                              recorded_runs, run_batch, seed_list, write_results)
+from benchmarks.batch import (batch_options, checked_device, chosen_arms, figure, finished_report,  # noqa: E402
+                              prediction_lines, recorded_runs, run_batch, seed_list, write_results)
 from oracle.grid import OracleRunSpec  # noqa: E402
 from oracle.train import OracleConfig  # noqa: E402
 
@@ -142,10 +142,6 @@ def judge(reports: list[dict]) -> list[dict]:
     return out
 
 
-def _fmt(v, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
-
-
 def table(reports: list[dict], predictions: list[dict]) -> str:
     lengths = sorted({int(k) for r in reports for k in r["accuracy"]})
     head = (["arm", "seed", "steps"] + [f"acc@{n}" for n in lengths] + [f"all@{n}" for n in lengths]
@@ -154,15 +150,13 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
     for r in reports:
         guard = ((r.get("pooled") or {}).get("guard") or {}).get("rejected_rejected")
         row = ([arm_of(r), str(r["seed"]), str(r["steps"])]
-               + [_fmt(r["accuracy"].get(str(n)), 5) for n in lengths]
-               + [_fmt(r["all_right"].get(str(n))) for n in lengths]
-               + [_fmt(hard(r, b)) for b in ("1", "4-6", "7-12")] + [_fmt(guard)]
+               + [figure(r["accuracy"].get(str(n)), 5) for n in lengths]
+               + [figure(r["all_right"].get(str(n))) for n in lengths]
+               + [figure(hard(r, b)) for b in ("1", "4-6", "7-12")] + [figure(guard)]
                + [f"{r['pair_distance']['8']:.2e}" if "8" in r["pair_distance"] else "–",
-                  _fmt(r["unrelated_distance"].get("8")), _fmt(r["steps_per_second"])])
+                  figure(r["unrelated_distance"].get("8")), figure(r["steps_per_second"])])
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "| registered prediction | measured | verdict |", "|---|---|---|"]
-    for p in predictions:
-        lines.append(f"| {p['prediction']} | `{json.dumps(p['measured'])}` | {p['verdict']} |")
+    lines += prediction_lines(predictions)
     return "\n".join(lines)
 
 
@@ -355,18 +349,16 @@ def gate_table(reports: list[dict], predictions: list[dict]) -> str:
     for r in reports:
         comp = r.get("comparison") or {}
         binary = r.get("binary") or {}
-        cells = [f"{_fmt(r['all_right'].get(str(n)))}/{_fmt((comp.get('all_right') or {}).get(str(n)))}/"
-                 f"{_fmt((binary.get('binary_all_right') or {}).get(str(n)))}" for n in lengths]
-        recall = (f"{_fmt(((r.get('head') or {}).get('by_verdict') or {}).get('complete'))}/"
-                  f"{_fmt((comp.get('by_verdict') or {}).get('complete'))}")
-        acc = (f"{_fmt(r['accuracy'].get('256'), 5)}/{_fmt((comp.get('accuracy') or {}).get('256'), 5)}/"
-               f"{_fmt((binary.get('binary_accuracy') or {}).get('256'), 5)}")
-        row = [gate_arm_of(r), str(r["seed"]), str(r["steps"]), _fmt(comp.get("threshold"), 4)] + cells + [
-            acc, recall, _fmt(r["unrelated_distance"].get("8")), _fmt(r["steps_per_second"])]
+        cells = [f"{figure(r['all_right'].get(str(n)))}/{figure((comp.get('all_right') or {}).get(str(n)))}/"
+                 f"{figure((binary.get('binary_all_right') or {}).get(str(n)))}" for n in lengths]
+        recall = (f"{figure(((r.get('head') or {}).get('by_verdict') or {}).get('complete'))}/"
+                  f"{figure((comp.get('by_verdict') or {}).get('complete'))}")
+        acc = (f"{figure(r['accuracy'].get('256'), 5)}/{figure((comp.get('accuracy') or {}).get('256'), 5)}/"
+               f"{figure((binary.get('binary_accuracy') or {}).get('256'), 5)}")
+        row = [gate_arm_of(r), str(r["seed"]), str(r["steps"]), figure(comp.get("threshold"), 4)] + cells + [
+            acc, recall, figure(r["unrelated_distance"].get("8")), figure(r["steps_per_second"])]
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "| registered prediction | measured | verdict |", "|---|---|---|"]
-    for p in predictions:
-        lines.append(f"| {p['prediction']} | `{json.dumps(p['measured'])}` | {p['verdict']} |")
+    lines += prediction_lines(predictions)
     return "\n".join(lines)
 
 

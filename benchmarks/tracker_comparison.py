@@ -21,8 +21,9 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_or_trained,  # noqa: E402
-                              finished_report, recorded_runs, run_batch, seed_list, write_results)
+from benchmarks.batch import (batch_options, checked_device, chosen_arms, figure, finished_or_trained,  # noqa: E402
+                              finished_report, prediction_lines, recorded_runs, run_batch, seed_list,
+                              write_results)
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.grid import RunSpec  # noqa: E402
 from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
@@ -150,10 +151,6 @@ def judge(reports: list[dict]) -> list[dict]:
     return out
 
 
-def _fmt(v) -> str:
-    return "–" if v is None else f"{v:.3f}"
-
-
 def table(reports: list[dict], predictions: list[dict]) -> str:
     lengths = sorted({int(k) for r in reports for k in r["exact"]})
     pair_lengths = sorted({int(k) for r in reports for k in r["pair_distance"]})
@@ -161,13 +158,11 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
             + ["growth", "unrelated", "steps/s"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in reports:
-        row = ([_arm_of(r), str(r["seed"]), str(r["steps"])] + [_fmt(r["exact"].get(str(n))) for n in lengths]
+        row = ([_arm_of(r), str(r["seed"]), str(r["steps"])] + [figure(r["exact"].get(str(n))) for n in lengths]
                + [f"{r['pair_distance'][str(n)]:.2e}" if str(n) in r["pair_distance"] else "–" for n in pair_lengths]
-               + [_fmt(r["pair_growth"]), _fmt(r["unrelated_distance"]), _fmt(r["steps_per_second"])])
+               + [figure(r["pair_growth"]), figure(r["unrelated_distance"]), figure(r["steps_per_second"])])
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "| registered prediction | measured | verdict |", "|---|---|---|"]
-    for p in predictions:
-        lines.append(f"| {p['prediction']} | `{json.dumps(p['measured'])}` | {p['verdict']} |")
+    lines += prediction_lines(predictions)
     return "\n".join(lines)
 
 

@@ -24,8 +24,9 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_or_trained,  # noqa: E402
-                              finished_report, recorded_runs, run_batch, seed_list, write_results)
+from benchmarks.batch import (batch_options, checked_device, chosen_arms, figure, finished_or_trained,  # noqa: E402
+                              finished_report, prediction_lines, recorded_runs, run_batch, seed_list,
+                              write_results)
 from benchmarks.tracker_comparison import spearman  # noqa: E402
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.grid import RunSpec  # noqa: E402
@@ -170,10 +171,6 @@ def validation_summary() -> list[dict]:
     return rows
 
 
-def _fmt(v) -> str:
-    return "–" if v is None else f"{v:.3f}"
-
-
 def table(reports: list[dict], predictions: list[dict]) -> str:
     lengths = sorted({int(k) for r in reports for k in r["exact"]})
     head = (["domain", "arm", "seed", "steps", "train fit", "fresh@8"] + [f"exact@{n}" for n in lengths]
@@ -182,14 +179,12 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
     for r in reports:
         fit = r.get("in_distribution") or {}
         pair = r["pair_distance"]
-        row = ([r["domain"], r["arm"], str(r["seed"]), str(r["steps"]), _fmt(fit.get("train")), _fmt(fit.get("fresh"))]
-               + [_fmt(r["exact"].get(str(n))) for n in lengths]
+        row = ([r["domain"], r["arm"], str(r["seed"]), str(r["steps"]), figure(fit.get("train")), figure(fit.get("fresh"))]
+               + [figure(r["exact"].get(str(n))) for n in lengths]
                + [f"{pair[k]:.2e}" if k in pair else "–" for k in ("8", "256")]
-               + [_fmt(r["pair_growth"]), _fmt(r["unrelated_distance"]), _fmt(r["steps_per_second"])])
+               + [figure(r["pair_growth"]), figure(r["unrelated_distance"]), figure(r["steps_per_second"])])
         lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "| registered prediction | measured | verdict |", "|---|---|---|"]
-    for p in predictions:
-        lines.append(f"| {p['id']}: {p['prediction']} | `{json.dumps(p['measured'])}` | {p['verdict']} |")
+    lines += prediction_lines(predictions, ids=True)
     return "\n".join(lines)
 
 
