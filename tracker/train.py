@@ -21,7 +21,7 @@ from tracker.data import Batch, TrackerData, common_successor, load_dataset, sam
 from tracker.device import default_device, resolve_device
 from tracker.evaluate import EvalConfig, evaluate, torch_threads
 from tracker.layouts import LAYOUTS, PAD_ID, laid_out
-# the shared loop's names are imported from here too (tracker.train predates tracker.loop)
+# the shared loop's names are re-exported: the tracker's callers import them from here
 from tracker.loop import (CheckpointError, OptimConfig, Optimised, TrainingInterrupted, Write,  # noqa: F401
                           check_resumable, descend, load_checkpoint, lr_at, package_version, settings_from_checkpoint,
                           stop_requests, train_loop)
