@@ -301,12 +301,16 @@ def batch(arms, seeds, steps, runs, out, workers, device, cluster, collect, quie
         click.echo(f"{p['id']}: {p['verdict']} ({json.dumps(p['measured'])})")
 
 
-def where_rows(runs: Path, recorded: dict[str, dict], max_chains: int) -> dict[str, dict]:
+def where_rows(runs: Path, recorded: dict[str, dict], max_chains: int,
+               reports: list[dict] | tuple = ()) -> dict[str, dict]:
     """Exact by number of tier-2 events and by end size for every finished batch run under ``runs``
     (at each of its report's lengths), keyed by run name; rows already recorded for a run at the
-    same step are kept, and rows of runs whose directories are gone stay."""
+    same step are kept, and rows of runs whose directories are gone stay. Each row says whether its
+    model is the batch's recorded one (``reports``): a run trained again from the same recipe,
+    seed and data on other CPU kernels makes other bits, and its row says so."""
     from benchmarks.tracker_where import coverage, where_wrong
 
+    recorded_exact = {f"{r['arm']}-s{r['seed']}": r["exact"] for r in reports}
     rows = dict(recorded)
     for arm, (_, _, seeds) in BATCH_ARMS.items():
         for seed in seeds:
@@ -323,7 +327,9 @@ def where_rows(runs: Path, recorded: dict[str, dict], max_chains: int) -> dict[s
             if "coverage" not in row:
                 row = {**row, "coverage": coverage(run, COVERAGE_CHAINS)}
             rows[name] = row
-    return rows
+    return {name: {**row, "matches_recorded": {n: at["exact"] for n, at in row["lengths"].items()}
+                   == recorded_exact[name]} if name in recorded_exact and "lengths" in row else row
+            for name, row in rows.items()}
 
 
 @main.command("batch-where")
@@ -337,7 +343,7 @@ def batch_where(runs: Path, out: Path, max_chains: int) -> None:
 
     torch.set_num_threads(1)
     old = json.loads(out.read_text()) if out.is_file() else {}
-    rows = where_rows(runs, old.get("batch_where", {}), max_chains)
+    rows = where_rows(runs, old.get("batch_where", {}), max_chains, old.get("runs", ()))
     write_results(out, {**old, "batch_where": rows})
     for name, row in rows.items():
         for length, at in row["lengths"].items():

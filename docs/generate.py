@@ -186,30 +186,45 @@ def tier2_batch() -> str:
                   "unrelated", "steps/s"], rows)
 
 
+RETRAINED = ("† a model trained again from the run's recipe, seed and dataset on other CPU kernels than the "
+             "recorded run's, whose checkpoint is gone; its figures are its own, beside the recorded run's in the "
+             "batch table.")
+
+
+def where_run_name(name: str, row: dict) -> str:
+    """A batch run's name in the where tables, marked when the row's model is not the recorded run's."""
+    return f"`{name}`" + ("†" if row.get("matches_recorded") is False else "")
+
+
+def retrained_note(rows: dict) -> str:
+    return f"\n\n{RETRAINED}" if any(r.get("matches_recorded") is False for r in rows.values()) else ""
+
+
 def tier2_batch_where() -> str:
-    rows = []
-    for name, r in sorted(load("tracker-tier2.json").get("batch_where", {}).items()):
+    rows, where = [], load("tracker-tier2.json").get("batch_where", {})
+    for name, r in sorted(where.items()):
         for length, found in r["lengths"].items():
             groups = found["groups"]
-            rows.append([f"`{name}`", length, f3(found["exact"]),
+            rows.append([where_run_name(name, r), length, f3(found["exact"]),
                          *(f"{f3(at(groups.get(f'tier-2 events {g}'), 'exact'))} "
                            f"({at(groups.get(f'tier-2 events {g}'), 'chains') or 0})" for g in ("0", "1-2", "3+"))])
-    return table(["run", "length", "all", "no tier-2 event", "1-2 tier-2 events", "3+ tier-2 events"], rows)
+    return (table(["run", "length", "all", "no tier-2 event", "1-2 tier-2 events", "3+ tier-2 events"], rows)
+            + retrained_note(where))
 
 
 def tier2_coverage() -> str:
     """Per batch run and end size: the domain's trees, how many of them the training chains show,
     the fit on training chains ending there, and exact on held-out chains ending there."""
-    rows = []
-    for name, r in sorted(load("tracker-tier2.json").get("batch_where", {}).items()):
+    rows, where = [], load("tracker-tier2.json").get("batch_where", {})
+    for name, r in sorted(where.items()):
         for group, c in (r.get("coverage") or {}).items():
             held = [f"{f3(at(r['lengths'][n]['groups'].get(group), 'exact'))} "
                     f"({at(r['lengths'][n]['groups'].get(group), 'chains') or 0})" for n in ("8", "256", "4096")]
-            rows.append([f"`{name}`", group.removeprefix("end size "), num(c["domain_trees"]),
+            rows.append([where_run_name(name, r), group.removeprefix("end size "), num(c["domain_trees"]),
                          f"{num(c['training_trees'])} ({c['training_trees'] / c['domain_trees']:.0%})",
                          num(c["training_states"]), f"{f3(c['fit'])} ({c['training_ends']})", *held])
-    return table(["run", "tree size", "trees in the domain", "of them in training chains", "training states",
-                  "training fit", "held-out exact@8", "exact@256", "exact@4096"], rows)
+    return (table(["run", "tree size", "trees in the domain", "of them in training chains", "training states",
+                   "training fit", "held-out exact@8", "exact@256", "exact@4096"], rows) + retrained_note(where))
 
 
 # ---- time to exact ------------------------------------------------------------------------------

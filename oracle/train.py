@@ -31,7 +31,7 @@ from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
 from oracle.nerode import SkeletonPool, completion_term, verdict_metric
 from tracker.data import save_atomic
-from tracker.device import resolve_device
+from tracker.device import cpu_kernels, resolve_device
 from tracker.loop import (Optimised, check_resumable, descend, load_checkpoint, lr_at, package_version,
                           settings_from_checkpoint, train_loop)
 from tracker.objectives import NextLatHead, TermsConfig, invariance, nextlat
@@ -317,6 +317,7 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
         "package_version": package_version(), "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),  # bits repeat at the same thread count
         "device": str(device),  # and on the same device
+        "cpu_kernels": cpu_kernels() if device.type == "cpu" else None,  # and, on the CPU, the same kernels
         "parameters": sum(p.numel() for p in trainer.model.parameters()),
         "compute_note": COMPUTE_NOTES[config.arch],
         "final_losses": last_losses,

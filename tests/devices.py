@@ -1,18 +1,31 @@
 """What the device tests of the tracker (tests/test_device.py) and of the oracle
 (tests/test_oracle_device.py) share: the marks that pick the machine, the hash the CPU's bits are
-pinned by, and the steps a test takes by hand to stop a run halfway and resume it."""
+pinned by and the pins of this machine's CPU kernels, and the steps a test takes by hand to stop a
+run halfway and resume it."""
 import hashlib
 from pathlib import Path
 
 import pytest
 import torch
 
+from tracker.device import cpu_kernels
 from tracker.train import load_checkpoint
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
 cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
 pinned_torch = pytest.mark.skipif(not torch.__version__.startswith("2.13.0"),
                                   reason="the bits are pinned for torch 2.13.0")
+
+
+def pins_for_these_kernels(pins: dict[str, dict]) -> dict:
+    """The pinned weight hashes made on this machine's CPU kernels (``pins`` maps a
+    ``cpu_kernels()`` fingerprint to its hashes); the test is skipped, saying so, on kernels no
+    pins were made on, since MKL, oneDNN and ATen round differently by instruction set."""
+    kernels = cpu_kernels()
+    if kernels["fingerprint"] not in pins:
+        pytest.skip(f"no weights pinned for the CPU kernels {kernels['fingerprint']} ({kernels['capability']}, "
+                    f"{kernels['processor']}); pinned for {', '.join(sorted(pins))}")
+    return pins[kernels["fingerprint"]]
 
 
 def weights_hash(state: dict[str, torch.Tensor]) -> str:

@@ -7,14 +7,16 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
-from devices import cuda_only, no_cuda, pinned_torch, same_weights_on_the_cpu, stopped_after, train_steps, weights_hash
+from conftest import torch_threads
+from devices import (cuda_only, no_cuda, pinned_torch, pins_for_these_kernels, same_weights_on_the_cpu, stopped_after,
+                     train_steps, weights_hash)
 
 from chains.dataset import DatasetSpec
 from chains.space import Domain
 from leanbridge.certify import certify_dataset
 from tracker.cli import main as train_tracker
 from tracker.data import load_dataset
-from tracker.device import DeviceUnavailable, resolve_device, to_cpu
+from tracker.device import DeviceUnavailable, cpu_kernels, resolve_device, to_cpu
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.train import TrainConfig, Trainer, config_from_checkpoint, load_checkpoint, train
 
@@ -36,6 +38,17 @@ def test_specs_resolve_to_devices():
             resolve_device(bad)
 
 
+def test_the_kernel_fingerprint_is_the_machines_not_the_thread_counts():
+    cpu_kernels.cache_clear()
+    with torch_threads(2):
+        first = cpu_kernels()
+        assert torch.get_num_threads() == 2  # the count the caller had, back
+    cpu_kernels.cache_clear()
+    with torch_threads(1):
+        assert cpu_kernels() == first
+    assert len(first["fingerprint"]) == 16 and int(first["fingerprint"], 16) >= 0
+
+
 @no_cuda
 def test_cuda_without_cuda_is_one_line():
     for spec in ("cuda", "cuda:0", "cuda:3"):
@@ -44,20 +57,23 @@ def test_cuda_without_cuda_is_one_line():
         assert "\n" not in str(e.value)
 
 
-# The weights after 12 steps at one thread on the test's dataset, as the code before --device made
-# them (torch 2.13.0 on x86-64): a change that moves the CPU's bits changes these.
-PINNED = {("recurrence", "combo"): "355a47993bfbd75f", ("transformer", "plain"): "ed627adb16afb7c4",
-          ("deltaproduct", "nerode"): "a450a5dae2d8f83c"}
+# The weights after 12 steps at one thread on the test's dataset, by the CPU kernels they were made
+# on (tracker.device.cpu_kernels), with torch 2.13.0 on x86-64: a change that moves the CPU's bits
+# changes these. On the AVX-512 kernels below, the code before --device made the same bits.
+PINNED = {"7c44bcc597f98f09": {("recurrence", "combo"): "6c6a509aed42327e", ("transformer", "plain"): "aab3a5a91be43875",
+                               ("deltaproduct", "nerode"): "b42fcf6b7c948a25"}}
+ARMS = [("recurrence", "combo"), ("transformer", "plain"), ("deltaproduct", "nerode")]
 
 
 @pinned_torch
-@pytest.mark.parametrize("arch,objective", list(PINNED))
+@pytest.mark.parametrize("arch,objective", ARMS)
 def test_cpu_bits_are_the_pinned_ones(tiny, one_thread, arch, objective):
+    pins = pins_for_these_kernels(PINNED)
     config = TrainConfig(data=str(tiny), arch=arch, objective=objective, width=32, steps=12, batch_chains=4,
                          warmup_steps=4)
     trainer = Trainer(config, load_dataset(tiny), "cpu")
     train_steps(trainer, config.steps)
-    assert weights_hash(trainer.model.state_dict()) == PINNED[arch, objective]
+    assert weights_hash(trainer.model.state_dict()) == pins[arch, objective]
 
 
 @no_cuda
@@ -78,6 +94,7 @@ def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny, tmp_
     config = TrainConfig(data=str(tiny), width=32, steps=3, batch_chains=4)
     report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), device="cpu")
     assert report["device"] == "cpu" and report["resumed_from_step"] is None
+    assert report["cpu_kernels"] == cpu_kernels() and report["cpu_kernels"]["capability"] in ("DEFAULT", "AVX2", "AVX512")
     blob = load_checkpoint(tmp_path / "checkpoint.pt")
     assert blob["device"] == "cpu" and config_from_checkpoint(blob) == config
     assert all(t.device.type == "cpu" for t in blob["model"].values())

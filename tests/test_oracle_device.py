@@ -6,14 +6,15 @@ import json
 import pytest
 import torch
 from click.testing import CliRunner
-from devices import cuda_only, no_cuda, pinned_torch, same_weights_on_the_cpu, stopped_after, train_steps, weights_hash
+from devices import (cuda_only, no_cuda, pinned_torch, pins_for_these_kernels, same_weights_on_the_cpu, stopped_after,
+                     train_steps, weights_hash)
 
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset
 from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, config_from_checkpoint, train
-from tracker.device import DeviceUnavailable
+from tracker.device import DeviceUnavailable, cpu_kernels
 from tracker.train import load_checkpoint
 
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=20)
@@ -24,32 +25,38 @@ def tiny_config(tiny_probes, arch: str, objective: str, **settings) -> OracleCon
                         batch_chains=4, warmup_steps=8, **settings)
 
 
-# The weights after 40 steps at one thread on the test's dataset, as the code before --device and
-# before the shared training loop made them (torch 2.13.0 on x86-64): a change that moves the
-# CPU's bits changes these. Every arm, and each objective's own random draws (nerode's pairs).
-PINNED = {("recurrence", "combo"): "77a790946ba0eb38", ("recurrence", "nerode"): "d2f6086553d23e5f",
-          ("transformer", "plain"): "89fff692dd1be2a0", ("truth", "nerode"): "b47b1671dc911a83",
-          ("probe-slot", "combo"): "927188ded29004e3", ("blind", "plain"): "1fd871327b522efb"}
+# The weights after 40 steps at one thread on the test's dataset, by the CPU kernels they were made
+# on (tracker.device.cpu_kernels), with torch 2.13.0 on x86-64: a change that moves the CPU's bits
+# changes these. Every arm, and each objective's own random draws (nerode's pairs). On the AVX-512
+# kernels below, the code before --device and before the shared training loop made the same bits.
+PINNED = {"7c44bcc597f98f09": {
+    ("recurrence", "combo"): "d9b2b987cf127b8e", ("recurrence", "nerode"): "eb6bd3dbd5373e16",
+    ("transformer", "plain"): "b14bdcddbb227f38", ("truth", "nerode"): "ab8a9ebae0cb8fe2",
+    ("probe-slot", "combo"): "3976195333c50622", ("blind", "plain"): "7996b87f6cbac00b"}}
+ARMS = [("recurrence", "combo"), ("recurrence", "nerode"), ("transformer", "plain"), ("truth", "nerode"),
+        ("probe-slot", "combo"), ("blind", "plain")]
 
 
 @pinned_torch
-@pytest.mark.parametrize("arch,objective", list(PINNED))
+@pytest.mark.parametrize("arch,objective", ARMS)
 def test_cpu_bits_are_the_pinned_ones(tiny_probe_data, tiny_probes, one_thread, arch, objective):
+    pins = pins_for_these_kernels(PINNED)
     config = tiny_config(tiny_probes, arch, objective)
     trainer = OracleTrainer(config, tiny_probe_data)
     train_steps(trainer, config.steps)
-    assert weights_hash(trainer.model.state_dict()) == PINNED[arch, objective]
+    assert weights_hash(trainer.model.state_dict()) == pins[arch, objective]
 
 
 @pinned_torch
 @pytest.mark.parametrize("arch,objective", [("recurrence", "nerode"), ("transformer", "plain")])
 def test_the_whole_training_call_makes_the_pinned_bits(tiny_probe_data, tiny_probes, one_thread, tmp_path, arch,
                                                         objective):
+    pins = pins_for_these_kernels(PINNED)
     # the loop of train() (checkpoints every 15 steps, progress, the stop flag) draws nothing of its own
     config = tiny_config(tiny_probes, arch, objective, checkpoint_every=15)
     train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_probe_data)
     blob = torch.load(tmp_path / "checkpoint.pt", weights_only=False)
-    assert blob["step"] == 40 and weights_hash(blob["model"]) == PINNED[arch, objective]
+    assert blob["step"] == 40 and weights_hash(blob["model"]) == pins[arch, objective]
 
 
 @no_cuda
@@ -86,6 +93,7 @@ def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny_probe
     config = OracleConfig(data=str(tiny_probes), width=32, probe_width=16, steps=3, batch_chains=4)
     report = train(config, tmp_path, show_progress=False, eval_config=EVAL, data=tiny_probe_data, device="cpu")
     assert report["device"] == "cpu" and json.loads((tmp_path / "report.json").read_text())["device"] == "cpu"
+    assert report["cpu_kernels"]["fingerprint"] == cpu_kernels()["fingerprint"]
     blob = load_checkpoint(tmp_path / "checkpoint.pt")
     assert blob["device"] == "cpu" and config_from_checkpoint(blob) == config
     assert all(t.device.type == "cpu" for t in blob["model"].values())

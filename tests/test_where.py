@@ -91,6 +91,12 @@ def test_the_tier2_batch_records_where_each_finished_run_goes_wrong(tier2_run, t
     assert {length: at["exact"] for length, at in row["lengths"].items()} == report["exact"]
     assert set(row["coverage"]) == {"end size 5", "end size 7"}  # three atoms: one distributivity at most
     assert where_rows(runs, {"combo-s1": {**row, "lengths": {}}}, 16)["combo-s1"]["lengths"] == {}  # not redone
+    # a row says whether its model is the recorded run's: the same exact figures, or a model trained again
+    recorded = [{"arm": "combo", "seed": 1, "exact": report["exact"]}]
+    assert where_rows(runs, rows, 16, recorded)["combo-s1"]["matches_recorded"] is True
+    other = [{"arm": "combo", "seed": 1, "exact": {n: e + 0.5 for n, e in report["exact"].items()}}]
+    assert where_rows(runs, rows, 16, other)["combo-s1"]["matches_recorded"] is False
+    assert "matches_recorded" not in where_rows(runs, {}, 16)["combo-s1"]  # nothing recorded to match
 
 
 def test_coverage_counts_the_domain_and_the_training_states_by_size(tier2_run):

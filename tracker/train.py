@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from chains.files import staged_files
 from tracker.data import Batch, TrackerData, common_successor, load_dataset, sample_batch
-from tracker.device import default_device, resolve_device
+from tracker.device import cpu_kernels, default_device, resolve_device
 from tracker.evaluate import EvalConfig, evaluate, torch_threads
 from tracker.layouts import LAYOUTS, PAD_ID, laid_out
 # the shared loop's names are re-exported: the tracker's callers import them from here
@@ -215,6 +215,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         "package_version": package_version(), "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),  # bits repeat at the same thread count
         "device": str(device),  # and on the same device
+        "cpu_kernels": cpu_kernels() if device.type == "cpu" else None,  # and, on the CPU, the same kernels
         "resumed_from_step": resumed_from,  # the checkpoint's step this call continued from (None: from the start)
         "parameters": sum(p.numel() for p in trainer.model.parameters()),
         "compute_note": compute_note(config),
