@@ -19,7 +19,8 @@ import torch.nn.functional as F
 DEVICE_SPECS = ("auto", "cpu", "cuda", "cuda:N", "mps")
 DEVICE_HELP = ("Where the model, its batches, losses, random generators and evaluation run: auto (CUDA when "
                "present, else the CPU), cpu, cuda, cuda:N or mps. On the CPU the bits are those of every earlier "
-               "run; a checkpoint made on one device loads on any other.")
+               "run on the same CPU kernels (a report's cpu_kernels); a checkpoint made on one device loads on "
+               "any other.")
 
 
 class DeviceUnavailable(ValueError):
