@@ -38,14 +38,18 @@ def test_specs_resolve_to_devices():
             resolve_device(bad)
 
 
-def test_the_kernel_fingerprint_is_the_machines_not_the_thread_counts():
+def test_the_kernel_fingerprint_is_the_machines_not_the_thread_counts_nor_the_generators():
     cpu_kernels.cache_clear()
     with torch_threads(2):
         first = cpu_kernels()
         assert torch.get_num_threads() == 2  # the count the caller had, back
     cpu_kernels.cache_clear()
     with torch_threads(1):
+        torch.manual_seed(3)
         assert cpu_kernels() == first
+        drawn = torch.rand(4)
+    torch.manual_seed(3)
+    assert torch.equal(drawn, torch.rand(4))  # the caller's generator, untouched
     assert len(first["fingerprint"]) == 16 and int(first["fingerprint"], 16) >= 0
 
 

@@ -82,37 +82,44 @@ def cpu_kernels() -> dict:
     kernels torch picks on this machine (MKL's and oneDNN's by instruction set, ATen's vectorised
     loops). ``fingerprint`` hashes the outputs and gradients of a fixed set of the operations the
     models use, at one thread, so two machines with the same fingerprint make the same bits and two
-    with different ones generally do not."""
+    with different ones generally do not. The caller's thread count and random generator are left
+    as they were."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        digest = hashlib.sha256()
-
-        def put(t: torch.Tensor) -> None:
-            digest.update(t.detach().contiguous().numpy().tobytes())
-
-        g = torch.Generator().manual_seed(0)
-        # matrix products of the sizes a tracker's and an oracle's layers have: (m, k) @ (k, n)
-        for m, k, n in ((4, 32, 32), (64, 96, 48), (7, 15, 130), (256, 64, 192)):
-            a = torch.randn(m, k, generator=g, requires_grad=True)
-            w = torch.randn(n, k, generator=g, requires_grad=True)
-            y = F.linear(a, w, torch.randn(n, generator=g))
-            z = F.layer_norm(torch.tanh(y) * torch.sigmoid(y) + torch.exp(-y.abs()) + F.gelu(y), (n,))
-            (F.cross_entropy(z, torch.arange(m) % n) + F.log_softmax(z, -1).mean()).backward()
-            for t in (y, z, a.grad, w.grad):
-                put(t)
-        x = torch.randn(8, 20, 64, generator=g)  # (batch, time, width)
-        lstm = torch.nn.LSTM(64, 64, batch_first=True)
-        with torch.no_grad():
-            for p in lstm.parameters():
-                p.copy_(torch.randn(p.shape, generator=g) / 8)
-        heads = x.view(8, 20, 4, 16).transpose(1, 2)
-        for t in (lstm(x)[0], F.scaled_dot_product_attention(heads, heads, heads), torch.bmm(x, x.transpose(1, 2))):
-            put(t)
-        return {"fingerprint": digest.hexdigest()[:16], "capability": torch.backends.cpu.get_cpu_capability(),
-                "processor": _processor_name()}
+        with torch.random.fork_rng(devices=[]):
+            fingerprint = _kernel_fingerprint()
     finally:
         torch.set_num_threads(before)
+    return {"fingerprint": fingerprint, "capability": torch.backends.cpu.get_cpu_capability(),
+            "processor": _processor_name()}
+
+
+def _kernel_fingerprint() -> str:
+    digest = hashlib.sha256()
+
+    def put(t: torch.Tensor) -> None:
+        digest.update(t.detach().contiguous().numpy().tobytes())
+
+    g = torch.Generator().manual_seed(0)
+    # matrix products of the sizes a tracker's and an oracle's layers have: (m, k) @ (k, n)
+    for m, k, n in ((4, 32, 32), (64, 96, 48), (7, 15, 130), (256, 64, 192)):
+        a = torch.randn(m, k, generator=g, requires_grad=True)
+        w = torch.randn(n, k, generator=g, requires_grad=True)
+        y = F.linear(a, w, torch.randn(n, generator=g))
+        z = F.layer_norm(torch.tanh(y) * torch.sigmoid(y) + torch.exp(-y.abs()) + F.gelu(y), (n,))
+        (F.cross_entropy(z, torch.arange(m) % n) + F.log_softmax(z, -1).mean()).backward()
+        for t in (y, z, a.grad, w.grad):
+            put(t)
+    x = torch.randn(8, 20, 64, generator=g)  # (batch, time, width)
+    lstm = torch.nn.LSTM(64, 64, batch_first=True)  # oneDNN's recurrent kernels
+    with torch.no_grad():
+        for p in lstm.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) / 8)
+    heads = x.view(8, 20, 4, 16).transpose(1, 2)  # (batch, heads, time, head width)
+    for t in (lstm(x)[0], F.scaled_dot_product_attention(heads, heads, heads), torch.bmm(x, x.transpose(1, 2))):
+        put(t)
+    return digest.hexdigest()[:16]
 
 
 def _processor_name() -> str:
