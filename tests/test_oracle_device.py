@@ -28,7 +28,8 @@ def tiny_config(tiny_probes, arch: str, objective: str, **settings) -> OracleCon
 # The weights after 40 steps at one thread on the test's dataset, by the CPU kernels they were made
 # on (tracker.device.cpu_kernels), with torch 2.13.0 on x86-64: a change that moves the CPU's bits
 # changes these. Every arm, and each objective's own random draws (nerode's pairs). On the AVX-512
-# kernels below, the code before --device and before the shared training loop made the same bits.
+# kernels below, the code of the commit that first pinned the bits (pinned then on other kernels)
+# makes these same bits.
 PINNED = {"7c44bcc597f98f09": {
     ("recurrence", "combo"): "d9b2b987cf127b8e", ("recurrence", "nerode"): "eb6bd3dbd5373e16",
     ("transformer", "plain"): "b14bdcddbb227f38", ("truth", "nerode"): "ab8a9ebae0cb8fe2",
