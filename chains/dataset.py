@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from chains.files import OutputError, cannot_write, reason, staging_dir
+from chains.holdout import HoldOut
 # The manifest's names, read and written in chains.manifest; re-exported here, where the
 # readers of datasets have always imported them from.
 from chains.manifest import (COUNTS, DATASET_FORMATS, FORMAT_VERSION, MANIFEST, MATHLIB_FORMAT,  # noqa: F401
@@ -56,6 +57,9 @@ class DatasetSpec:
     # "reachable", a tree drawn uniformly among all the domain's reachable trees (see
     # chains.sampling.STARTS); test chains always start at a start tree
     starts: str = "start"
+    # a held-out protocol (see chains.holdout): events or ordered event pairs no training chain or
+    # partner holds and every test chain does, or the trees training visits counted (None: none)
+    holdout: HoldOut | None = None
 
     def __post_init__(self) -> None:
         for name in ("chains", "length", "test_chains", "probe_chains"):
@@ -69,6 +73,13 @@ class DatasetSpec:
             raise ValueError("tier2_weight must be > 0, and other than 1 only on tier 2")
         if any(n < 1 for n in self.test_lengths) or len(set(self.test_lengths)) != len(self.test_lengths):
             raise ValueError("test lengths must be distinct positive integers")
+        if self.holdout is not None and not isinstance(self.holdout, HoldOut):
+            raise ValueError(f"holdout must be a HoldOut, not {type(self.holdout).__name__}")
+        if self.holdout is not None and self.holdout.kind == "pairs" and min(self.test_lengths) < 2:
+            raise ValueError("--hold-out pairs needs test lengths of at least 2 (a test chain holds a pair)")
+        if self.holdout is not None and self.holdout.kind != "states" and self.probes:
+            raise ValueError(f"--hold-out {self.holdout.kind} and --probes do not go together: probe events "
+                             "would show held-out items in training")
 
     def splits(self) -> list[tuple[str, int, int]]:
         """(name, chains, length) of every split, training first."""

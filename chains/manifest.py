@@ -14,8 +14,9 @@ back, its structure checked by ``check_manifest`` first, then every field's type
 fields are written only when they say something: ``starts`` when training chains start at a
 reachable tree rather than a start tree, ``start_walk`` when they start after a walk (and
 ``start_sampling`` with either), ``tier2_weight`` and ``event_sampling`` when tier-2 events are
-weighted, ``probes`` with ``--probes``; a manifest without ``starts`` reads as ``start``. The
-``*_sampling`` texts are derived from the fields, never read.
+weighted, ``probes`` with ``--probes``, ``holdout`` with ``--hold-out`` (``chains.holdout``); a
+manifest without ``starts`` reads as ``start``. The ``*_sampling`` texts are derived from the
+fields, never read.
 
 Readers that only need a field or two may keep the plain dict of ``read_manifest``: the keys
 are the same.
@@ -102,6 +103,9 @@ class Manifest:
     start_walk: int = 0  # training chains start after a random walk of this many events (0: at the drawn tree)
     tier2_weight: float = 1.0  # weight of each applicable tier-2 event in training chains (1.0: uniform)
     probes: dict | None = None  # with --probes: kinds, verdicts, counts by kind, accepted fractions, ...
+    # with --hold-out: kind, what was held out (events, pairs), visited_trees, visited_share,
+    # unseen_end_chains and the protocol in words (chains.holdout.HeldOut.manifest_field)
+    holdout: dict | None = None
     # timings: not part of the dataset's identity
     phase_seconds: dict[str, float] | None = None  # wall seconds per phase of the run
     seconds: float | None = None  # wall seconds of the whole run
@@ -140,6 +144,8 @@ class Manifest:
         if self.tier2_weight != 1.0:
             out["tier2_weight"] = self.tier2_weight
             out["event_sampling"] = EVENT_SAMPLING
+        if self.holdout is not None:
+            out["holdout"] = self.holdout
         out.update({
             "test_lengths": list(self.test_lengths),
             "test_chains": self.test_chains,
@@ -209,8 +215,8 @@ _TYPES = {"atoms": _INT, "tier": _INT, "max_size": _OPT_INT, "rules": _LIST, "tr
           "distinct_steps": _INT, "equivalences": _INT, "distinct_equivalences": _INT, "files": _DICT,
           "kernel_checked": _INT, "certified": _INT, "failed": _INT, "lean_processes": _INT, "lean": _DICT,
           "core_hash": _STR, "checker": _STR, "package_version": _STR, "store": _STR, "starts": _STR,
-          "start_walk": _INT, "tier2_weight": _NUMBER, "probes": _OPT_DICT, "phase_seconds": _OPT_DICT,
-          "seconds": _OPT_NUMBER, "format": _INT}
+          "start_walk": _INT, "tier2_weight": _NUMBER, "probes": _OPT_DICT, "holdout": _OPT_DICT,
+          "phase_seconds": _OPT_DICT, "seconds": _OPT_NUMBER, "format": _INT}
 _NAMES = {_INT: "an integer", _OPT_INT: "an integer or null", _NUMBER: "a number", _OPT_NUMBER: "a number or null",
           _STR: "a string", _LIST: "a list", _DICT: "an object", _OPT_DICT: "an object or null"}
 

@@ -147,6 +147,15 @@ def all_trees(atoms: Sequence[str]) -> Iterator[Tree]:
                 yield _fill(shape, iter(order), iter(ops))
 
 
+def ordered_trees(atoms: Sequence[str]) -> Iterator[Tree]:
+    """Every shape and operator choice with the atoms in the given order: one tree per way a
+    tier-1 rule can find its left side (no rule looks at the atoms)."""
+    k = len(atoms)
+    for shape in _shapes(k):
+        for ops in itertools.product(OPS, repeat=k - 1):
+            yield _fill(shape, iter(atoms), iter(ops))
+
+
 def random_tree(rng: random.Random, atoms: Sequence[str]) -> Tree:
     """A uniformly random tier-1 tree (shape, order and operators are independent)."""
     k = len(atoms)

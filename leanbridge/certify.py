@@ -27,6 +27,8 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 
 from chains.dataset import DatasetError, DatasetSpec, DatasetWriter, file_sha256, read_split
+from chains.holdout import HeldOut, HoldOutCheck, Visits, choose
+from chains.holdout import sample_split as holdout_split
 from chains.manifest import ELABORATOR, Manifest, load_manifest, manifest_path
 from chains.probes import PROBE_KINDS, SEED_ACCEPTED, ProbeSampler, probe_rng
 from chains.rules import Event, apply
@@ -390,11 +392,13 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
 
     Raises CertificationFailed (and writes nothing) when Lean rejects any statement, and
     EnumerationIncomplete (before anything is opened or written) when ``spec.starts`` asks for
-    every reachable tree of a domain too large to enumerate. Every answer Lean gives is
+    every reachable tree of a domain too large to enumerate, and HoldOutRefused (as early) when
+    ``spec.holdout`` asks for more than the domain has to hold out. Every answer Lean gives is
     committed to the store as it comes, so a killed run resumes from it.
     """
     started = time.perf_counter()
     starts = reachable_trees(spec.domain) if spec.starts == "reachable" else None  # training starts' pool
+    held = choose(spec.holdout, spec.domain, spec.seed) if spec.holdout is not None else None
     lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
     core = build_core(lean, bridge.limits)
     checker = checker_identity(bridge.checker)
@@ -411,7 +415,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
         run = _LeanRun(statements, store, bridge, progress)
         closing.callback(store.close)
         closing.callback(run.close)
-        sampled = _sample_splits(spec, space, statements, book, run.hand_over, progress, phases, starts)
+        sampled = _sample_splits(spec, space, statements, book, run.hand_over, progress, phases, starts, held)
         certified = _certify_statements(sampled, run, store, bridge, progress, phases)
         manifest = _write_dataset(spec, sampled, certified, writer, store_path, phases, started)
         closing.pop_all()
@@ -432,6 +436,8 @@ class _Sampled:
     book: ProbeBook | None  # the distinct probes (with --probes), Lean's verdicts still to ask
     lines: dict[str, list]  # per split: finished lines, or (line so far, goal, probe codes)
     equivalences: int  # equivalence instances (one per partner) over every split
+    held: HeldOut | None = None  # with a held-out protocol: what it held out
+    visits: Visits | None = None  # ... and the states training visited, the test chains' ends
 
 
 @dataclasses.dataclass(frozen=True)
@@ -448,23 +454,38 @@ class _Certified:
 
 def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements, book: ProbeBook | None,
                    hand_over: Callable[[], None], progress: Progress, phases: dict[str, float],
-                   starts: list[Tree] | None = None) -> _Sampled:
+                   starts: list[Tree] | None = None, held: HeldOut | None = None) -> _Sampled:
     """Sample every split of ``spec`` and render its chains' JSON, each distinct step,
     equivalence and probe added once to ``statements`` (``book``). Training chains start at a
     tree drawn from ``starts`` when given (``reachable_trees``), test chains at a start tree.
+    With ``held`` (``chains.holdout.choose``) every split is drawn under its protocol, and the
+    states training visits and the test chains' ends are collected.
     ``hand_over`` is called after each split, so that Lean checks a split's new statements while
     the next splits are sampled and rendered."""
     text = _LineWriter(space, statements)
     probe_index: dict[int, int] = {}  # state << _KEY_BITS | event id -> the probe's index in book
     lines: dict[str, list] = {}  # per split: finished lines, or (line so far, goal, probe codes)
     equivalence_count = 0
+    visits = Visits() if held is not None else None
     for name, count, length in spec.splits():
         mark = time.perf_counter()
         progress(f"sample {name}", 0, count)
         training = name == "train"  # the sampling knobs shape the training chains only
-        split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners,
-                             spec.start_walk if training else 0, spec.tier2_weight if training else 1.0,
-                             starts if training else None)
+        if held is None:
+            split = sample_split(space, split_rng(spec.seed, name), count, length, spec.partners,
+                                 spec.start_walk if training else 0, spec.tier2_weight if training else 1.0,
+                                 starts if training else None)
+        else:
+            split = holdout_split(space, split_rng(spec.seed, name), count, length, spec.partners, held, training,
+                                  spec.start_walk if training else 0, spec.tier2_weight if training else 1.0,
+                                  starts if training else None)
+            if training:
+                for sample in split:
+                    visits.trees.update(sample.chain.states)
+                    for mate in sample.partners:
+                        visits.trees.update(mate.states)
+            else:
+                visits.test_ends[name] = [sample.chain.end for sample in split]
         progress(f"sample {name}", count, count)
         phases["sample"] += time.perf_counter() - mark
         mark = time.perf_counter()
@@ -503,7 +524,7 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
         lines[name] = encoded
         hand_over()
         phases["render"] += time.perf_counter() - mark
-    return _Sampled(space, statements, text, book, lines, equivalence_count)
+    return _Sampled(space, statements, text, book, lines, equivalence_count, held, visits)
 
 
 def _certify_statements(sampled: _Sampled, run: _LeanRun, store: CertificateStore, bridge: AskConfig,
@@ -554,12 +575,15 @@ def _write_dataset(spec: DatasetSpec, sampled: _Sampled, certified: _Certified, 
     probes = None if book is None else probe_manifest(
         verdicts.counts(), spec.probe_chains, len(book), certified.probes_checked, certified.probe_processes)
     domain = spec.domain
+    size = domain_size(domain)
+    holdout = None if sampled.held is None else sampled.held.manifest_field(
+        len(sampled.visits.trees), size["trees"], sampled.visits.unseen())
     manifest = Manifest(
         atoms=domain.atoms, tier=domain.tier, max_size=domain.size_bound, rules=tuple(domain.rules),
-        **domain_size(domain),
+        **size,
         seed=spec.seed, chains=spec.chains, length=spec.length, partners=spec.partners,
         test_lengths=tuple(spec.test_lengths), test_chains=spec.test_chains,
-        starts=spec.starts, start_walk=spec.start_walk, tier2_weight=spec.tier2_weight,
+        starts=spec.starts, start_walk=spec.start_walk, tier2_weight=spec.tier2_weight, holdout=holdout,
         steps=text.steps, steps_by_rule=dict(sorted(text.steps_by_rule().items())),
         distinct_steps=kinds["step"], equivalences=sampled.equivalences,
         distinct_equivalences=kinds["equivalence"], files=files,
@@ -657,20 +681,26 @@ def _open_for_verify(directory: Path, bridge: AskConfig, checker: str | None) ->
 def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Replayed:
     """Read, then replay: every listed file's chains and partners, each event applied in Python
     and each certificate id compared with its statement's (ids are the manifest's checker's);
-    the files' chain counts and the totals of steps and equivalences against the manifest."""
+    the files' chain counts and the totals of steps and equivalences against the manifest. With a
+    held-out protocol in the manifest, no training chain or partner may hold a held-out item and
+    every test chain must hold one (checked as each chain is replayed, naming its place), and the
+    trees training visits are counted against the manifest's."""
     domain, bound, manifest = opened.domain, opened.domain.size_bound, opened.manifest
     replayed = _Replayed(_Statements(opened.core, opened.lean, domain.atom_names, manifest.checker),
                          ProbeBook(opened.lean, opened.core, domain.atom_names), [],
                          {kind: Counter() for kind in PROBE_KINDS})
     statements = replayed.statements
     expected_files = manifest.files  # a plain name, a chain count and a sha256 each (check_manifest)
+    held = None if manifest.holdout is None else HoldOutCheck(manifest.holdout, opened.where)
 
     # (tree, event) -> (the tree after it, its statement's certificate id): the chains repeat a
     # few thousand distinct steps millions of times, each worked out once
     known: dict[tuple[Tree, Event], tuple[Tree, str]] = {}
 
-    def replay(history, where: str) -> None:
+    def replay(history, where: str, visited: set | None = None) -> None:
         tree = history.start
+        if visited is not None:
+            visited.add(tree)
         for k, (event, cert) in enumerate(zip(history.events, history.certs)):
             done = known.get((tree, event))
             if done is None:
@@ -682,6 +712,8 @@ def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Re
             if done[1] != cert:
                 raise DatasetError(f"{where} step {k}: certificate id {cert} is not the id of this step's statement")
             tree = done[0]
+            if visited is not None:
+                visited.add(tree)
         if tree != history.end:
             raise DatasetError(f"{where}: the stored end tree does not follow from its events")
         replayed.steps += len(history.events)
@@ -702,11 +734,22 @@ def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Re
             raise DatasetError(f"{path}: listed in the manifest but missing")
         progress(f"replay {name}", 0, expected_files[name].get("chains", 0))
         count = 0
+        training = held is not None and name == "train.jsonl"
+        testing = held is not None and name.startswith("test-")
+        visited = held.visits.trees if training else None
+        ends = held.visits.test_ends.setdefault(name.removesuffix(".jsonl"), []) if testing else None
         for where, record in read_split(path, domain):
-            replay(record, where)
+            replay(record, where, visited)
+            if training:
+                held.training(record.events, where, partner=False)
+            elif testing:
+                held.test(record.events, where)
+                ends.append(record.end)
             for p, mate in enumerate(record.partners):
                 mate_where = f"{where} partner {p}"
-                replay(mate, mate_where)
+                replay(mate, mate_where, visited)
+                if training:
+                    held.training(mate.events, mate_where, partner=True)
                 if mate.end != record.end:
                     raise DatasetError(f"{mate_where}: does not end at its chain's tree")
                 key = statements.equivalence(record.end, mate.end, lambda: f"{mate_where} equivalence")
@@ -723,6 +766,8 @@ def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Re
     for field, value in (("steps", replayed.steps), ("equivalences", replayed.equivalences)):
         if getattr(manifest, field) != value:
             raise DatasetError(f"{opened.where}: {field} is {getattr(manifest, field)}, the files hold {value}")
+    if held is not None:
+        held.compare(manifest.trees)
     return replayed
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetError, DatasetSpec
+from chains.holdout import HoldOut, HoldOutRefused
 from chains.sampling import STARTS
 from chains.space import Domain, EnumerationIncomplete
 from leanbridge.asker import CHECKERS, AskConfig
@@ -18,6 +19,16 @@ from leanbridge.mathlib.dataset import certify_mathlib
 from leanbridge.mathlib.replay import ReplayConfig, ReplayUnavailable
 from leanbridge.mathlib.selection import SEED_DIRS, SelectionSpec
 from leanbridge.runner import LeanLimits
+
+
+def _hold_out(ctx, param, value: str | None) -> HoldOut | None:
+    """click callback: ``events:K``, ``pairs:K`` or ``states`` as a ``HoldOut``."""
+    if value is None:
+        return None
+    try:
+        return HoldOut.parse(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -44,6 +55,15 @@ from leanbridge.runner import LeanLimits
 @click.option("--tier2-weight", type=click.FloatRange(0, min_open=True), default=1.0, show_default=True,
               help="Tier 2: training chains pick each applicable size-changing event this many times as often as "
                    "each other applicable event (1: uniformly); test chains always pick uniformly.")
+@click.option("--hold-out", "hold_out", default=None, metavar="PROTOCOL", callback=_hold_out,
+              help="Hold part of the domain out of training. events:K: K events (rule@position), drawn from the "
+                   "seed so that every rule and position keeps other events, appear in no training chain or "
+                   "partner, and every test chain holds at least one. pairs:K: K ordered pairs of events, drawn "
+                   "among the adjacent pairs random walks take often, appear adjacently in no training chain or "
+                   "partner, and every test chain holds one (test lengths of at least 2). states: sampling "
+                   "unchanged. Under each, the manifest's holdout field records what was held out, the trees "
+                   "training visits and, per test split, the chains ending at a tree training never visited; "
+                   "--verify checks them.")
 @click.option("--test-chains", type=click.IntRange(1), default=512, show_default=True, help="Chains per test split.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
@@ -89,7 +109,7 @@ from leanbridge.runner import LeanLimits
 @click.option("--repo", default=None,
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
-def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, start_walk, tier2_weight, test_chains, seed, jobs, out, store,
+def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, start_walk, tier2_weight, hold_out, test_chains, seed, jobs, out, store,
          timeout, memory_mb, probes, probe_chains, cluster, checker, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
@@ -101,7 +121,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, 
     mathlib_only = given(("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo"))
     if mathlib_dir is not None:
         chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts",
-                            "start_walk", "tier2_weight", "test_chains",
+                            "start_walk", "tier2_weight", "hold_out", "test_chains",
                             "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "cluster",
                             "checker", "verify_dir"))
         if chain_only:
@@ -130,7 +150,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, 
         try:
             test_lengths = test_lengths or (PROBE_TEST_LENGTHS if probes else DEFAULT_TEST_LENGTHS)
             spec = DatasetSpec(Domain(atoms, tier, max_size), chains, length, partners, test_lengths, test_chains, seed,
-                               probes, probe_chains, start_walk, tier2_weight, starts)
+                               probes, probe_chains, start_walk, tier2_weight, starts, holdout=hold_out)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
         out = out or Path("data") / f"tier{tier}-a{atoms}"
@@ -138,12 +158,17 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, 
             manifest = certify_dataset(spec, out, store or default_store(), bridge, bars)
         except EnumerationIncomplete as e:  # raised before anything is written
             raise click.ClickException(f"--starts reachable: {e}") from None
+        except HoldOutRefused as e:  # raised before anything is written, or while sampling
+            bars.close()
+            raise click.UsageError(f"--hold-out {hold_out}: {e}") from None
         bars.close()
         shown = {k: manifest[k] for k in ("atoms", "tier", "max_size", "trees", "classes", "steps", "distinct_steps",
                                           "equivalences", "kernel_checked", "certified", "failed", "seconds")}
         if "probes" in manifest:
             shown["probes"] = {k: manifest["probes"][k] for k in ("probes", "distinct_probes", "kernel_checked",
                                                                   "accepted_fraction", "referee_disagreements")}
+        if "holdout" in manifest:
+            shown["holdout"] = {k: v for k, v in manifest["holdout"].items() if k != "protocol"}
         click.echo(json.dumps(shown, indent=2))
         click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
 

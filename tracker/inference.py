@@ -34,7 +34,7 @@ from chains.rules import Event
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
 from tracker.data import Vocab
-from tracker.models import DeltaProduct, EventTransformer, SlotRecurrence, build_model
+from tracker.models import DeltaProduct, EventTransformer, Recurrent, build_model
 from tracker.train import CheckpointError, TrainConfig, config_from_checkpoint, load_checkpoint
 
 CHECKPOINT = "checkpoint.pt"  # train-tracker's checkpoint inside a run directory
@@ -122,9 +122,9 @@ class TrackedRun:
 
     def _read(self, state: State | None, toks: torch.Tensor) -> State:
         model = self.model
-        if isinstance(model, SlotRecurrence):
-            w = model.initial_state(1) if state is None else state.unsqueeze(0)  # (1, C)
-            return model.read(w, toks)[0]  # (C,)
+        if isinstance(model, Recurrent):
+            w = model.initial_state(1) if state is None else state.unsqueeze(0)  # (1, ...)
+            return model.read(w, toks)[0]
         if isinstance(model, EventTransformer):
             x = self._pooled(toks)  # (1, C)
             return x if state is None else torch.cat([state, x])  # (T, C): the history so far
@@ -148,7 +148,7 @@ class TrackedRun:
         """The normalised view (C,) of a state: what the readout reads and the objectives compare."""
         model = self.model
         with torch.no_grad():
-            if isinstance(model, SlotRecurrence):
+            if isinstance(model, Recurrent):
                 return model.view(state)
             if isinstance(model, EventTransformer):
                 # the blocks over the whole history; the view of its last item
@@ -210,7 +210,7 @@ class TrackedRun:
     def views(self, histories: Sequence[History]) -> torch.Tensor:
         """The views (N, C) of the end states of ``histories``, each (start, events)."""
         if not histories:
-            return torch.zeros(0, self.model.config.width)
+            return torch.zeros(0, self.model.view_width)
         return torch.stack([self.view(self.run(start, events)) for start, events in histories])
 
     # ---- batches: many states per call (the prover's search moves hundreds at once) -----------
@@ -222,7 +222,7 @@ class TrackedRun:
 
     def encode_batch(self, histories: Sequence[History]) -> list[State]:
         """The end state of each history (start, events), in order."""
-        if not isinstance(self.model, SlotRecurrence):
+        if not isinstance(self.model, Recurrent):
             return [self.run(start, events) for start, events in histories]
         if not histories:
             return []
@@ -243,7 +243,7 @@ class TrackedRun:
         """``states[i]`` moved by ``events[i]``, for every i."""
         if len(states) != len(events):
             raise ValueError(f"{len(states)} states but {len(events)} events")
-        if not isinstance(self.model, SlotRecurrence):
+        if not isinstance(self.model, Recurrent):
             return [self.step(state, event) for state, event in zip(states, events)]
         if not states:
             return []
@@ -253,7 +253,7 @@ class TrackedRun:
 
     def decode_batch(self, states: Sequence[State]) -> list[Tree | None]:
         """The tree each state stands for (``decode_tree`` of each), None where the readout is no tree."""
-        if not isinstance(self.model, SlotRecurrence):
+        if not isinstance(self.model, Recurrent):
             return [self.decode_tree(state) for state in states]
         if not states:
             return []
@@ -338,7 +338,8 @@ def load_run(directory: Path | str, data: Path | str | None = None, device: str 
     with run.fitting("its weights do not fit its settings",
                      (KeyError, AttributeError, IndexError, RuntimeError, ValueError)):
         item_tokens = state["embed.item_tokens"]
-        tree_len = state["head.weight"].shape[0] // vocab.n_out
+        # readout positions: the registers save theirs; the others read them off the readout's rows
+        tree_len = int(state["positions"]) if "positions" in state else state["head.weight"].shape[0] // vocab.n_out
         model = build_model(config.model, item_tokens, vocab.size, vocab.n_out, tree_len)
         model.load_state_dict(state)
     model.eval().to(device)

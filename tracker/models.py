@@ -20,7 +20,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-ARCHS = ("recurrence", "transformer", "transformer2x", "deltaproduct")
+ARCHS = ("recurrence", "transformer", "transformer2x", "deltaproduct", "registers")
 # bound: one table row per (position, token), for short items over a small vocabulary (trees,
 # rewrite events); factored: a token row plus a position row, for long items over a large one
 # (Lean text), where E x V rows would not fit
@@ -116,6 +116,11 @@ class Tracker(nn.Module):
                 if getattr(module, "bias", None) is not None:
                     nn.init.zeros_(module.bias)
 
+    @property
+    def view_width(self) -> int:
+        """Width of the view z that the readout reads and the objectives compare."""
+        return self.config.width
+
     def readout(self, z: torch.Tensor) -> torch.Tensor:
         return self.head(z).unflatten(-1, (self.tree_len, self.n_out))  # (..., P, V_out)
 
@@ -125,7 +130,24 @@ class Tracker(nn.Module):
         return z[torch.arange(len(items), device=z.device), last]
 
 
-class SlotRecurrence(Tracker):
+class Recurrent(Tracker):
+    """A tracker with a carried state it can be driven by, one item at a time: the prover's
+    imagination and ``tracker.inference`` hold its states themselves."""
+
+    def initial_state(self, n: int) -> torch.Tensor:
+        """The state before any item, for n histories."""
+        raise NotImplementedError
+
+    def read(self, w: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
+        """The states w (M, ...) after one more item each, given by its token ids (M, E)."""
+        raise NotImplementedError
+
+    def view(self, w: torch.Tensor) -> torch.Tensor:
+        """The view (..., view_width) of states w that the readout reads."""
+        raise NotImplementedError
+
+
+class SlotRecurrence(Recurrent):
     """One slot w of width C. Per item, ``ticks`` times: q = LN(w), a = softmax(q K^T / sqrt(C)) V
     over the item's token embeddings, w = w + a + MLP(LN(w + a)). The view is z = LN(w)."""
 
@@ -383,6 +405,8 @@ def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int,
                 tree_len: int) -> Tracker:
     if config.arch not in ARCHS:
         raise ValueError(f"unknown arch {config.arch!r}; choose one of {', '.join(ARCHS)}")
+    from tracker.registers import RegisterTracker  # it builds on this module's classes
+
     cls = {"recurrence": SlotRecurrence, "transformer": EventTransformer, "transformer2x": EventTransformer,
-           "deltaproduct": DeltaProduct}[config.arch]
+           "deltaproduct": DeltaProduct, "registers": RegisterTracker}[config.arch]
     return cls(config, item_tokens, vocab_size, n_out, tree_len)

@@ -84,12 +84,13 @@ class TermsConfig(OptimConfig):
 
 
 class NextLatHead(nn.Module):
-    """g(z_t, e_{t+1}) -> predicted z_{t+1}: a residual MLP over the view and the next item's
-    pooled embedding."""
+    """g(z_t, e_{t+1}) -> predicted z_{t+1}: a residual MLP over the view (``width``) and the next
+    item's pooled embedding (``event_width``, by default the view's)."""
 
-    def __init__(self, width: int, hidden: int = 256) -> None:
+    def __init__(self, width: int, event_width: int | None = None, hidden: int = 256) -> None:
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(2 * width, hidden), nn.GELU(), nn.Linear(hidden, width))
+        event_width = width if event_width is None else event_width
+        self.net = nn.Sequential(nn.Linear(width + event_width, hidden), nn.GELU(), nn.Linear(hidden, width))
 
     def forward(self, z: torch.Tensor, event: torch.Tensor) -> torch.Tensor:
         return z + self.net(torch.cat([z, event], -1))

@@ -72,6 +72,8 @@ class TrainConfig(TermsConfig):
             raise ValueError(f"unknown ce_positions {self.ce_positions!r}; choose all or tree")
         if self.layout not in LAYOUTS:
             raise ValueError(f"unknown layout {self.layout!r}; choose one of {', '.join(LAYOUTS)}")
+        if self.arch == "registers" and self.layout != "paths":
+            raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
         super().__post_init__()
 
     @property
@@ -101,7 +103,8 @@ class Trainer(Optimised):
         # built from the CPU's generator and then moved: the same initial weights on every device
         self.model: Tracker = build_model(config.model, data.item_tokens, data.vocab.size, data.vocab.n_out,
                                           data.tree_len).to(self.device)
-        self.nextlat_head = NextLatHead(config.width).to(self.device) if "nextlat" in config.terms else None
+        self.nextlat_head = (NextLatHead(self.model.view_width, config.width).to(self.device)
+                             if "nextlat" in config.terms else None)
         self.optimise(config)
         if data.train["partner_items"].shape[1] == 0 and config.terms & {"invariance", "control", "metric"}:
             raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
@@ -303,4 +306,6 @@ def compute_note(config: TrainConfig) -> str:
                            "(12C^2 per layer per event vs ~46C^2 for the recurrence's event)",
             "transformer2x": "causal transformer over events, depth 8, width 128: ~2x the recurrence's "
                              "per-event compute",
-            "deltaproduct": "DeltaProduct, 2 blocks, 2 Householder factors per event, beta in (0, 2)"}[config.arch]
+            "deltaproduct": "DeltaProduct, 2 blocks, 2 Householder factors per event, beta in (0, 2)",
+            "registers": f"one register of width {config.width} per tree position, moved by per-rule tables over "
+                         "relative heads, a shared update network, each register normalised after every event"}[config.arch]

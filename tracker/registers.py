@@ -1,0 +1,252 @@
+"""A register tracker: one register per position of the tree, moved by relative addressing.
+
+The state is P registers of width W, one per heap position of the readout's ``paths`` layout
+(the root is 0, the children of position i are 2i + 1 and 2i + 2; ``tracker.layouts``). A start
+tree writes each register with the embedding of the token at its position (PAD where the tree
+has no node). A rewrite event (rule r at node q) then acts on the registers in three parts:
+
+1. **Move, by attention keyed on positions.** Every register j inside the subtree at q reads a
+   softmax mixture of candidate source registers. Write j's path below q as ``h + t``, where the
+   head h is its first two bits (fewer when it is shallower) and t the rest; its candidates are
+   the registers at ``q + h' + t`` for every string h' of at most three bits, and an empty
+   register (the PAD embedding) for a source that falls outside the tree. The score of a
+   candidate is a learned table entry ``T[r, h, h']``: one table per rule, shared by every
+   position. Registers outside the subtree keep their content.
+2. **One shared update network** on every register: ``x + MLP(LN(x))``.
+3. **Normalisation after every write**: each register rescaled to norm sqrt(W).
+
+What the shape gives for free, and what it does not: a rule's move is the same table at every
+position (so a rule learned at some positions reads at the others, where its heads fit) and never
+looks at the registers' content (so a tree training never showed is moved like any other); the
+tables, the token embeddings, the update network and the readout are learned, by the same
+objectives as every tracker. The rules of both tiers move whole subtrees by heads of at most two
+bits on the written side and three on the read side, so the table can express each exactly.
+
+The view z that the readout reads and the objectives compare is every register's LayerNorm,
+flattened (P * W); the readout is one linear map from a register to its position's token,
+shared by all positions.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from itertools import product
+
+import torch
+import torch.nn as nn
+
+from tracker.models import MLP, ModelConfig, Recurrent
+
+TARGET_HEADS = ("",) + tuple("".join(b) for n in (1, 2) for b in product("01", repeat=n))  # 7
+SOURCE_HEADS = ("",) + tuple("".join(b) for n in (1, 2, 3) for b in product("01", repeat=n))  # 15
+# the tables' scores are TABLE_SCALE * T: an optimiser step moves a score by about TABLE_SCALE * lr,
+# so that a move becomes a sharp choice of one source in hundreds of steps, not thousands
+TABLE_SCALE = 20.0
+EMPTY = len(SOURCE_HEADS)  # the candidate column of the empty register (a source outside the tree)
+N_OPS = 2  # output ids: PAD 0, the operators 1 and 2, then the atoms (tracker.data.Vocab)
+
+
+def heap_index(path: str) -> int:
+    """The heap position of the node at ``path`` (0 left, 1 right)."""
+    i = 0
+    for bit in path:
+        i = 2 * i + 1 + (bit == "1")
+    return i
+
+
+def heap_path(i: int) -> str:
+    """The path of heap position ``i``."""
+    bits = []
+    while i > 0:
+        bits.append("0" if i % 2 == 1 else "1")
+        i = (i - 1) // 2
+    return "".join(reversed(bits))
+
+
+@lru_cache(maxsize=8)
+def addressing(positions: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """For an event at each node q of a heap of ``positions`` registers:
+
+    - ``head`` (Q, P): the target head index (in TARGET_HEADS) of every register j inside the
+      subtree at q, -1 outside it;
+    - ``source`` (Q, P, EMPTY + 1): the register each candidate head reads (its index in
+      SOURCE_HEADS, then the empty register), ``positions`` for the empty register and -1 where the
+      candidate is not a register of the heap; a register outside the subtree has itself as its
+      one candidate.
+    """
+    paths = [heap_path(i) for i in range(positions)]
+    head = torch.full((positions, positions), -1, dtype=torch.long)
+    source = torch.full((positions, positions, EMPTY + 1), -1, dtype=torch.long)
+    for q, at in enumerate(paths):
+        for j, path in enumerate(paths):
+            if not path.startswith(at):
+                source[q, j, 0] = j  # outside the subtree: its one candidate is itself
+                continue
+            below = path[len(at):]
+            h, t = below[:2], below[2:]
+            head[q, j] = TARGET_HEADS.index(h)
+            for c, h2 in enumerate(SOURCE_HEADS):
+                i = heap_index(at + h2 + t)
+                if i < positions:
+                    source[q, j, c] = i
+            source[q, j, EMPTY] = positions
+    return head, source
+
+
+def _heap_tokens(row: list[int], positions: int) -> list[int] | None:
+    """A start tree's Polish output ids -> its tokens by heap position; None when the row is not
+    a tree (an event's tokens)."""
+    out = [0] * positions
+    stack = [0]
+    for tok in row:
+        if tok == 0:
+            break
+        if not stack:
+            return None
+        i = stack.pop()
+        if i >= positions:
+            return None
+        out[i] = tok
+        if tok <= N_OPS:  # an operator: its left child is read first
+            stack += [2 * i + 2, 2 * i + 1]
+    return None if stack else out
+
+
+class RegisterTracker(Recurrent):
+    """Registers by tree position, moved by per-rule tables over relative heads (module docstring).
+    The state is w (H, P, W); item 0 (padding) leaves it unchanged."""
+
+    def __init__(self, config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int,
+                 tree_len: int) -> None:
+        super().__init__(config, item_tokens, vocab_size, n_out, tree_len)
+        leaves = math.log2(tree_len + 1)
+        if leaves != int(leaves):
+            raise ValueError(f"the registers arch reads its tree by path (layout paths): {tree_len} readout "
+                             "positions is not a heap of 2^L - 1")
+        w = config.width
+        self.rules = vocab_size - n_out - 2  # the vocabulary: output tokens, the rules, the bits 0 and 1
+        self.content = nn.Embedding(n_out, w)  # a register's content: the token at its position
+        self.table = nn.Parameter(torch.zeros(self.rules, len(TARGET_HEADS), EMPTY + 1))  # T[r, h, h']
+        self.ln_mlp = nn.LayerNorm(w)
+        self.mlp = MLP(w)
+        self.ln_out = nn.LayerNorm(w)
+        self.head = nn.Linear(w, n_out)  # one readout for every register
+        # P, saved with the weights: load_run rebuilds the model from it
+        self.register_buffer("positions", torch.tensor(tree_len), persistent=True)
+        head, source = addressing(tree_len)
+        self.register_buffer("target_head", head, persistent=False)  # (Q, P)
+        self.register_buffer("source", source, persistent=False)  # (Q, P, S)
+        kind, heap, rule, node = self._parse(item_tokens.tolist())
+        self.register_buffer("item_kind", kind, persistent=False)  # (I,) 1 tree, 2 event, 0 padding
+        self.register_buffer("item_heap", heap, persistent=False)  # (I, P) a tree item's tokens by position
+        self.register_buffer("item_rule", rule, persistent=False)  # (I,) an event's rule index
+        self.register_buffer("item_node", node, persistent=False)  # (I,) an event's heap position
+        self._init_weights()
+        self._rows: dict[tuple[int, ...], tuple[int, list[int], int, int]] = {}  # parsed token rows (read)
+
+    @property
+    def view_width(self) -> int:
+        return self.tree_len * self.config.width
+
+    def _parse_row(self, row: list[int]) -> tuple[int, list[int], int, int]:
+        """One item's token ids -> (kind, heap tokens, rule, node)."""
+        positions = self.tree_len
+        if not row or row[0] == 0:
+            return 0, [0] * positions, 0, 0
+        n_out = self.n_out
+        if row[0] < n_out:
+            heap = _heap_tokens(row, positions)
+            if heap is None:
+                raise ValueError("an item that starts with a tree token is not a tree that fits the registers")
+            return 1, heap, 0, 0
+        bits = {n_out + self.rules: "0", n_out + self.rules + 1: "1"}
+        path = "".join(bits[t] for t in row[1:] if t != 0)
+        node = heap_index(path)
+        if node >= positions or row[0] >= n_out + self.rules:
+            raise ValueError("an event item names no rule or a position outside the registers")
+        return 2, [0] * positions, row[0] - n_out, node
+
+    def _parse(self, rows: list[list[int]]):
+        parsed = [self._parse_row(row) for row in rows]
+        return (torch.tensor([p[0] for p in parsed]), torch.tensor([p[1] for p in parsed]).view(len(rows), -1),
+                torch.tensor([p[2] for p in parsed]), torch.tensor([p[3] for p in parsed]))
+
+    def _normed(self, w: torch.Tensor) -> torch.Tensor:
+        return w * (math.sqrt(w.shape[-1]) / w.norm(dim=-1, keepdim=True).clamp(min=1e-6))
+
+    def _write_tree(self, heap: torch.Tensor) -> torch.Tensor:
+        """(M, P) heap token ids -> registers (M, P, W)."""
+        return self._normed(self.content(heap))
+
+    def _move(self, w: torch.Tensor, rule: torch.Tensor, node: torch.Tensor) -> torch.Tensor:
+        """registers w (M, P, W), events (rule, node) (M,) -> registers (M, P, W) after the event."""
+        m, p, width = w.shape
+        head = self.target_head[node]  # (M, P), -1 outside the subtree (its own register, weight 1)
+        source = self.source[node]  # (M, P, S)
+        scores = TABLE_SCALE * self.table[rule.unsqueeze(1), head.clamp(min=0)]  # (M, P, S)
+        scores = scores.masked_fill(source < 0, float("-inf"))
+        weights = scores.softmax(-1)  # (M, P, S)
+        empty = self._normed(self.content.weight[0]).expand(m, 1, width)  # the PAD register
+        pool = torch.cat([w, empty], 1)  # (M, P + 1, W)
+        gathered = pool[torch.arange(m, device=w.device)[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
+        w = (weights.unsqueeze(-1) * gathered).sum(-2)  # (M, P, W)
+        w = w + self.mlp(self.ln_mlp(w))  # the shared update network, every register
+        return self._normed(w)
+
+    def _take(self, w: torch.Tensor | None, kind: torch.Tensor, heap: torch.Tensor, rule: torch.Tensor,
+               node: torch.Tensor) -> torch.Tensor:
+        """One item per row (kind 1 a start tree, 2 an event, 0 padding) -> registers (M, P, W)."""
+        start = self._write_tree(heap)
+        if w is None:
+            return start
+        moved = self._move(w, rule, node)
+        kind = kind.view(-1, 1, 1)
+        return torch.where(kind == 1, start, torch.where(kind == 2, moved, w))
+
+    def _run(self, items: torch.Tensor, keep_all: bool):
+        w = None
+        views = []
+        for t in range(items.shape[1]):
+            it = items[:, t]
+            w = self._take(w, self.item_kind[it], self.item_heap[it], self.item_rule[it], self.item_node[it])
+            if keep_all:
+                views.append(self.view(w))
+        return views, w
+
+    def forward(self, items: torch.Tensor):
+        views, w = self._run(items, keep_all=True)
+        return torch.stack(views, 1), w  # (H, T, P * W), (H, P, W)
+
+    def final_view(self, items: torch.Tensor) -> torch.Tensor:
+        return self.view(self._run(items, keep_all=False)[1])
+
+    def advance(self, state: torch.Tensor, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
+        w = self._take(state[rows], self.item_kind[items], self.item_heap[items], self.item_rule[items],
+                        self.item_node[items])
+        return self.view(w)
+
+    def readout(self, z: torch.Tensor) -> torch.Tensor:
+        return self.head(z.unflatten(-1, (self.tree_len, self.config.width)))  # (..., P, V_out)
+
+    # the state machine (tracker.inference, the prover's imagination)
+    def initial_state(self, n: int) -> torch.Tensor:
+        """Empty registers (n, P, W): every position PAD until the start tree is read."""
+        return self._write_tree(torch.zeros(n, self.tree_len, dtype=torch.long, device=self.table.device))
+
+    def read(self, w: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
+        parsed = []
+        for row in toks.tolist():
+            key = tuple(row)
+            if key not in self._rows:
+                self._rows[key] = self._parse_row(row)
+            parsed.append(self._rows[key])
+        device = w.device
+        kind = torch.tensor([p[0] for p in parsed], device=device)
+        heap = torch.tensor([p[1] for p in parsed], device=device).view(len(parsed), -1)
+        rule = torch.tensor([p[2] for p in parsed], device=device)
+        node = torch.tensor([p[3] for p in parsed], device=device)
+        return self._take(w, kind, heap, rule, node)
+
+    def view(self, w: torch.Tensor) -> torch.Tensor:
+        return self.ln_out(w).flatten(-2)  # (..., P * W)
+
