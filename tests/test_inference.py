@@ -19,7 +19,7 @@ from tracker.inference import RunUnavailable, load_run
 from tracker.train import TrainConfig, train
 
 ROOT = Path(__file__).resolve().parent.parent
-ARCHS = ("recurrence", "transformer", "deltaproduct")
+ARCHS = ("recurrence", "transformer", "deltaproduct", "registers")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def runs(tiny, tmp_path_factory):
     out = {}
     for arch in ARCHS:
         config = TrainConfig(data=str(tiny), arch=arch, objective="plain", width=32, steps=30, batch_chains=4,
-                             checkpoint_every=30, warmup_steps=5)
+                             checkpoint_every=30, warmup_steps=5, layout="paths" if arch == "registers" else "polish")
         train(config, root / arch, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
         out[arch] = root / arch
     return out
@@ -59,7 +59,7 @@ def test_views_are_the_evaluations(runs, tiny, arch):
     assert run.arch == arch and run.describe()["arch"] == arch
     histories = [(c["start"], c["events"]) for c in chains(tiny)]
     views = run.views(histories)
-    assert views.shape == (len(histories), 32)
+    assert views.shape == (len(histories), run.model.view_width)
     with torch.no_grad():
         expected = torch.cat([run.model.final_view(item_ids(run, s, e)) for s, e in histories])
     torch.testing.assert_close(views, expected, atol=1e-5, rtol=1e-4)

@@ -165,7 +165,7 @@ def test_every_arch_trains_end_to_end(tiny, tmp_path, arch):
     arch = "recurrence" if not fixed else arch
     for objective in ("combo", "metric"):
         config = TrainConfig(data=str(tiny), objective=objective, arch=arch, fixed_norm=fixed, steps=4,
-                             batch_chains=4, width=32)
+                             batch_chains=4, width=32, layout="paths" if arch == "registers" else "polish")
         report = train(config, tmp_path / objective, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
         _check_report(report, objective, arch)
 
@@ -175,10 +175,12 @@ def test_models_share_the_interface(tiny):
     batch = sample_batch(data, 3, torch.Generator().manual_seed(1))
     for arch in ARCHS:
         torch.manual_seed(0)
+        # the registers read their tree by path: one register per heap position
+        tree_len = 2 ** ((data.tree_len + 1) // 2) - 1 if arch == "registers" else data.tree_len
         model = build_model(ModelConfig(arch=arch, width=32), data.item_tokens, data.vocab.size, data.vocab.n_out,
-                            data.tree_len)
+                            tree_len)
         z, state = model(batch.items)
-        assert z.shape == (*batch.items.shape, 32)
+        assert z.shape == (*batch.items.shape, model.view_width)
         last = batch.lengths - 1
         # the end view of forward and of final_view agree, padding leaves the state alone
         assert torch.allclose(model.final_view(batch.items), z[torch.arange(len(z)), last], atol=1e-5)
@@ -188,7 +190,7 @@ def test_models_share_the_interface(tiny):
         longer = torch.cat([batch.items[rows], torch.zeros(2, 1, dtype=torch.long)], 1)
         longer[torch.arange(2), batch.lengths[rows]] = item
         assert torch.allclose(model.advance(state, rows, item), model.final_view(longer), atol=1e-5)
-        assert model.readout(z).shape == (*batch.items.shape, data.tree_len, data.vocab.n_out)
+        assert model.readout(z).shape == (*batch.items.shape, tree_len, data.vocab.n_out)
 
 
 def _straight_and_resumed(config, tmp_path, stopped_after: int):

@@ -26,7 +26,7 @@ from chains.rules import Event, apply, successors
 from chains.trees import OPS, Tree, polish, tokens
 
 # Bump when the cached tensors change meaning; it is part of the cache key.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 PAD = "<pad>"
 BITS = ("0", "1")
 
@@ -65,7 +65,11 @@ class TrackerData:
     tree_tokens: torch.Tensor  # (R, P) output token ids, PAD after the tree's end
     tree_items: torch.Tensor  # (R,) the item id that reads tree r as a start
     train: dict[str, torch.Tensor]  # chain_items (N,T), chain_trees (N,T), partner_items (N,K,T), partner_trees (N,K,T)
-    tests: dict[int, dict[str, torch.Tensor]]  # per length: chain_items (N,T), end (N,), partner_items (N,K,T)
+    # per length: chain_items (N,T), end (N,), partner_items (N,K,T), end_seen (N,) whether training
+    # (a chain or a partner) visits the end tree, and with a held-out protocol of events or pairs
+    # first_heldout (N,) the item index right after the first held-out event (or the second event
+    # of the first held-out pair), first_heldout_tree (N,) the tree there; -1 where none
+    tests: dict[int, dict[str, torch.Tensor]]
     succ_items: torch.Tensor  # (R, A) item ids of the events applicable to tree r, -1 after the last
     succ_trees: torch.Tensor  # (R, A) the tree each of those events leads to, -1 after the last
     identity: dict  # dataset and Lean identity, from the manifest
@@ -256,8 +260,20 @@ def _build(directory: Path, manifest: dict) -> dict:
                     out["partner_trees"][n, p, : len(trees)] = torch.tensor(trees, dtype=torch.int32)
         return out
 
-    train = pack(splits.pop("train.jsonl"), with_trees=True)
-    tests = {int(name[len("test-"):-len(".jsonl")]): pack(rows, with_trees=False) for name, rows in splits.items()}
+    train_rows = splits.pop("train.jsonl")
+    train = pack(train_rows, with_trees=True)
+    seen = {r for chain, mates in train_rows for _, trees in [chain, *mates] for r in trees}
+    marks = heldout_marks(manifest.get("holdout"), builder.events)
+    tests = {}
+    for name, rows in splits.items():
+        split = pack(rows, with_trees=False)
+        split["end_seen"] = torch.tensor([chain[1][-1] in seen for chain, _ in rows], dtype=torch.bool)
+        if marks is not None:
+            firsts = [first_heldout(chain[0], marks) for chain, _ in rows]
+            split["first_heldout"] = torch.tensor([-1 if k is None else k for k in firsts], dtype=torch.long)
+            split["first_heldout_tree"] = torch.tensor([-1 if k is None else chain[1][k]
+                                                        for k, (chain, _) in zip(firsts, rows)], dtype=torch.long)
+        tests[int(name[len("test-"):-len(".jsonl")])] = split
     width = max((len(v) for v in succ.values()), default=1)
     succ_items = torch.full((n_trees, width), -1, dtype=torch.long)
     succ_trees = torch.full((n_trees, width), -1, dtype=torch.long)
@@ -270,6 +286,32 @@ def _build(directory: Path, manifest: dict) -> dict:
             "tree_items": torch.arange(1, n_trees + 1), "train": train, "tests": tests,
             "succ_items": succ_items, "succ_trees": succ_trees,
             "trees": [polish(t) for t in builder.trees]}
+
+
+def heldout_marks(holdout: dict | None, events: list[Event]) -> tuple[str, set] | None:
+    """The held-out items of a manifest's ``holdout`` field as interned event ids: ("events", ids)
+    or ("pairs", {(id1, id2)}); None without a protocol of events or pairs. Events the dataset never
+    holds have no id and cannot occur."""
+    if not holdout or holdout.get("kind") not in ("events", "pairs"):
+        return None
+    ids = {str(e): i for i, e in enumerate(events)}
+    if holdout["kind"] == "events":
+        return "events", {ids[e] for e in holdout["events"] if e in ids}
+    return "pairs", {(ids[a], ids[b]) for a, b in holdout["pairs"] if a in ids and b in ids}
+
+
+def first_heldout(items: list[tuple[str, int]], marks: tuple[str, set]) -> int | None:
+    """The item index right after a history's first held-out event (with pairs: after the second
+    event of its first held-out pair), or None when it holds none. ``items`` as
+    ``_Builder.history`` gives them: the start tree, then ("event", id) per step."""
+    kind, held = marks
+    for k in range(1, len(items)):
+        event = items[k][1]
+        if kind == "events" and event in held:
+            return k
+        if kind == "pairs" and k >= 2 and (items[k - 1][1], event) in held:
+            return k
+    return None
 
 
 def identity_of(directory: Path, manifest: dict) -> dict:

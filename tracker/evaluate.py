@@ -16,6 +16,16 @@ in lockstep. Reported per chain length L:
 - ``pair_growth``: pair_distance at the longest pair length over that at the shortest (256 over
   8 by default). Above 1 the states of equivalent histories drift apart along the chain: the
   drift diagnostic of section 43. None when either distance is missing or the shortest is 0.
+- ``chains[L]``: how many chains each figure of length L counts.
+
+Beyond the training distribution (``beyond``), on every dataset where the figure exists:
+
+- ``by_end_seen[L]``: exact on the chains whose end tree training visits (a chain or a partner)
+  and on those whose end tree it never visits, with their counts (when some end is unseen);
+- ``by_end_size[L]``: exact by the end tree's size in tokens, with counts (when sizes differ: tier 2);
+- ``first_heldout[L]``: with held-out events (pairs), the share of chains whose decoded tree is
+  right just after their first held-out event (the second event of their first held-out pair),
+  read free from the start like every figure here.
 """
 from __future__ import annotations
 
@@ -130,6 +140,7 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
         seconds[str(length)] = round(time.perf_counter() - t0, 3)
     lengths = sorted(int(n) for n in pair)
     fit = training_fit(model, data, config)
+    beyond = beyond_training(model, data, config, correct)
     growth = None
     if len(lengths) >= 2 and pair[str(lengths[0])] > 0:
         growth = pair[str(lengths[-1])] / pair[str(lengths[0])]
@@ -138,5 +149,46 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
             "pair_growth_lengths": [lengths[0], lengths[-1]] if len(lengths) >= 2 else None,
             "unrelated_distance": unrelated.get(shortest) if shortest else None,
             "in_distribution": {**fit, "fresh": exact.get(str(fit["length"]))},
-            "unrelated_distance_by_length": unrelated, "eval_seconds": round(time.perf_counter() - started, 3),
+            "unrelated_distance_by_length": unrelated, "beyond": beyond,
+            "chains": {n: len(c) for n, c in correct.items()},
+            "eval_seconds": round(time.perf_counter() - started, 3),
             "eval_seconds_by_length": seconds, "eval_threads": torch.get_num_threads(), "correct": correct}
+
+
+def _share(right: torch.Tensor, where: torch.Tensor) -> dict:
+    """{"exact": share of ``right`` (N,) over the rows ``where`` (N,) holds, "chains": how many}."""
+    n = int(where.sum())
+    return {"exact": right[where].float().mean().item() if n else None, "chains": n}
+
+
+@torch.inference_mode()
+def beyond_training(model: Tracker, data: TrackerData, config: EvalConfig, correct: dict[str, torch.Tensor]) -> dict:
+    """The figures on what training did not show (see the module docstring), from the per-chain
+    results ``correct`` of the free-running evaluation and, for held-out events, one more free run
+    of each chain's prefix up to its first held-out event."""
+    by_seen: dict[str, dict] = {}
+    by_size: dict[str, dict] = {}
+    first: dict[str, dict] = {}
+    # a tree's size: its real positions (neither PAD nor a position the cross-entropy ignores)
+    sizes = ((data.tree_tokens != 0) & (data.tree_tokens >= 0)).sum(-1)  # (R,)
+    for length, right in correct.items():
+        split = data.tests[int(length)]
+        n = len(right)
+        ends = split["end"][:n]
+        seen = split.get("end_seen")
+        if seen is not None and not bool(seen[:n].all()):
+            by_seen[length] = {"seen": _share(right, seen[:n]), "unseen": _share(right, ~seen[:n])}
+        end_sizes = sizes[ends]
+        if len(set(end_sizes.tolist())) > 1:
+            by_size[length] = {str(k): _share(right, end_sizes == k) for k in sorted(set(end_sizes.tolist()))}
+        if "first_heldout" in split:
+            at = split["first_heldout"][:n]
+            held = at >= 0
+            if bool(held.any()):
+                items = split["chain_items"][:n][held].long()
+                steps = torch.arange(items.shape[1], device=items.device)
+                prefix = torch.where(steps[None, :] <= at[held][:, None], items, torch.zeros_like(items))
+                prefix = prefix[:, : int(at[held].max()) + 1]
+                ok = right_trees(model, end_views(model, prefix, config.chunk), split["first_heldout_tree"][:n][held], data)
+                first[length] = {"exact": ok.float().mean().item(), "chains": int(held.sum())}
+    return {"by_end_seen": by_seen, "by_end_size": by_size, "first_heldout": first}

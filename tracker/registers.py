@@ -8,11 +8,14 @@ has no node). A rewrite event (rule r at node q) then acts on the registers in t
 1. **Move, by attention keyed on positions.** Every register j inside the subtree at q reads a
    softmax mixture of candidate source registers. Write j's path below q as ``h + t``, where the
    head h is its first two bits (fewer when it is shallower) and t the rest; its candidates are
-   the registers at ``q + h' + t`` for every string h' of at most three bits, and an empty
-   register (the PAD embedding) for a source that falls outside the tree. The score of a
+   the registers at ``q + h' + t`` for every string h' of at most three bits (the empty register,
+   the PAD embedding, where that lies below the heap), and the empty register itself. The score of a
    candidate is a learned table entry ``T[r, h, h']``: one table per rule, shared by every
    position. Registers outside the subtree keep their content.
-2. **One shared update network** on every register: ``x + MLP(LN(x))``.
+2. **One shared update network** on every register: attention from the register to the token
+   embeddings (keys and values both; a sharpness beta learned), which writes back the mixture of
+   tokens the register holds. A register a move left slightly mixed is pulled back to the token
+   it mostly holds, so small errors of a move do not add up along a chain.
 3. **Normalisation after every write**: each register rescaled to norm sqrt(W).
 
 What the shape gives for free, and what it does not: a rule's move is the same table at every
@@ -35,13 +38,14 @@ from itertools import product
 import torch
 import torch.nn as nn
 
-from tracker.models import MLP, ModelConfig, Recurrent
+from tracker.models import ModelConfig, Recurrent
 
 TARGET_HEADS = ("",) + tuple("".join(b) for n in (1, 2) for b in product("01", repeat=n))  # 7
 SOURCE_HEADS = ("",) + tuple("".join(b) for n in (1, 2, 3) for b in product("01", repeat=n))  # 15
 # the tables' scores are TABLE_SCALE * T: an optimiser step moves a score by about TABLE_SCALE * lr,
 # so that a move becomes a sharp choice of one source in hundreds of steps, not thousands
 TABLE_SCALE = 20.0
+BETA_INIT = 20.0  # the update's sharpness at init: a register at cosine 0.9 to one token and 0.5 to the next weighs them e^8 : 1
 EMPTY = len(SOURCE_HEADS)  # the candidate column of the empty register (a source outside the tree)
 N_OPS = 2  # output ids: PAD 0, the operators 1 and 2, then the atoms (tracker.data.Vocab)
 
@@ -70,9 +74,9 @@ def addressing(positions: int) -> tuple[torch.Tensor, torch.Tensor]:
     - ``head`` (Q, P): the target head index (in TARGET_HEADS) of every register j inside the
       subtree at q, -1 outside it;
     - ``source`` (Q, P, EMPTY + 1): the register each candidate head reads (its index in
-      SOURCE_HEADS, then the empty register), ``positions`` for the empty register and -1 where the
-      candidate is not a register of the heap; a register outside the subtree has itself as its
-      one candidate.
+      SOURCE_HEADS, then the empty register), ``positions`` for the empty register (also where the
+      candidate lies below the heap's last level, where no tree has a node); a register outside
+      the subtree has itself as its one candidate, the other columns -1.
     """
     paths = [heap_path(i) for i in range(positions)]
     head = torch.full((positions, positions), -1, dtype=torch.long)
@@ -87,8 +91,8 @@ def addressing(positions: int) -> tuple[torch.Tensor, torch.Tensor]:
             head[q, j] = TARGET_HEADS.index(h)
             for c, h2 in enumerate(SOURCE_HEADS):
                 i = heap_index(at + h2 + t)
-                if i < positions:
-                    source[q, j, c] = i
+                # a source below the heap's last level holds no node of any tree: the empty register
+                source[q, j, c] = i if i < positions else positions
             source[q, j, EMPTY] = positions
     return head, source
 
@@ -127,8 +131,7 @@ class RegisterTracker(Recurrent):
         self.rules = vocab_size - n_out - 2  # the vocabulary: output tokens, the rules, the bits 0 and 1
         self.content = nn.Embedding(n_out, w)  # a register's content: the token at its position
         self.table = nn.Parameter(torch.zeros(self.rules, len(TARGET_HEADS), EMPTY + 1))  # T[r, h, h']
-        self.ln_mlp = nn.LayerNorm(w)
-        self.mlp = MLP(w)
+        self.log_beta = nn.Parameter(torch.tensor(math.log(BETA_INIT)))  # the update's sharpness
         self.ln_out = nn.LayerNorm(w)
         self.head = nn.Linear(w, n_out)  # one readout for every register
         # P, saved with the weights: load_run rebuilds the model from it
@@ -190,8 +193,14 @@ class RegisterTracker(Recurrent):
         pool = torch.cat([w, empty], 1)  # (M, P + 1, W)
         gathered = pool[torch.arange(m, device=w.device)[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
         w = (weights.unsqueeze(-1) * gathered).sum(-2)  # (M, P, W)
-        w = w + self.mlp(self.ln_mlp(w))  # the shared update network, every register
-        return self._normed(w)
+        return self._update(self._normed(w))
+
+    def _update(self, w: torch.Tensor) -> torch.Tensor:
+        """The shared update network: registers (M, P, W) read against the token embeddings and
+        rewritten with the mixture they match (cosine scores times beta)."""
+        tokens = self._normed(self.content.weight)  # (V_out, W), each of norm sqrt(W)
+        scores = (w @ tokens.T) * (self.log_beta.exp() / w.shape[-1])  # (M, P, V_out): beta * cosine
+        return self._normed(scores.softmax(-1) @ tokens)
 
     def _take(self, w: torch.Tensor | None, kind: torch.Tensor, heap: torch.Tensor, rule: torch.Tensor,
                node: torch.Tensor) -> torch.Tensor:

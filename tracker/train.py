@@ -211,7 +211,8 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     report = {
         "objective": config.objective, "arch": config.arch, "seed": config.seed, "steps": trainer.step,
         "schedule": schedule_of(config),
-        **{k: results[k] for k in ("exact", "pair_distance", "pair_growth", "unrelated_distance", "in_distribution")},
+        **{k: results[k] for k in ("exact", "pair_distance", "pair_growth", "unrelated_distance", "in_distribution",
+                                   "beyond")},
         "seconds": round(trainer.train_seconds, 2),
         "steps_per_second": round(trainer.step / trainer.train_seconds, 3) if trainer.train_seconds else None,
         "dataset": data.identity["dataset"], "lean": data.identity["lean"],
@@ -225,7 +226,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         "final_losses": last_losses,
         "evaluation": {k: v for k, v in results.items()
                        if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance",
-                                    "in_distribution")},
+                                    "in_distribution", "beyond")},
         "config": asdict(config),
     }
     if stop.enabled:

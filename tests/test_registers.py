@@ -1,0 +1,174 @@
+"""The registers arch: its relative addressing can express every rewrite rule of both tiers
+exactly (Python's rules are the referee), a tracker built on it with such tables tracks random
+chains of any length exactly, and its state machine agrees with its batched runs."""
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chains.rules import RULES, Event, apply, successors, tier_rules
+from chains.trees import atom_names, random_tree, tokens
+from tracker.data import Vocab
+from tracker.models import ModelConfig
+from tracker.registers import EMPTY, SOURCE_HEADS, TARGET_HEADS, RegisterTracker, addressing, heap_index, heap_path
+
+ATOMS = atom_names(4)
+VOCAB = Vocab(ATOMS, tier_rules(2))
+INDEX = VOCAB.index()
+LEAVES = 8  # tier 2 over four atoms: trees of at most 15 tokens
+POSITIONS = 2 ** LEAVES - 1
+MAX_SIZE = 15
+
+
+def heap(tree) -> list[int]:
+    """A tree's output ids by heap position (PAD elsewhere)."""
+    out = [0] * POSITIONS
+    stack = [0]
+    for tok in tokens(tree):
+        i = stack.pop()
+        out[i] = INDEX[tok]
+        if tok in "+*":
+            stack += [2 * i + 2, 2 * i + 1]
+    return out
+
+
+def random_walk(rng: random.Random, steps: int, rules: tuple[str, ...]):
+    """A start tree and ``steps`` uniformly random applicable events, with the trees they pass."""
+    tree = random_tree(rng, ATOMS)
+    trees, events = [tree], []
+    for _ in range(steps):
+        event, tree = rng.choice(successors(tree, rules, MAX_SIZE))
+        events.append(event)
+        trees.append(tree)
+    return trees, events
+
+
+def consistent_sources() -> dict[tuple[str, int], set[int]]:
+    """(rule, target head) -> the candidate columns that give the right token at every register of
+    every sampled application of the rule (Python's rules decide what is right)."""
+    head, source = (t.tolist() for t in addressing(POSITIONS))
+    ok: dict[tuple[str, int], set[int]] = {}
+    rng = random.Random(0)
+    for _ in range(300):
+        trees, events = random_walk(rng, 6, tier_rules(2))
+        for before, event, after in zip(trees, events, trees[1:]):
+            old, new = heap(before) + [0], heap(after)  # the empty register reads PAD
+            q = heap_index(event.path)
+            for j in range(POSITIONS):
+                h = head[q][j]
+                if h < 0:
+                    assert old[j] == new[j], "a register outside the event's subtree changed"
+                    continue
+                right = {c for c, i in enumerate(source[q][j]) if i >= 0 and old[i] == new[j]}
+                ok[(event.rule, h)] = ok.get((event.rule, h), set(range(EMPTY + 1))) & right
+    return ok
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[tuple[str, int], set[int]]:
+    return consistent_sources()
+
+
+def test_heap_paths_round_trip():
+    for i in range(POSITIONS):
+        assert heap_index(heap_path(i)) == i
+    assert heap_path(0) == "" and heap_path(1) == "0" and heap_path(2) == "1" and heap_path(4) == "01"
+
+
+def test_every_rule_of_both_tiers_has_one_exact_source_per_head(tables):
+    rules_seen = {rule for rule, _ in tables}
+    assert rules_seen == set(tier_rules(2))
+    for (rule, h), columns in tables.items():
+        assert columns, f"{rule}: no candidate source writes the registers of head {TARGET_HEADS[h]!r} right"
+
+
+def hand_set(tables, width: int = 16) -> RegisterTracker:
+    """A register tracker whose tables choose one exact source per head, whose tokens are one-hot
+    and whose readout names each register's token: the shape's own reach, nothing learned."""
+    items = torch.zeros(1, MAX_SIZE, dtype=torch.long)
+    torch.manual_seed(0)
+    model = RegisterTracker(ModelConfig(arch="registers", width=width), items, VOCAB.size, VOCAB.n_out, POSITIONS)
+    with torch.no_grad():
+        model.table.fill_(-1.0)  # a score of -20 against +20: the other candidates weigh e^-40
+        for (rule, h), columns in tables.items():
+            model.table[tier_rules(2).index(rule), h, min(columns)] = 1.0
+        model.content.weight.copy_(torch.eye(VOCAB.n_out, width))
+        model.head.weight.copy_(torch.eye(VOCAB.n_out, width) * 10)
+        model.head.bias.zero_()
+        model.ln_out.weight.fill_(1.0)
+        model.ln_out.bias.zero_()
+    return model.eval()
+
+
+def decode(model: RegisterTracker, w: torch.Tensor) -> list[int]:
+    return model.readout(model.view(w)).argmax(-1)[0].tolist()
+
+
+def item_rows(tree, events: list[Event]) -> list[list[int]]:
+    rows = [[INDEX[t] for t in tokens(tree)]]
+    rows += [[INDEX[e.rule]] + [INDEX[b] for b in e.path] for e in events]
+    return [row + [0] * (MAX_SIZE - len(row)) for row in rows]
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_hand_set_tables_track_random_tier2_chains_exactly(tables, seed):
+    model = hand_set(tables)
+    trees, events = random_walk(random.Random(seed), 200, tier_rules(2))
+    rows = torch.tensor(item_rows(trees[0], events))
+    with torch.no_grad():
+        w = model.read(model.initial_state(1), rows[:1])
+        assert decode(model, w) == heap(trees[0])
+        for t, tree in enumerate(trees[1:], 1):
+            w = model.read(w, rows[t: t + 1])
+            assert decode(model, w) == heap(tree), f"wrong after event {t}: {events[t - 1]}"
+
+
+def test_a_rule_moves_the_same_way_at_every_position(tables):
+    """The table is per rule: an event at a position a training set never showed is read with the
+    entries learned elsewhere. Here: add_comm at every position of a deep tree."""
+    model = hand_set(tables)
+    tree = ("+", ("+", ("+", "a", "b"), "c"), "d")
+    for path in ("", "0", "00"):
+        event = Event("add_comm", path)
+        rows = torch.tensor(item_rows(tree, [event]))
+        with torch.no_grad():
+            w = model.read(model.read(model.initial_state(1), rows[:1]), rows[1:])
+        assert decode(model, w) == heap(apply(tree, event))
+
+
+def test_batched_runs_equal_one_item_at_a_time(tables):
+    model = hand_set(tables)
+    rng = random.Random(3)
+    histories = [random_walk(rng, n, tier_rules(2)) for n in (5, 9, 2)]
+    lookup: dict[tuple[int, ...], int] = {}
+    rows_of = []
+    for trees, events in histories:
+        rows_of.append([lookup.setdefault(tuple(r), len(lookup) + 1) for r in item_rows(trees[0], events)])
+    item_tokens = torch.zeros(len(lookup) + 1, MAX_SIZE, dtype=torch.long)
+    for row, i in lookup.items():
+        item_tokens[i] = torch.tensor(row)
+    torch.manual_seed(0)
+    model = RegisterTracker(ModelConfig(arch="registers", width=16), item_tokens, VOCAB.size, VOCAB.n_out, POSITIONS)
+    weights = {k: v for k, v in hand_set(tables).state_dict().items() if k != "embed.item_tokens"}
+    model.load_state_dict(weights, strict=False)
+    items = torch.zeros(len(rows_of), max(map(len, rows_of)), dtype=torch.long)
+    for n, ids in enumerate(rows_of):
+        items[n, : len(ids)] = torch.tensor(ids)
+    with torch.no_grad():
+        ends = model.final_view(items)
+        for n, ids in enumerate(rows_of):
+            w = model.initial_state(1)
+            for i in ids:
+                w = model.read(w, item_tokens[i: i + 1])
+            torch.testing.assert_close(model.view(w)[0], ends[n])
+
+
+def test_registers_need_a_heap_of_positions():
+    with pytest.raises(ValueError, match="layout paths"):
+        RegisterTracker(ModelConfig(arch="registers", width=8), torch.zeros(1, 7, dtype=torch.long),
+                        VOCAB.size, VOCAB.n_out, 12)
