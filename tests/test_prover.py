@@ -445,3 +445,21 @@ def test_tracker_imagination_is_the_tracked_runs_state_machine(dataset, tracker_
         assert torch.allclose(a, b, atol=1e-5)
     assert imagination.decode(moved) == [run.decode_tree(s) for s in one_by_one]
     assert imagination.describe() == {**run.describe(), "device": "cpu"}
+
+
+def test_a_registers_tracker_is_an_imagination_of_the_command(dataset, tmp_path):
+    """The registers arch, trained a few steps, drives the imagination searcher through the command:
+    at most one kernel call per problem, every solution it claims certified by Lean."""
+    from tracker.evaluate import EvalConfig
+    from tracker.train import TrainConfig, train
+
+    run = tmp_path / "registers"
+    train(TrainConfig(data=str(dataset), arch="registers", layout="paths", objective="combo", steps=3, batch_chains=2,
+                      width=16), run, show_progress=False, eval_config=EvalConfig(pair_lengths=(2,), max_chains=2))
+    out = tmp_path / "out"
+    code, output = invoke(["--data", dataset, "--tracker", run, "--problems", 2, "--distances", "1,2",
+                           "--budget-calls", 1, "--out", out, "--jobs", 1, "--device", "cpu"])
+    assert code == 0, output
+    report = json.loads((out / "report.json").read_text())
+    assert report["problems"] == 4 and report["kernel_calls"] <= 4
+    assert report["distinct_certified_solutions"] == report["distinct_solutions"]

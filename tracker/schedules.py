@@ -4,7 +4,8 @@
 steps of 28 chains); its meaning never changes. ``fast`` is the time-to-exact experiment's short recipe, the one
 ``make run`` trains (how it was found and how it fares: docs/experiments/time-to-exact.md,
 ``benchmarks/time_to_exact.py``). ``tier2`` is the recipe the tier-2 diagnosis picked
-(docs/experiments/tier2-exact.md, ``benchmarks/tracker_tier2.py``).
+(docs/experiments/tier2-exact.md, ``benchmarks/tracker_tier2.py``). ``registers`` trains the
+registers arch (docs/experiments/beyond-training.md, ``benchmarks/tracker_beyond.py``).
 A report records the schedule its settings are closest to and the settings where they depart from it.
 """
 from __future__ import annotations
@@ -37,6 +38,12 @@ SCHEDULES: dict[str, dict] = {
     # position, and the cross-entropy on the tree's own positions; NextLat and invariance held at
     # zero for the first half (a representation first), then ramped over 10%; the seed's 24,000
     # steps. Train it on chains that start where a 64-event walk ends (certify --start-walk 64).
+    # The registers arch (tracker.registers): one register of width 32 per tree position, moved by
+    # per-rule tables over relative heads; the combination, 4,000 steps of 28 chains, the invariance
+    # term ramped in after the first 20% as in the default recipe. How it was validated:
+    # docs/experiments/beyond-training.md.
+    "registers": {"arch": "registers", "layout": "paths", "width": 32, "objective": "combo", "steps": 4_000,
+                  "warmup_steps": 200},
     "tier2": {"objective": "combo", "ticks": 4, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 24_000,
               "nextlat_delay": 0.5, "nextlat_ramp": 0.1, "invariance_delay": 0.5, "invariance_ramp": 0.1,
               "layout": "paths", "ce_positions": "tree"},

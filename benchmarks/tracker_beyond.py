@@ -1,0 +1,135 @@
+"""Exact beyond what training showed: held-out events, held-out ordered pairs, unseen states on six
+atoms and the large tier-2 trees, for the registers arch beside the best one-slot recipe.
+
+    python benchmarks/tracker_beyond.py datasets [--which validation|batch]   # certify them
+    python benchmarks/tracker_beyond.py validate [--names a,b]                # train validation runs (one thread)
+    python benchmarks/tracker_beyond.py collect                               # write results/tracker-beyond.json
+
+Validation datasets are certified from seed 1 and the registered batch's from seed 0, so no choice
+made on validation chains reads a registered test chain. A run is trained by ``train-tracker`` in a
+process of its own at one thread, resumed from its checkpoint when it was interrupted, and read
+back from its ``report.json``; every validation run is recorded with its settings and figures,
+failures included.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+
+from benchmarks.batch import write_results  # noqa: E402
+
+BIN = Path(sys.executable).parent
+RESULTS = Path("results/tracker-beyond.json")
+RUNS = Path("runs/beyond")
+
+# dataset name -> certify options; "val-" datasets from seed 1, the others (the batch's) from seed 0
+DATASETS: dict[str, list[str]] = {
+    "val-events-a4": ["--atoms", "4", "--tier", "1", "--hold-out", "events:4", "--seed", "1"],
+    "val-pairs-a4": ["--atoms", "4", "--tier", "1", "--hold-out", "pairs:4", "--seed", "1"],
+    # six atoms, 20,000 training chains: training visits about a third of the 967,680 trees
+    "val-states-a6": ["--atoms", "6", "--tier", "1", "--hold-out", "states", "--chains", "20000",
+                      "--test-chains", "256", "--test-lengths", "8,64,256,4096", "--seed", "1"],
+    "val-tier2-a4": ["--atoms", "4", "--tier", "2", "--hold-out", "states", "--start-walk", "64",
+                     "--test-lengths", "8,64,256,1024", "--seed", "1"],
+}
+
+# the registers arch as validated: one register of width 32 per tree position, the combination
+REGISTERS = ["--arch", "registers", "--layout", "paths", "--width", "32", "--objective", "combo", "--steps", "4000",
+             "--warmup-steps", "200"]
+# the best one-slot recipe on tier 1 (docs/experiments/time-to-exact.md): the fast schedule, run its whole length
+FAST = ["--schedule", "fast"]
+# the one-slot recipe that is exact on five atoms (docs/experiments/tier2-exact.md), at half its steps
+SLOT_PATHS = ["--schedule", "tier2", "--steps", "12000"]
+
+# run name -> (dataset, train-tracker options)
+VALIDATION: dict[str, tuple[str, list[str]]] = {
+    "events-registers-s0": ("val-events-a4", REGISTERS),
+    "events-fast-s0": ("val-events-a4", FAST),
+    "pairs-registers-s0": ("val-pairs-a4", REGISTERS),
+    "pairs-fast-s0": ("val-pairs-a4", FAST),
+    "a6-registers-s0": ("val-states-a6", REGISTERS),
+    "a6-registers-plain-s0": ("val-states-a6", [*REGISTERS, "--objective", "plain"]),
+    "a6-slot-s0": ("val-states-a6", SLOT_PATHS),
+    "tier2-registers-s0": ("val-tier2-a4", REGISTERS),
+}
+
+
+def certify(name: str, data: Path) -> None:
+    if (data / name / "manifest.json").is_file():
+        click.echo(f"{name}: certified already")
+        return
+    subprocess.run([str(BIN / "certify"), *DATASETS[name], "--out", str(data / name)], check=True)
+
+
+def train(name: str, runs: Path, data: Path) -> None:
+    """Train validation run ``name`` (resumed when its checkpoint is there) at one thread."""
+    dataset, options = VALIDATION[name]
+    out = runs / name
+    if (out / "report.json").is_file():
+        click.echo(f"{name}: finished already")
+        return
+    resume = ["--resume"] if (out / "checkpoint.pt").is_file() else []
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    subprocess.run([str(BIN / "train-tracker"), *options, "--data", str(data / dataset), "--threads", "1", "--quiet",
+                    "--out", str(out), *resume], check=True, env=env)
+
+
+def summary(report: dict) -> dict:
+    """What the results keep of a run's report: its settings and every figure on or beyond training."""
+    return {k: report.get(k) for k in ("arch", "objective", "seed", "steps", "schedule", "exact", "in_distribution",
+                                       "beyond", "pair_distance", "pair_growth", "unrelated_distance", "seconds",
+                                       "steps_per_second", "dataset", "lean", "package_version", "torch_threads",
+                                       "cpu_kernels")}
+
+
+@click.group()
+def main() -> None:
+    """Held-out events, pairs, unseen states and tier 2: validation and the registered batch."""
+
+
+@main.command()
+@click.option("--data", type=click.Path(path_type=Path), default=Path("data"), show_default=True)
+@click.option("--names", default=",".join(DATASETS), show_default=True, help="Comma-separated datasets.")
+def datasets(data: Path, names: str) -> None:
+    """Certify the datasets (skipping those already there)."""
+    for name in filter(None, names.split(",")):
+        certify(name, data)
+
+
+@main.command()
+@click.option("--runs", type=click.Path(path_type=Path), default=RUNS / "validation", show_default=True)
+@click.option("--data", type=click.Path(path_type=Path), default=Path("data"), show_default=True)
+@click.option("--names", default=",".join(VALIDATION), show_default=True, help="Comma-separated validation runs.")
+def validate(runs: Path, data: Path, names: str) -> None:
+    """Train the validation runs not yet finished, one after another."""
+    for name in filter(None, names.split(",")):
+        if name not in VALIDATION:
+            raise click.UsageError(f"unknown run {name}; choose among {', '.join(VALIDATION)}")
+        train(name, runs, data)
+
+
+@main.command()
+@click.option("--runs", type=click.Path(path_type=Path), default=RUNS / "validation", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS, show_default=True)
+def collect(runs: Path, out: Path) -> None:
+    """Write every finished validation run's settings and figures into the results (a run recorded
+    there keeps its row when its directory is gone)."""
+    results = json.loads(out.read_text()) if out.is_file() else {}
+    validation = results.setdefault("validation", {})
+    for name, (dataset, options) in VALIDATION.items():
+        path = runs / name / "report.json"
+        if path.is_file():
+            validation[name] = {"dataset": dataset, "options": options, **summary(json.loads(path.read_text()))}
+    write_results(out, results)
+    click.echo(f"wrote {out}: {len(validation)} validation runs")
+
+
+if __name__ == "__main__":
+    main()
