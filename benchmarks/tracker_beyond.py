@@ -38,6 +38,13 @@ DATASETS: dict[str, list[str]] = {
                       "--test-chains", "256", "--test-lengths", "8,64,256,4096", "--seed", "1"],
     "val-tier2-a4": ["--atoms", "4", "--tier", "2", "--hold-out", "states", "--start-walk", "64",
                      "--test-lengths", "8,64,256,1024", "--seed", "1"],
+    # the registered batch's
+    "events-a4": ["--atoms", "4", "--tier", "1", "--hold-out", "events:4", "--seed", "0"],
+    "pairs-a4": ["--atoms", "4", "--tier", "1", "--hold-out", "pairs:4", "--seed", "0"],
+    "states-a6": ["--atoms", "6", "--tier", "1", "--hold-out", "states", "--chains", "20000",
+                  "--test-lengths", "8,64,256,4096", "--seed", "0"],
+    # the registered tier-2 batch's dataset (benchmarks/tracker_tier2.py): the same test chains
+    "tier2-a4-w64": ["--atoms", "4", "--tier", "2", "--start-walk", "64", "--checker", "elaborator"],
 }
 
 # the registers arch as validated: one register of width 32 per tree position, the combination

@@ -380,6 +380,38 @@ def certify_cluster() -> str:
                   "overhead (Lean phase)", "cluster start s"], rows)
 
 
+# ---- beyond the training distribution -----------------------------------------------------------
+
+def beyond_cells(r: dict) -> list[str]:
+    """A run's figures beyond training: first held-out occurrence (lowest over lengths), exact on
+    chains whose end tree training never visited (at 256 and at the longest length), and the least
+    exact end-tree size at 256."""
+    beyond = r.get("beyond") or {}
+    first = beyond.get("first_heldout") or {}
+    first_cell = f3(min(v["exact"] for v in first.values())) if first else DASH
+    unseen = beyond.get("by_end_seen") or {}
+    longest = max(unseen, key=int) if unseen else None
+    unseen_cell = DASH if not unseen else " / ".join(
+        f"{f3(at(unseen.get(n, {}).get('unseen'), 'exact'))}" for n in ("256", longest))
+    sizes = (beyond.get("by_end_size") or {}).get("256")
+    size_cell = DASH
+    if sizes:
+        worst = min((k for k in sizes if sizes[k]["exact"] is not None), key=lambda k: sizes[k]["exact"])
+        size_cell = f"{f3(sizes[worst]['exact'])} ({worst} tokens)"
+    return [first_cell, unseen_cell, size_cell]
+
+
+BEYOND_HEADER = ["run", "dataset", "arch", "objective", "steps", *(f"exact@{n}" for n in LENGTHS),
+                 "first held-out (lowest)", "unseen ends @256 / longest", "least exact size @256", "steps/s"]
+
+
+def beyond_validation() -> str:
+    runs = load("tracker-beyond.json").get("validation", {})
+    rows = [[name, r["dataset"], r["arch"], r["objective"], num(r["steps"]), *(f3(at(r["exact"], n)) for n in LENGTHS),
+             *beyond_cells(r), f3(r.get("steps_per_second"))] for name, r in runs.items()]
+    return table(BEYOND_HEADER, rows)
+
+
 # ---- the command reference ----------------------------------------------------------------------
 
 def cli() -> str:
@@ -417,6 +449,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "tier2-batch": tier2_batch, "tier2-batch-where": tier2_batch_where,
     "tier2-coverage": tier2_coverage,
     "tier2-predictions": lambda: predictions("tracker-tier2.json"),
+    "beyond-validation": beyond_validation,
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "cli": cli,
 }
