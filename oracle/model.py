@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 
-from tracker.models import ModelConfig, SlotRecurrence, Tracker, build_model
+from tracker.build import build_model
+from tracker.models import ModelConfig, SlotRecurrence, Tracker
 from tracker.objectives import centred_cosine_distance
 
 ARCHS = ("recurrence", "transformer", "blind", "truth", "probe-slot")

@@ -2,7 +2,8 @@
 a padded tree followed by more tokens keeps its last ones."""
 import torch
 
-from tracker.models import ModelConfig, build_model
+from tracker.build import build_model
+from tracker.models import ModelConfig
 
 
 def test_an_item_whose_real_tokens_are_not_contiguous_is_read_whole():

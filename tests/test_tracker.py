@@ -16,7 +16,8 @@ from leanbridge.certify import certify_dataset
 from tracker.cli import main as train_tracker
 from tracker.data import load_dataset, sample_batch
 from tracker.evaluate import EvalConfig, end_views, evaluate, training_fit
-from tracker.models import ARCHS, ModelConfig, build_model
+from tracker.build import build_model
+from tracker.models import ARCHS, ModelConfig
 from tracker.objectives import OBJECTIVES, centred_cosine_distance, invariance, metric, output_tv, schedule
 from tracker.schedules import SCHEDULES, schedule_of, scheduled
 from tracker.stopping import StopConfig, StopRule

@@ -34,7 +34,8 @@ from chains.rules import Event
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
 from tracker.data import Vocab
-from tracker.models import DeltaProduct, EventTransformer, Recurrent, build_model
+from tracker.build import build_model
+from tracker.models import DeltaProduct, EventTransformer, Recurrent
 from tracker.train import CheckpointError, TrainConfig, config_from_checkpoint, load_checkpoint
 
 CHECKPOINT = "checkpoint.pt"  # train-tracker's checkpoint inside a run directory

@@ -399,14 +399,3 @@ class DeltaProduct(Tracker):
     def advance(self, state, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
         states = [s[rows] for s in state]
         return self._step(states, self.embed.pooled(items), torch.ones_like(items, dtype=torch.bool))[1]
-
-
-def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int,
-                tree_len: int) -> Tracker:
-    if config.arch not in ARCHS:
-        raise ValueError(f"unknown arch {config.arch!r}; choose one of {', '.join(ARCHS)}")
-    from tracker.registers import RegisterTracker  # it builds on this module's classes
-
-    cls = {"recurrence": SlotRecurrence, "transformer": EventTransformer, "transformer2x": EventTransformer,
-           "deltaproduct": DeltaProduct, "registers": RegisterTracker}[config.arch]
-    return cls(config, item_tokens, vocab_size, n_out, tree_len)

@@ -25,7 +25,8 @@ from tracker.layouts import LAYOUTS, PAD_ID, laid_out
 from tracker.loop import (CheckpointError, OptimConfig, Optimised, TrainingInterrupted, Write,  # noqa: F401
                           check_resumable, descend, load_checkpoint, lr_at, package_version, settings_from_checkpoint,
                           stop_requests, train_loop)
-from tracker.models import ARCHS, ModelConfig, Tracker, build_model
+from tracker.build import build_model
+from tracker.models import ARCHS, ModelConfig, Tracker
 from tracker.objectives import OBJECTIVES, NextLatHead, TermsConfig, invariance, metric, nextlat, output_tv
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
 
