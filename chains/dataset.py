@@ -25,7 +25,7 @@ from chains.manifest import (COUNTS, DATASET_FORMATS, FORMAT_VERSION, MANIFEST, 
                              DatasetError, Manifest, check_manifest, dataset_id, domain_of, is_dataset, parse_json,
                              read_manifest, read_manifest_json, trained_elsewhere, write_manifest)
 from chains.probes import PROBE_KINDS, ProbeRecord
-from chains.rules import Event, EventSyntaxError
+from chains.rules import Event, EventSyntaxError, apply
 from chains.sampling import STARTS
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, polish
@@ -227,6 +227,23 @@ def read_split(path: Path, domain: Domain) -> Iterator[tuple[str, ChainRecord]]:
                 yield f"{where} (chain {shown_id(record.id)})", record
     except OSError as e:
         raise DatasetError(f"{path}: cannot read it ({reason(e)})") from None
+
+
+def training_trees(directory: Path, domain: Domain) -> set[Tree]:
+    """Every tree the training split of the dataset in ``directory`` visits: every state of every
+    training chain and partner (the set a manifest's ``holdout`` counts); DatasetError on a bad line."""
+    seen: set[Tree] = set()
+    for where, record in read_split(Path(directory) / "train.jsonl", domain):
+        for p, history in enumerate((record, *record.partners)):
+            tree = history.start
+            seen.add(tree)
+            for k, event in enumerate(history.events):
+                tree = apply(tree, event, domain.size_bound)
+                if tree is None:
+                    part = f" partner {p - 1}" if p else ""
+                    raise DatasetError(f"{where}{part} step {k}: event {event} does not apply")
+                seen.add(tree)
+    return seen
 
 
 def file_sha256(path: Path) -> str:

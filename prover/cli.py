@@ -45,18 +45,22 @@ from prover.search import SEARCHERS
               help="Certificate store (SQLite) that the --prefix histories' steps are served from when it holds them "
                    "as certified by this Lean build, core library and the dataset's checker, and recorded in when "
                    "Lean certifies them [default: the cache's certificates.sqlite, the one certify uses].")
+@click.option("--unvisited", is_flag=True,
+              help="Draw problems whose start and target no training chain or partner of --data visits: what the "
+                   "imagination never saw in training.")
 @click.option("--device", default=ProveConfig.device, show_default=True,
               help="Where the tracker (imagination) or the oracle (oracle, oracle-imagination) reads and moves its "
                    "states: auto (CUDA when present, else the CPU), cpu, cuda, cuda:N or mps. A device this machine "
                    "lacks is refused before anything is written; the kernel searchers use no model.")
 def main(budget_calls, data, tracker, oracle, searcher, problems, distances, seed, prefix, out, jobs, timeout,
-         memory_mb, store, device) -> None:
+         memory_mb, store, unvisited, device) -> None:
     """Search rewrite paths between trees of one class, counting every question to Lean."""
     bar = PhaseBars()
     with user_errors(ProveError, cleanup=bar.close, interrupted="interrupted; no report written"):
         config = ProveConfig(data=data, tracker=tracker, oracle=oracle, searcher=searcher, budget_calls=budget_calls,
                              problems=problems, distances=distances, seed=seed, prefix=prefix, out=out, jobs=jobs,
-                             timeout_s=timeout, memory_mb=memory_mb, store=store, device=device)
+                             timeout_s=timeout, memory_mb=memory_mb, store=store, device=device,
+                             unvisited=unvisited)
         report = prove(config, progress=bar)
     bar.close()
     shown = {k: report[k] for k in ("searcher", "device", "prefix", "budget_calls", "problems", "solved", "success",

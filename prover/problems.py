@@ -4,7 +4,8 @@ distance, the length of a shortest path in the state graph (breadth-first within
 Problems are drawn reproducibly from a seed, one independent generator per distance: a start
 tree uniformly among the domain's start trees, then a target uniformly among the trees at
 exactly that distance from it; a start whose class holds no tree that far away is redrawn.
-A problem may also carry a *prefix*: a history of ``prefix`` rewrites that ends at the start
+With trees to avoid (``prove --unvisited``: those a tracker's training split visits), starts and
+targets are drawn among the other trees only. A problem may also carry a *prefix*: a history of ``prefix`` rewrites that ends at the start
 tree (a uniformly random backward walk from the start, read forwards, as the dataset's
 partners are), for a searcher that reads its start through a long history.
 """
@@ -84,21 +85,24 @@ def _prefix(space: StateSpace, rng: random.Random, start: int, length: int) -> t
 
 
 def make_problems(domain: Domain, distances: Sequence[int], per_distance: int, seed: int,
-                  prefix: int = 0) -> list[Problem]:
-    """``per_distance`` problems at each distance, the same for the same arguments."""
+                  prefix: int = 0, avoid: frozenset[Tree] = frozenset()) -> list[Problem]:
+    """``per_distance`` problems at each distance, the same for the same arguments; neither the
+    start nor the target is one of ``avoid`` (the trees a tracker's training visited)."""
     if per_distance < 1:
         raise ProblemError("problems per distance must be at least 1")
     if prefix < 0:
         raise ProblemError("the prefix length must be at least 0")
     space = StateSpace(domain)
-    starts = space.start_trees()
+    avoided = {space.id(t) for t in avoid}
+    starts = [s for s in space.start_trees() if s not in avoided]
     table: dict[int, dict[int, list[int]]] = {}  # start -> distance -> trees at that distance
 
     def at(start: int, d: int) -> list[int]:
         if start not in table:
             by: dict[int, list[int]] = {}
             for tree, k in distances_from(space, start).items():
-                by.setdefault(k, []).append(tree)
+                if tree not in avoided:
+                    by.setdefault(k, []).append(tree)
             table[start] = {k: sorted(v, key=lambda i: polish(space.trees[i])) for k, v in by.items()}
         return table[start].get(d, [])
 
@@ -107,6 +111,9 @@ def make_problems(domain: Domain, distances: Sequence[int], per_distance: int, s
         if d < 1:
             raise ProblemError(f"distance {d}: distances must be at least 1")
         if not any(at(s, d) for s in starts):
+            if avoided:
+                raise ProblemError(f"distance {d}: no two trees of one class that training never visited are "
+                                   "that far apart")
             raise ProblemError(f"distance {d}: no two trees of one class are that far apart "
                                f"(the largest distance is {max_distance(domain)})")
         rng = random.Random(f"{seed}:problems:{d}")

@@ -9,11 +9,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest
+from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest, training_trees
 from chains.files import staged_files
 from chains.manifest import manifest_path
 from chains.rules import Event, apply
-from chains.trees import Tree
+from chains.trees import Tree, count_trees
 from leanbridge.asker import AskConfig
 from leanbridge.certify import PACKAGE_VERSION, CertificationFailed, certify_steps, default_store
 from leanbridge.errors import LeanBridgeError
@@ -31,6 +31,9 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 class ProveError(Exception):
     """Bad input or a run that cannot go on; the message is one line for the user."""
+
+
+DIAMETER_TREES = 100_000  # start trees up to which a report always records the classes' diameter
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class ProveConfig:
     memory_mb: int = 8192  # address-space limit of one Lean process
     device: str = "auto"  # where the tracker or the oracle runs (tracker.device's specs); unused by kernel searchers
     store: Path | None = None  # certificate store the prefixes' steps are read from and recorded in; None: certify's
+    unvisited: bool = False  # problems whose start and target the dataset's training split never visits
 
     @property
     def kernel(self) -> KernelConfig:
@@ -224,11 +228,17 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         except OracleUnavailable as e:
             raise ProveError(str(e)) from None
     try:
-        largest = max_distance(domain)
+        # the diameter takes a search from every start tree: on the larger domains (six atoms) only
+        # when no distances are given
+        largest = (max_distance(domain) if not config.distances or count_trees(domain.atoms) <= DIAMETER_TREES
+                   else None)
         distances = config.distances or tuple(range(1, largest + 1))
-        problems = make_problems(domain, distances, config.problems, config.seed, config.prefix)
+        avoid = frozenset(training_trees(config.data, domain)) if config.unvisited else frozenset()
+        problems = make_problems(domain, distances, config.problems, config.seed, config.prefix, avoid)
     except ProblemError as e:
         raise ProveError(str(e)) from None
+    except DatasetError as e:
+        raise ProveError(f"dataset {config.data}: {e}") from None
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise ProveError(f"cannot write to {out}: it is a file, not a directory")
@@ -262,6 +272,8 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
             "largest_distance": largest,
             "problems_per_distance": config.problems,
             "distinct_problems": len({(p.start, p.target) for p in problems}),
+            "unvisited": ({"training_trees": len(avoid), "share": round(len(avoid) / manifest["trees"], 6)}
+                          if config.unvisited else None),
             **_summary(results, audited),
             "lean_processes": kernel.processes,
             "lean_questions_elaborated": kernel.elaborated,

@@ -463,3 +463,22 @@ def test_a_registers_tracker_is_an_imagination_of_the_command(dataset, tmp_path)
     report = json.loads((out / "report.json").read_text())
     assert report["problems"] == 4 and report["kernel_calls"] <= 4
     assert report["distinct_certified_solutions"] == report["distinct_solutions"]
+
+
+def test_unvisited_problems_start_and_end_where_training_never_went(dataset, tmp_path):
+    from chains.dataset import training_trees
+
+    seen = training_trees(dataset, DOMAIN)
+    assert seen and all(isinstance(t, (str, tuple)) for t in seen)
+    problems = make_problems(DOMAIN, [1, 3], 20, seed=0, avoid=frozenset(seen))
+    assert all(p.start not in seen and p.target not in seen for p in problems)
+    assert make_problems(DOMAIN, [1, 3], 20, seed=0, avoid=frozenset(seen)) == problems
+    out = tmp_path / "out"
+    code, output = invoke(["--data", dataset, "--searcher", "kernel-lookahead", "--problems", 2, "--distances", "1",
+                           "--budget-calls", 50, "--unvisited", "--out", out, "--jobs", 1])
+    assert code == 0, output
+    report = json.loads((out / "report.json").read_text())
+    assert report["unvisited"]["training_trees"] == len(seen) and report["solved"] == 2
+    for line in (out / "problems.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        assert parse_polish(row["start"], ATOMS) not in seen and parse_polish(row["target"], ATOMS) not in seen
