@@ -4,6 +4,7 @@ atoms and the large tier-2 trees, for the registers arch beside the best one-slo
     python benchmarks/tracker_beyond.py datasets [--which validation|batch]   # certify them
     python benchmarks/tracker_beyond.py validate [--names a,b]                # train validation runs (one thread)
     python benchmarks/tracker_beyond.py collect                               # write results/tracker-beyond.json
+    python benchmarks/tracker_beyond.py batch [--workers 2] [--arms a,b] [--seeds 0,1,2]   # the registered batch
 
 Validation datasets are certified from seed 1 and the registered batch's from seed 0, so no choice
 made on validation chains reads a registered test chain. A run is trained by ``train-tracker`` in a
@@ -68,6 +69,23 @@ VALIDATION: dict[str, tuple[str, list[str]]] = {
 }
 
 
+# the registered batch: arm -> (dataset, train-tracker options); three seeds each
+BATCH: dict[str, tuple[str, list[str]]] = {
+    "events-registers": ("events-a4", ["--schedule", "registers"]),
+    "events-registers-plain": ("events-a4", ["--schedule", "registers", "--objective", "plain"]),
+    "events-slot": ("events-a4", FAST),
+    "pairs-registers": ("pairs-a4", ["--schedule", "registers"]),
+    "pairs-registers-plain": ("pairs-a4", ["--schedule", "registers", "--objective", "plain"]),
+    "pairs-slot": ("pairs-a4", FAST),
+    "a6-registers": ("states-a6", ["--schedule", "registers"]),
+    "a6-registers-plain": ("states-a6", ["--schedule", "registers", "--objective", "plain"]),
+    "a6-slot": ("states-a6", SLOT_PATHS),
+    "tier2-registers": ("tier2-a4-w64", ["--schedule", "registers"]),
+    "tier2-registers-plain": ("tier2-a4-w64", ["--schedule", "registers", "--objective", "plain"]),
+}
+SEEDS = (0, 1, 2)
+
+
 def certify(name: str, data: Path) -> None:
     if (data / name / "manifest.json").is_file():
         click.echo(f"{name}: certified already")
@@ -75,9 +93,13 @@ def certify(name: str, data: Path) -> None:
     subprocess.run([str(BIN / "certify"), *DATASETS[name], "--out", str(data / name)], check=True)
 
 
-def train(name: str, runs: Path, data: Path) -> None:
-    """Train validation run ``name`` (resumed when its checkpoint is there) at one thread."""
-    dataset, options = VALIDATION[name]
+def train(name: str, runs: Path, data: Path, plan: dict[str, tuple[str, list[str]]] | None = None,
+          seed: int | None = None) -> None:
+    """Train run ``name`` of ``plan`` (the validation runs by default; a batch arm with ``seed``),
+    resumed when its checkpoint is there, at one thread."""
+    dataset, options = (plan or VALIDATION)[name]
+    if seed is not None:
+        options, name = [*options, "--seed", str(seed)], f"{name}-s{seed}"
     out = runs / name
     if (out / "report.json").is_file():
         click.echo(f"{name}: finished already")
@@ -120,6 +142,27 @@ def validate(runs: Path, data: Path, names: str) -> None:
         if name not in VALIDATION:
             raise click.UsageError(f"unknown run {name}; choose among {', '.join(VALIDATION)}")
         train(name, runs, data)
+
+
+@main.command()
+@click.option("--runs", type=click.Path(path_type=Path), default=RUNS / "batch", show_default=True)
+@click.option("--data", type=click.Path(path_type=Path), default=Path("data"), show_default=True)
+@click.option("--arms", default=",".join(BATCH), show_default=True, help="Comma-separated arms.")
+@click.option("--seeds", default="0,1,2", show_default=True)
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True,
+              help="Runs trained at once, each a process at one thread.")
+def batch(runs: Path, data: Path, arms: str, seeds: str, workers: int) -> None:
+    """Train the registered batch's runs not yet finished (arm by arm, seed by seed)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    chosen = [a for a in arms.split(",") if a]
+    unknown = [a for a in chosen if a not in BATCH]
+    if unknown:
+        raise click.UsageError(f"unknown arm(s) {', '.join(unknown)}; choose among {', '.join(BATCH)}")
+    jobs = [(arm, int(seed)) for arm in chosen for seed in seeds.split(",") if seed]
+    with ThreadPoolExecutor(workers) as pool:
+        for done in [pool.submit(train, arm, runs, data, BATCH, seed) for arm, seed in jobs]:
+            done.result()
 
 
 @main.command()

@@ -132,3 +132,14 @@ def test_the_docs_python_examples_run(runs, tiny, page, tmp_path, monkeypatch, c
     monkeypatch.chdir(tmp_path)
     for block in blocks:
         exec(compile(block, page, "exec"), {"__name__": "__docs__"})
+
+
+def test_load_run_takes_a_device_as_the_commands_do(runs):
+    from tracker.device import DeviceUnavailable
+
+    assert load_run(runs["recurrence"], device="auto").device.type in ("cpu", "cuda")
+    if not torch.cuda.is_available():
+        with pytest.raises(DeviceUnavailable, match="no CUDA device"):
+            load_run(runs["recurrence"], device="cuda")
+    with pytest.raises(DeviceUnavailable):
+        load_run(runs["recurrence"], device="tpu")

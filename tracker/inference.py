@@ -34,6 +34,7 @@ from chains.rules import Event
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
 from tracker.data import Vocab
+from tracker.device import resolve_device
 from tracker.build import build_model
 from tracker.models import DeltaProduct, EventTransformer, Recurrent
 from tracker.train import CheckpointError, TrainConfig, config_from_checkpoint, load_checkpoint
@@ -314,10 +315,14 @@ class RunCheckpoint:
                 "seed": config.seed, "steps": self.blob.get("step"), **extra, "trained_on": trained_on}
 
 
-def load_run(directory: Path | str, data: Path | str | None = None, device: str = "cpu") -> TrackedRun:
-    """The tracker a ``train-tracker`` run wrote into ``directory`` (its ``checkpoint.pt``).
+def load_run(directory: Path | str, data: Path | str | None = None,
+             device: torch.device | str = "cpu") -> TrackedRun:
+    """The tracker a ``train-tracker`` run wrote into ``directory`` (its ``checkpoint.pt``), on
+    ``device`` (``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``; the checkpoint loads on any).
     With ``data``, the dataset it must have been trained on is checked (RunUnavailable if not).
-    Loaded without running code the checkpoint may hold (torch's weights-only unpickler)."""
+    Loaded without running code the checkpoint may hold (torch's weights-only unpickler).
+    ``tracker.device.DeviceUnavailable`` (one line) when the device is not on this machine."""
+    device = resolve_device(device)
     run = RunCheckpoint.read(directory, "tracker", config_from_checkpoint)
     run_dir, blob, config = run.run_dir, run.blob, run.config
     trained_on = blob.get("identity", {}).get("dataset", {})
