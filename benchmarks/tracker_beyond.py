@@ -25,6 +25,7 @@ import click
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from benchmarks.batch import write_results  # noqa: E402
+from chains.manifest import has_manifest  # noqa: E402
 
 BIN = Path(sys.executable).parent
 RESULTS = Path("results/tracker-beyond.json")
@@ -87,7 +88,7 @@ SEEDS = (0, 1, 2)
 
 
 def certify(name: str, data: Path) -> None:
-    if (data / name / "manifest.json").is_file():
+    if has_manifest(data / name):
         click.echo(f"{name}: certified already")
         return
     subprocess.run([str(BIN / "certify"), *DATASETS[name], "--out", str(data / name)], check=True)
