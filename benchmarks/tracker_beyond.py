@@ -85,6 +85,32 @@ BATCH: dict[str, tuple[str, list[str]]] = {
     "tier2-registers-plain": ("tier2-a4-w64", ["--schedule", "registers", "--objective", "plain"]),
 }
 SEEDS = (0, 1, 2)
+EXACT = 0.99
+
+# Registered before any run of the batch (the validation runs had shown the registers exact at every
+# length to 4,096 on held-out events, right on every first occurrence).
+PREDICTIONS = [
+    ("a6_registers_unseen", "Six atoms, training visiting at most half of the domain: the registers with the combination "
+                            "exact (>= 0.99) at 256 and at 4,096 on the chains whose end tree training never visited, "
+                            "on 3 of 3 seeds"),
+    ("a6_slot_memorises", "Six atoms: the one-slot recurrence (its five-atom recipe, readout by path, 12,000 steps) below "
+                          "0.5 exact at 256 on the chains whose end tree training never visited, on 3 of 3 seeds "
+                          "(the seed's memorisation)"),
+    ("events_first", "Held-out events (4, tier 1, four atoms): the registers right just after the first held-out "
+                     "event on at least 0.99 of chains at every test length, on 3 of 3 seeds (the seed: 0.18-0.51)"),
+    ("events_exact", "Held-out events: the registers exact (>= 0.99) at 4,096 on 3 of 3 seeds"),
+    ("events_slot_first", "Held-out events: the one-slot recurrence (the fast schedule) right just after the first "
+                          "held-out event on at most 0.6 of chains at 8 events, on 3 of 3 seeds"),
+    ("pairs_exact", "Held-out ordered pairs (4, tier 1, four atoms): exact (>= 0.99) at 4,096 on 3 of 3 seeds for both "
+                    "the registers and the one-slot recurrence (the fast schedule)"),
+    ("tier2_exact", "Tier 2 (the registered tier-2 dataset): the registers exact (>= 0.99) at 256, 1,024 and 4,096 on "
+                    "3 of 3 seeds"),
+    ("tier2_sizes", "Tier 2: the registers at least 0.99 exact at 256 on every end-tree size, 13 and 15 tokens "
+                    "included, on 3 of 3 seeds"),
+    ("plain_exact", "Plain training under the registers (no Nerode term) exact (>= 0.99) at 4,096 on 3 of 3 seeds of "
+                    "held-out events, held-out pairs, six atoms (on the unseen ends) and tier 2: the shape, not the "
+                    "objective, keeps it exact past the training length"),
+]
 
 
 def certify(name: str, data: Path) -> None:
@@ -166,20 +192,86 @@ def batch(runs: Path, data: Path, arms: str, seeds: str, workers: int) -> None:
             done.result()
 
 
+def judge(runs: dict[str, dict]) -> list[dict]:
+    """Every registered prediction with what was measured and its verdict: failed by the first seed
+    on the wrong side of its bar, untested while a seed it needs is missing."""
+    text, out = dict(PREDICTIONS), []
+
+    def figures(arm: str, read) -> dict[int, float | None]:
+        return {r["seed"]: read(r) for name, r in runs.items() if name.rsplit("-s", 1)[0] == arm}
+
+    def holds(values: dict[int, float | None], ok) -> bool | None:
+        if any(v is not None and not ok(v) for v in values.values()):
+            return False
+        return True if len(values) == len(SEEDS) and None not in values.values() else None
+
+    def verdict(key: str, parts: list[tuple[str, dict, bool | None]]) -> None:
+        oks = [ok for _, _, ok in parts]
+        out.append({"id": key, "prediction": text[key], "measured": {name: v for name, v, _ in parts},
+                    "verdict": "fail" if False in oks else ("untested" if None in oks else "pass")})
+
+    def exact(n: str):
+        return lambda r: (r.get("exact") or {}).get(n)
+
+    def unseen(n: str):
+        return lambda r: ((((r.get("beyond") or {}).get("by_end_seen") or {}).get(n) or {}).get("unseen") or {}).get("exact")
+
+    def first(r: dict, n: str | None = None) -> float | None:
+        found = (r.get("beyond") or {}).get("first_heldout") or {}
+        values = [v["exact"] for k, v in found.items() if n is None or k == n]
+        return min(values) if values else None
+
+    def least_size(r: dict) -> float | None:
+        sizes = ((r.get("beyond") or {}).get("by_end_size") or {}).get("256") or {}
+        values = [v["exact"] for v in sizes.values() if v["exact"] is not None]
+        return min(values) if values else None
+
+    def part(label: str, arm: str, read, ok) -> tuple[str, dict, bool | None]:
+        values = figures(arm, read)
+        return label, values, holds(values, ok)
+
+    high = lambda v: v >= EXACT  # noqa: E731
+    verdict("a6_registers_unseen", [part(f"unseen@{n}", "a6-registers", unseen(n), high) for n in ("256", "4096")])
+    verdict("a6_slot_memorises", [part("unseen@256", "a6-slot", unseen("256"), lambda v: v < 0.5)])
+    verdict("events_first", [part("first (lowest)", "events-registers", first, high)])
+    verdict("events_exact", [part("exact@4096", "events-registers", exact("4096"), high)])
+    verdict("events_slot_first", [part("first@8", "events-slot", lambda r: first(r, "8"), lambda v: v <= 0.6)])
+    verdict("pairs_exact", [part(f"{arm} exact@4096", arm, exact("4096"), high)
+                            for arm in ("pairs-registers", "pairs-slot")])
+    verdict("tier2_exact", [part(f"exact@{n}", "tier2-registers", exact(n), high) for n in ("256", "1024", "4096")])
+    verdict("tier2_sizes", [part("least exact size@256", "tier2-registers", least_size, high)])
+    verdict("plain_exact", [part("events exact@4096", "events-registers-plain", exact("4096"), high),
+                            part("pairs exact@4096", "pairs-registers-plain", exact("4096"), high),
+                            part("a6 unseen@4096", "a6-registers-plain", unseen("4096"), high),
+                            part("tier2 exact@4096", "tier2-registers-plain", exact("4096"), high)])
+    return out
+
+
 @main.command()
-@click.option("--runs", type=click.Path(path_type=Path), default=RUNS / "validation", show_default=True)
+@click.option("--runs", type=click.Path(path_type=Path), default=RUNS, show_default=True,
+              help="Holds validation/ and batch/.")
 @click.option("--out", type=click.Path(path_type=Path), default=RESULTS, show_default=True)
 def collect(runs: Path, out: Path) -> None:
-    """Write every finished validation run's settings and figures into the results (a run recorded
-    there keeps its row when its directory is gone)."""
+    """Write every finished validation and batch run's settings and figures into the results (a run
+    recorded there keeps its row when its directory is gone), and judge the registered predictions."""
     results = json.loads(out.read_text()) if out.is_file() else {}
     validation = results.setdefault("validation", {})
     for name, (dataset, options) in VALIDATION.items():
-        path = runs / name / "report.json"
+        path = runs / "validation" / name / "report.json"
         if path.is_file():
             validation[name] = {"dataset": dataset, "options": options, **summary(json.loads(path.read_text()))}
+    batch_runs = results.setdefault("batch", {})
+    for arm, (dataset, options) in BATCH.items():
+        for seed in SEEDS:
+            path = runs / "batch" / f"{arm}-s{seed}" / "report.json"
+            if path.is_file():
+                batch_runs[f"{arm}-s{seed}"] = {"arm": arm, "dataset": dataset, "options": options,
+                                                **summary(json.loads(path.read_text()))}
+    results["predictions"] = judge(batch_runs)
     write_results(out, results)
-    click.echo(f"wrote {out}: {len(validation)} validation runs")
+    click.echo(f"wrote {out}: {len(validation)} validation runs, {len(batch_runs)} batch runs")
+    for p in results["predictions"]:
+        click.echo(f"{p['id']}: {p['verdict']}")
 
 
 if __name__ == "__main__":

@@ -405,11 +405,11 @@ BEYOND_HEADER = ["run", "dataset", "arch", "objective", "steps", *(f"exact@{n}" 
                  "first held-out (lowest)", "unseen ends @256 / longest", "least exact size @256", "steps/s"]
 
 
-def beyond_validation() -> str:
-    runs = load("tracker-beyond.json").get("validation", {})
+def beyond_table(section: str) -> str:
+    runs = load("tracker-beyond.json").get(section, {})
     rows = [[name, r["dataset"], r["arch"], r["objective"], num(r["steps"]), *(f3(at(r["exact"], n)) for n in LENGTHS),
              *beyond_cells(r), f3(r.get("steps_per_second"))] for name, r in runs.items()]
-    return table(BEYOND_HEADER, rows)
+    return table(BEYOND_HEADER, rows) if rows else "No run has finished yet.\n"
 
 
 # ---- the command reference ----------------------------------------------------------------------
@@ -449,7 +449,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "tier2-batch": tier2_batch, "tier2-batch-where": tier2_batch_where,
     "tier2-coverage": tier2_coverage,
     "tier2-predictions": lambda: predictions("tracker-tier2.json"),
-    "beyond-validation": beyond_validation,
+    "beyond-validation": lambda: beyond_table("validation"), "beyond-batch": lambda: beyond_table("batch"),
+    "beyond-predictions": lambda: predictions("tracker-beyond.json"),
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "cli": cli,
 }
