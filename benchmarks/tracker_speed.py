@@ -5,7 +5,10 @@ per step) after a short warm-up, splits one profiled stretch of steps by operato
 times the free-running evaluation of the 512 test chains at 4,096 events. Writes
 ``results/tracker_speed.json``. Run it on a quiet machine: other processes share the cores.
 
-    .venv/bin/python benchmarks/tracker_speed.py [--steps 200] [--threads 2]
+    .venv/bin/python benchmarks/tracker_speed.py [--steps 200] [--threads 2] [--schedule registers --out F]
+
+``--schedule`` times another recipe (``tracker.schedules``) the same way: the registers arch beside
+the recurrence, each at one thread (``--threads 1``).
 """
 from __future__ import annotations
 
@@ -25,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from tracker.data import load_dataset  # noqa: E402
 from tracker.evaluate import EvalConfig, end_views  # noqa: E402
-from tracker.train import Trainer, TrainConfig, package_version  # noqa: E402
+from tracker.schedules import scheduled  # noqa: E402
+from tracker.train import Trainer, package_version  # noqa: E402
 
 # operator families: the first pattern an aten op's name contains decides its family
 FAMILIES = (("matmul (MLP, keys/values, readout)", ("mm", "addmm", "linear")),
@@ -49,12 +53,13 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200, help="timed optimiser steps")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="results/tracker_speed.json")
+    ap.add_argument("--schedule", default="default", help="the recipe timed (tracker.schedules)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     data = load_dataset(args.data)
-    config = TrainConfig(data=args.data)
+    config = scheduled(args.schedule, data=args.data)
     trainer = Trainer(config, data)
-    start = 3_000  # past the invariance delay, so every term of the combo is live
+    start = int(0.75 * config.steps)  # past the terms' delays, so every term of the objective is live
     for step in range(start - 20, start):
         trainer.train_step(step)
     began = time.perf_counter()
@@ -84,6 +89,7 @@ def main() -> None:
         "time_by_operator_family": {k: round(v / total, 3) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])},
         "eval_chains": int(items.shape[0]), "eval_length": int(max(data.tests)),
         "eval_seconds": round(eval_seconds, 2),
+        "schedule": args.schedule,
         "config": {"arch": config.arch, "objective": config.objective, "width": config.width,
                    "batch_chains": config.batch_chains, "fixed_norm": config.fixed_norm, "steps": config.steps,
                    "seed": config.seed},

@@ -29,7 +29,8 @@ D = TrainConfig()  # the defaults shown by --help
 @click.option("--schedule", type=click.Choice(tuple(SCHEDULES)), default="default", show_default=True,
               help="Named preset of the training settings below (default: the registered comparison's recipe; "
                    "fast: the short recipe of the time-to-exact experiment; tier2: the recipe of the tier-2 "
-                   "experiment, for chains certified with --start-walk 64; see docs/experiments). Options given "
+                   "experiment, for chains certified with --start-walk 64; registers: the registers arch, one "
+                   "register per tree position, for what training never showed; see docs/experiments). Options given "
                    "explicitly override it.")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default=D.objective, show_default=True,
               help="plain: CE after every event; invariance/control: CE + mu(1 - centred cosine) on equivalent/"
