@@ -143,3 +143,22 @@ def test_load_run_takes_a_device_as_the_commands_do(runs):
             load_run(runs["recurrence"], device="cuda")
     with pytest.raises(DeviceUnavailable):
         load_run(runs["recurrence"], device="tpu")
+
+
+def test_a_checked_history_names_the_step_that_breaks_the_rules(runs):
+    from tracker import HistoryError
+
+    run = load_run(runs["recurrence"])
+    start = "* + a b * c d"
+    assert run.decode_tree(run.run(start, ["mul_comm@"], check=True)) == run.decode_tree(run.run(start, ["mul_comm@"]))
+    with pytest.raises(HistoryError, match=r"step 1: add_comm@ does not apply to \* \* c d \+ a b"):
+        run.run(start, ["mul_comm@", "add_comm@"], check=True)
+    with pytest.raises(HistoryError, match="step 0: mul_comm@0101 does not apply"):
+        run.run(start, ["mul_comm@0101"], check=True)
+    with pytest.raises(HistoryError, match="each of a b c d once"):
+        run.run("* + a a * c d", [], check=True)
+    with pytest.raises(TypeError, match="not int"):
+        run.run(start, [3], check=True)
+    with pytest.raises(TypeError, match="not int"):
+        run.step(run.encode(start), 3)
+    run.run(start, ["add_comm@"])  # unchecked: read all the same

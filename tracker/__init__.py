@@ -1,6 +1,7 @@
 """State trackers trained on certified rewrite chains with Nerode objectives (seed sections 42-47).
 
-data: datasets as tensors; models: slot recurrence, transformer, DeltaProduct; objectives: the
+data: datasets as tensors; models: slot recurrence, transformer, DeltaProduct; registers: one
+register per tree position; objectives: the
 Nerode terms; train: the loop and checkpoints; evaluate: free-running evaluation; plots;
 inference: a trained run as a state machine (``load_run``); cli: the ``train-tracker`` command.
 
@@ -8,7 +9,7 @@ inference: a trained run as a state machine (``load_run``); cli: the ``train-tra
 does no work.
 """
 
-__all__ = ["load_run", "TrackedRun", "RunUnavailable"]
+__all__ = ["load_run", "TrackedRun", "RunUnavailable", "HistoryError"]
 
 
 def __getattr__(name: str):

@@ -30,7 +30,7 @@ import torch
 
 from chains.dataset import DatasetError
 from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere
-from chains.rules import Event
+from chains.rules import Event, apply
 from chains.space import Domain
 from chains.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
 from tracker.data import Vocab
@@ -50,11 +50,39 @@ class RunUnavailable(Exception):
 
 
 def _tree(tree: Tree | str, atoms: Sequence[str]) -> Tree:
+    if not isinstance(tree, (str, tuple)):
+        raise TypeError(f"a tree is Polish text or a chains.trees tree, not {type(tree).__name__}")
     return parse_polish(tree, atoms) if isinstance(tree, str) else tree
 
 
 def _event(event: Event | str) -> Event:
+    if not isinstance(event, (str, Event)):
+        raise TypeError(f"an event is rule@path text or a chains.rules.Event, not {type(event).__name__}")
     return Event.parse(event) if isinstance(event, str) else event
+
+
+class HistoryError(ValueError):
+    """A history that breaks the rules of its domain; the message names the step, tree and event."""
+
+
+def checked_history(start: Tree | str, events: Sequence[Event | str], domain: Domain) -> list[Tree]:
+    """The trees a history passes through (the start, then one per event), replayed with the
+    domain's rules (``chains.rules.apply``); HistoryError naming the first step that does not apply
+    (or a start tree outside the domain: an atom not of it, or repeated on tier 1)."""
+    tree = _tree(start, domain.atom_names)
+    leaves = [t for t in tokens(tree) if t in domain.atom_names]
+    if domain.tier == 1 and sorted(leaves) != sorted(domain.atom_names):
+        raise HistoryError(f"start {polish(tree)}: a tier-1 start holds each of {' '.join(domain.atom_names)} once")
+    trees = [tree]
+    for k, event in enumerate(events):
+        event = _event(event)
+        if event.rule not in domain.rules:
+            raise HistoryError(f"step {k}: {event} names a rule outside tier {domain.tier}")
+        after = apply(tree, event, domain.size_bound)
+        if after is None:
+            raise HistoryError(f"step {k}: {event} does not apply to {polish(tree)}")
+        trees.append(tree := after)
+    return trees
 
 
 @dataclass(frozen=True)
@@ -202,8 +230,12 @@ class TrackedRun:
         tree = self.decode_tree(state)
         return None if tree is None else polish(tree)
 
-    def run(self, start: Tree | str, events: Sequence[Event | str]) -> State:
-        """The state after reading a whole history."""
+    def run(self, start: Tree | str, events: Sequence[Event | str], check: bool = False) -> State:
+        """The state after reading a whole history. With ``check``, the history is first replayed
+        with the domain's rules and HistoryError names the first step that does not apply; without
+        it, a step that does not apply is read all the same (the tracker is a model, not the rules)."""
+        if check:
+            checked_history(start, events, self.domain)
         state = self.encode(start)
         for event in events:
             state = self.step(state, event)
