@@ -5,6 +5,7 @@ atoms and the large tier-2 trees, for the registers arch beside the best one-slo
     python benchmarks/tracker_beyond.py validate [--names a,b]                # train validation runs (one thread)
     python benchmarks/tracker_beyond.py collect                               # write results/tracker-beyond.json
     python benchmarks/tracker_beyond.py batch [--workers 2] [--arms a,b] [--seeds 0,1,2]   # the registered batch
+    python benchmarks/tracker_beyond.py prove --tracker RUN   # six atoms, unvisited problems, beside kernel search
 
 Validation datasets are certified from seed 1 and the registered batch's from seed 0, so no choice
 made on validation chains reads a registered test chain. A run is trained by ``train-tracker`` in a
@@ -245,6 +246,35 @@ def judge(runs: dict[str, dict]) -> list[dict]:
                             part("a6 unseen@4096", "a6-registers-plain", unseen("4096"), high),
                             part("tier2 exact@4096", "tier2-registers-plain", exact("4096"), high)])
     return out
+
+
+PROVE_SEARCHERS = {"imagination": 1, "kernel-uniform": 2000, "kernel-lookahead": 2000}  # searcher -> kernel budget
+
+
+@main.command()
+@click.option("--tracker", type=click.Path(path_type=Path), required=True, help="A registers run on six atoms.")
+@click.option("--data", type=click.Path(path_type=Path), default=Path("data/states-a6"), show_default=True)
+@click.option("--problems", type=click.IntRange(1), default=100, show_default=True, help="Problems per distance.")
+@click.option("--distances", default="2,4,8", show_default=True)
+@click.option("--work", type=click.Path(path_type=Path), default=RUNS / "prove", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS, show_default=True)
+def prove(tracker: Path, data: Path, problems: int, distances: str, work: Path, out: Path) -> None:
+    """Six atoms, problems whose start and target training never visited: the registers as
+    imagination (one kernel call per problem at most) beside the kernel-stepping searchers."""
+    rows = {}
+    for searcher, budget in PROVE_SEARCHERS.items():
+        where = work / searcher
+        subprocess.run([str(BIN / "prove"), "--data", str(data), "--tracker", str(tracker), "--searcher", searcher,
+                        "--unvisited", "--problems", str(problems), "--distances", distances,
+                        "--budget-calls", str(budget), "--device", "cpu", "--out", str(where)], check=True)
+        report = json.loads((where / "report.json").read_text())
+        rows[searcher] = {k: report.get(k) for k in (
+            "budget_calls", "problems", "solved", "success", "kernel_calls", "kernel_calls_per_solved", "unvisited",
+            "distinct_certified_solutions", "solutions_failing_audit", "states_held_fraction_equal", "by_distance",
+            "seconds", "imagination", "lean", "core_hash", "package_version")}
+    write_results(out, {"prover": {"tracker": str(tracker), "data": str(data), "searchers": rows}})
+    for searcher, row in rows.items():
+        click.echo(f"{searcher}: success {row['success']}, kernel calls per solved {row['kernel_calls_per_solved']}")
 
 
 @main.command()
