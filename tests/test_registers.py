@@ -86,16 +86,18 @@ def test_every_rule_of_both_tiers_has_one_exact_source_per_head(tables):
         assert columns, f"{rule}: no candidate source writes the registers of head {TARGET_HEADS[h]!r} right"
 
 
-def hand_set(tables, width: int = 16) -> RegisterTracker:
+def hand_set(tables, width: int = 16, moves: str = "soft", margin: float = 2.0) -> RegisterTracker:
     """A register tracker whose tables choose one exact source per head, whose tokens are one-hot
     and whose readout names each register's token: the shape's own reach, nothing learned."""
     items = torch.zeros(1, MAX_SIZE, dtype=torch.long)
     torch.manual_seed(0)
-    model = RegisterTracker(ModelConfig(arch="registers", width=width), items, VOCAB.size, VOCAB.n_out, POSITIONS)
+    model = RegisterTracker(ModelConfig(arch="registers", width=width, moves=moves), items, VOCAB.size, VOCAB.n_out,
+                            POSITIONS)
     with torch.no_grad():
-        model.table.fill_(-1.0)  # a score of -20 against +20: the other candidates weigh e^-40
+        # the chosen source scores TABLE_SCALE * margin above the others (margin 2: e^-40 for each other)
+        model.table.zero_()
         for (rule, h), columns in tables.items():
-            model.table[tier_rules(2).index(rule), h, min(columns)] = 1.0
+            model.table[tier_rules(2).index(rule), h, min(columns)] = margin
         model.content.weight.copy_(torch.eye(VOCAB.n_out, width))
         model.head.weight.copy_(torch.eye(VOCAB.n_out, width) * 10)
         model.head.bias.zero_()
@@ -172,3 +174,24 @@ def test_registers_need_a_heap_of_positions():
     with pytest.raises(ValueError, match="layout paths"):
         RegisterTracker(ModelConfig(arch="registers", width=8), torch.zeros(1, 7, dtype=torch.long),
                         VOCAB.size, VOCAB.n_out, 12)
+
+
+def test_hard_moves_copy_exactly_where_a_blurred_table_mixes():
+    """A table whose right source wins by little (a weight of about 0.6 among 16 candidates): soft
+    moves blend the other sources into every register they write; hard moves copy the top one
+    exactly, so the registers stay the tokens' own embeddings along a chain of any length."""
+    tables = consistent_sources()
+    trees, events = random_walk(random.Random(5), 60, tier_rules(2))
+    rows = torch.tensor(item_rows(trees[0], events))
+    distances = {}
+    for moves in ("soft", "hard"):
+        model = hand_set(tables, moves=moves, margin=0.15)
+        with torch.no_grad():
+            w = model.read(model.initial_state(1), rows[:1])
+            for t in range(1, len(rows)):
+                w = model.read(w, rows[t: t + 1])
+            exact = model._normed(model.content(torch.tensor([heap(trees[-1])])))
+        distances[moves] = (w - exact).norm().item()
+        if moves == "hard":
+            assert decode(model, w) == heap(trees[-1])
+    assert distances["soft"] > 1e-3 > distances["hard"] * 100  # soft: blended; hard: the tokens' own embeddings

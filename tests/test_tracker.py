@@ -160,13 +160,14 @@ def test_every_objective_trains_end_to_end(tiny, tmp_path, objective):
     assert all(torch.isfinite(torch.tensor(v)) for v in report["final_losses"].values())
 
 
-@pytest.mark.parametrize("arch", [a for a in ARCHS if a != "recurrence"] + ["free-norm"])
+@pytest.mark.parametrize("arch", [a for a in ARCHS if a != "recurrence"] + ["free-norm", "registers-hard"])
 def test_every_arch_trains_end_to_end(tiny, tmp_path, arch):
     fixed = arch != "free-norm"  # the recurrence's default (fixed) is trained by the tests above
-    arch = "recurrence" if not fixed else arch
+    moves = "hard" if arch == "registers-hard" else "soft"
+    arch = "recurrence" if not fixed else arch.removesuffix("-hard")
     for objective in ("combo", "metric"):
         config = TrainConfig(data=str(tiny), objective=objective, arch=arch, fixed_norm=fixed, steps=4,
-                             batch_chains=4, width=32, layout="paths" if arch == "registers" else "polish")
+                             batch_chains=4, width=32, layout="paths" if arch == "registers" else "polish", moves=moves)
         report = train(config, tmp_path / objective, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
         _check_report(report, objective, arch)
 

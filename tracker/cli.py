@@ -15,6 +15,7 @@ from leanbridge.cliutil import user_errors
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
 from tracker.layouts import LAYOUTS
+from tracker.registers import MOVES
 from tracker.models import ARCHS
 from tracker.objectives import OBJECTIVES
 from tracker.options import run_options, training_options
@@ -69,6 +70,9 @@ D = TrainConfig()  # the defaults shown by --help
 @click.option("--ce-positions", type=click.Choice(["all", "tree"]), default=D.ce_positions, show_default=True,
               help="Cross-entropy on every readout position (PAD included), or on the tree's own positions only "
                    "(a tree read from the root is then exact when its own positions are).")
+@click.option("--moves", type=click.Choice(MOVES), default=D.moves, show_default=True,
+              help="Registers: a move reads the softmax mixture of its candidate sources (soft), or exactly the top "
+                   "one, trained through the softmax's gradient (hard).")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,

@@ -39,6 +39,7 @@ class ModelConfig:
     slot_init: float = 1.0  # recurrence: the start slot w0 is slot_init * N(0, I); small lets the first item write it
     embed_init_std: float = 0.02  # std of the token embedding table at init
     embedding: str = "bound"  # one of EMBEDDINGS: how an item's tokens are embedded (see ItemEmbedding)
+    moves: str = "soft"  # registers: a move reads the softmax mixture of its sources, or (hard) the top one
 
     @property
     def layers(self) -> int:

@@ -9,7 +9,9 @@ has no node). A rewrite event (rule r at node q) then acts on the registers in t
    softmax mixture of candidate source registers. Write j's path below q as ``h + t``, where the
    head h is its first two bits (fewer when it is shallower) and t the rest; its candidates are
    the registers at ``q + h' + t`` for every string h' of at most three bits (the empty register,
-   the PAD embedding, where that lies below the heap), and the empty register itself. The score of a
+   the PAD embedding, where that lies below the heap), and the empty register itself. With
+   ``moves="hard"`` a register reads exactly its top-scored candidate, and the table learns through
+   the softmax's gradient (straight-through); with ``soft`` it reads the softmax mixture. The score of a
    candidate is a learned table entry ``T[r, h, h']``: one table per rule, shared by every
    position. Registers outside the subtree keep their content.
 2. **One shared update network** on every register: attention from the register to the token
@@ -37,9 +39,11 @@ from itertools import product
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from tracker.models import ModelConfig, Recurrent
 
+MOVES = ("soft", "hard")  # how a move reads its sources (ModelConfig.moves)
 TARGET_HEADS = ("",) + tuple("".join(b) for n in (1, 2) for b in product("01", repeat=n))  # 7
 SOURCE_HEADS = ("",) + tuple("".join(b) for n in (1, 2, 3) for b in product("01", repeat=n))  # 15
 # the tables' scores are TABLE_SCALE * T: an optimiser step moves a score by about TABLE_SCALE * lr,
@@ -189,6 +193,11 @@ class RegisterTracker(Recurrent):
         scores = TABLE_SCALE * self.table[rule.unsqueeze(1), head.clamp(min=0)]  # (M, P, S)
         scores = scores.masked_fill(source < 0, float("-inf"))
         weights = scores.softmax(-1)  # (M, P, S)
+        if self.config.moves == "hard":
+            # exactly the top source forward, the softmax's gradient backward (straight-through): a
+            # move then copies registers without blending, however long the chain
+            top = F.one_hot(weights.argmax(-1), weights.shape[-1]).to(weights.dtype)
+            weights = top + weights - weights.detach()
         empty = self._normed(self.content.weight[0]).expand(m, 1, width)  # the PAD register
         pool = torch.cat([w, empty], 1)  # (M, P + 1, W)
         gathered = pool[torch.arange(m, device=w.device)[:, None, None], source.clamp(min=0)]  # (M, P, S, W)

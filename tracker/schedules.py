@@ -39,11 +39,13 @@ SCHEDULES: dict[str, dict] = {
     # zero for the first half (a representation first), then ramped over 10%; the seed's 24,000
     # steps. Train it on chains that start where a 64-event walk ends (certify --start-walk 64).
     # The registers arch (tracker.registers): one register of width 32 per tree position, moved by
-    # per-rule tables over relative heads; the combination, 4,000 steps of 28 chains, the invariance
-    # term ramped in after the first 20% as in the default recipe. How it was validated:
+    # per-rule tables over relative heads, each move reading exactly its top source (hard: with soft
+    # mixtures the tables stayed blurred once the update cleaned up after them, and six atoms lost
+    # 3% of chains by 4,096 events); the combination, 4,000 steps of 28 chains, the invariance term
+    # ramped in after the first 20% as in the default recipe. How it was validated:
     # docs/experiments/beyond-training.md.
     "registers": {"arch": "registers", "layout": "paths", "width": 32, "objective": "combo", "steps": 4_000,
-                  "warmup_steps": 200},
+                  "warmup_steps": 200, "moves": "hard"},
     "tier2": {"objective": "combo", "ticks": 4, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 24_000,
               "nextlat_delay": 0.5, "nextlat_ramp": 0.1, "invariance_delay": 0.5, "invariance_ramp": 0.1,
               "layout": "paths", "ce_positions": "tree"},

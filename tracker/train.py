@@ -27,6 +27,7 @@ from tracker.loop import (CheckpointError, OptimConfig, Optimised, TrainingInter
                           stop_requests, train_loop)
 from tracker.build import build_model
 from tracker.models import ARCHS, ModelConfig, Tracker
+from tracker.registers import MOVES
 from tracker.objectives import OBJECTIVES, NextLatHead, TermsConfig, invariance, metric, nextlat, output_tv
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
 
@@ -55,6 +56,9 @@ class TrainConfig(TermsConfig):
     dropout: float = 0.0  # transformers: dropout rate of the blocks' residual branches in training
     layout: str = "polish"  # which tree position each readout slot names (tracker.layouts)
     ce_positions: str = "all"  # cross-entropy (and exactness) on every readout position, or "tree": its own only
+    # registers: a move reads the softmax mixture of its candidate sources (soft), or exactly the top
+    # one, trained through the softmax's gradient (hard: straight-through)
+    moves: str = "soft"
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -73,6 +77,8 @@ class TrainConfig(TermsConfig):
             raise ValueError(f"unknown ce_positions {self.ce_positions!r}; choose all or tree")
         if self.layout not in LAYOUTS:
             raise ValueError(f"unknown layout {self.layout!r}; choose one of {', '.join(LAYOUTS)}")
+        if self.moves not in MOVES or (self.moves != "soft" and self.arch != "registers"):
+            raise ValueError(f"moves must be one of {', '.join(MOVES)}, and other than soft only for the registers")
         if self.arch == "registers" and self.layout != "paths":
             raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
         super().__post_init__()
@@ -80,7 +86,7 @@ class TrainConfig(TermsConfig):
     @property
     def model(self) -> ModelConfig:
         return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm, ticks=self.ticks,
-                           slot_init=self.slot_init, embed_init_std=self.embed_init_std)
+                           slot_init=self.slot_init, embed_init_std=self.embed_init_std, moves=self.moves)
 
     @property
     def terms(self) -> set[str]:
