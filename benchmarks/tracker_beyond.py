@@ -145,10 +145,11 @@ def train(name: str, runs: Path, data: Path, plan: dict[str, tuple[str, list[str
 
 def summary(report: dict) -> dict:
     """What the results keep of a run's report: its settings and every figure on or beyond training."""
-    return {k: report.get(k) for k in ("arch", "objective", "seed", "steps", "schedule", "exact", "in_distribution",
+    kept = {k: report.get(k) for k in ("arch", "objective", "seed", "steps", "schedule", "exact", "in_distribution",
                                        "beyond", "pair_distance", "pair_growth", "unrelated_distance", "seconds",
-                                       "steps_per_second", "dataset", "lean", "package_version", "torch_threads",
-                                       "cpu_kernels")}
+                                       "steps_per_second", "lean", "package_version", "torch_threads", "cpu_kernels")}
+    # runs written before the moves were a setting moved softly
+    return {**kept, "moves": report.get("config", {}).get("moves", "soft"), "dataset_identity": report.get("dataset")}
 
 
 @click.group()
