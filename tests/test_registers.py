@@ -195,3 +195,18 @@ def test_hard_moves_copy_exactly_where_a_blurred_table_mixes():
         if moves == "hard":
             assert decode(model, w) == heap(trees[-1])
     assert distances["soft"] > 1e-3 > distances["hard"] * 100  # soft: blended; hard: the tokens' own embeddings
+
+
+def test_hard_moves_read_the_same_bits_with_and_without_a_gradient(tables):
+    """Evaluation reads only the top source; training's straight-through sum gives the same bits."""
+    model = hand_set(tables, moves="hard", margin=0.15)
+    trees, events = random_walk(random.Random(9), 30, tier_rules(2))
+    rows = torch.tensor(item_rows(trees[0], events))
+    states = {}
+    for grad in (False, True):
+        with torch.set_grad_enabled(grad):
+            w = model.read(model.initial_state(1), rows[:1])
+            for t in range(1, len(rows)):
+                w = model.read(w, rows[t: t + 1])
+        states[grad] = w.detach()
+    assert torch.equal(states[False], states[True])

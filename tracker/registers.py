@@ -193,14 +193,19 @@ class RegisterTracker(Recurrent):
         scores = TABLE_SCALE * self.table[rule.unsqueeze(1), head.clamp(min=0)]  # (M, P, S)
         scores = scores.masked_fill(source < 0, float("-inf"))
         weights = scores.softmax(-1)  # (M, P, S)
-        if self.config.moves == "hard":
-            # exactly the top source forward, the softmax's gradient backward (straight-through): a
-            # move then copies registers without blending, however long the chain
-            top = F.one_hot(weights.argmax(-1), weights.shape[-1]).to(weights.dtype)
-            weights = top + weights - weights.detach()
         empty = self._normed(self.content.weight[0]).expand(m, 1, width)  # the PAD register
         pool = torch.cat([w, empty], 1)  # (M, P + 1, W)
-        gathered = pool[torch.arange(m, device=w.device)[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
+        rows = torch.arange(m, device=w.device)
+        if self.config.moves == "hard":
+            top = weights.argmax(-1)  # (M, P)
+            if not torch.is_grad_enabled():
+                # no gradient to carry: read the top source alone, the same bits as the weighted
+                # sum below with its exact one-hot weights, a sixteenth of the reading
+                return self._update(self._normed(pool[rows[:, None], source.gather(-1, top[..., None])[..., 0]]))
+            # exactly the top source forward (soft - soft is exactly 0), the softmax's gradient
+            # backward (straight-through): a move copies registers without blending, however long the chain
+            weights = F.one_hot(top, weights.shape[-1]).to(weights.dtype) + (weights - weights.detach())
+        gathered = pool[rows[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
         w = (weights.unsqueeze(-1) * gathered).sum(-2)  # (M, P, W)
         return self._update(self._normed(w))
 
