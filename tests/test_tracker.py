@@ -172,6 +172,16 @@ def test_every_arch_trains_end_to_end(tiny, tmp_path, arch):
         _check_report(report, objective, arch)
 
 
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_the_registers_train_end_to_end_under_every_objective(tiny, tmp_path, objective):
+    config = replace(scheduled("registers", data=str(tiny)), objective=objective, steps=3, batch_chains=4,
+                     checkpoint_every=3)
+    report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+    _check_report(report, objective, "registers")
+    assert report["config"]["moves"] == "hard" and all(torch.isfinite(torch.tensor(v))
+                                                       for v in report["final_losses"].values())
+
+
 def test_models_share_the_interface(tiny):
     data = load_dataset(tiny)
     batch = sample_batch(data, 3, torch.Generator().manual_seed(1))
