@@ -14,7 +14,7 @@ from chains.dataset import DatasetSpec
 from chains.holdout import HoldOut
 from chains.rules import Event, apply
 from chains.space import Domain
-from chains.trees import parse_tokens
+from chains.trees import parse_tokens, tokens
 from leanbridge.certify import certify_dataset
 from tracker.data import first_heldout, heldout_marks, load_dataset
 from tracker.evaluate import EvalConfig, evaluate
@@ -61,19 +61,13 @@ class Replayer(nn.Module):
                 event = Event(toks[0], "".join(toks[1:]))
                 if str(event) not in self.skip:
                     tree = apply(tree, event) or tree  # a blind tracker's tree may not take every event
-            ids = [self.data.vocab.index()[t] for t in _polish(tree)]
+            ids = [self.data.vocab.index()[t] for t in tokens(tree)]
             ids += [0] * (self.data.tree_len - len(ids))
             out.append(nn.functional.one_hot(torch.tensor(ids), self.data.vocab.n_out).float().flatten())
         return torch.stack(out)
 
     def readout(self, z: torch.Tensor) -> torch.Tensor:
         return z.unflatten(-1, (self.data.tree_len, self.data.vocab.n_out))
-
-
-def _polish(tree) -> list[str]:
-    from chains.trees import tokens
-
-    return tokens(tree)
 
 
 def test_first_heldout_on_hand_made_histories():
