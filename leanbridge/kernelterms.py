@@ -105,12 +105,15 @@ def _telescope(binder: str, atoms: Sequence[str], body: str) -> str:
     return body
 
 
-def _step(tree: Tree, event: Event, atoms: Sequence[str]) -> tuple[tuple[str, ...], Tree, str]:
-    """(binders, the tree after the event, proof body) of a step, proved by congruence from the
-    event's core lemma as ``render.step_proof`` does."""
+def _step(tree: Tree, event: Event, atoms: Sequence[str], claimed: Tree | None = None
+          ) -> tuple[tuple[str, ...], Tree, str]:
+    """(binders, the right side, proof body) of a step, proved by congruence from the event's
+    core lemma as ``render.step_proof`` does; the right side is the tree after the event, or the
+    ``claimed`` one (``leanbridge.statements``), which the kernel then holds to the proof."""
     if not isinstance(event, Event) or event.rule not in LEMMAS or event.path.strip("01"):
         raise RenderError(f"event {event!r:.60} is not a known rule at a path of 0s and 1s")
-    bound = tuple(bound_atoms(atoms, [_check(tree)]))
+    sides = [_check(tree)] if claimed is None else [_check(tree), _check(claimed)]
+    bound = tuple(bound_atoms(atoms, sides))
     k = len(bound)
     bindings = redex(tree, event)
     if bindings is None:
@@ -125,7 +128,7 @@ def _step(tree: Tree, event: Event, atoms: Sequence[str]) -> tuple[tuple[str, ..
         context = _term(replace(tree, event.path, _HOLE_MARK), k + 1, bound)
         proof = (f"({CONGR} N N {_term(before, k, bound)} {_term(after, k, bound)} "
                  f"(fun {HOLE} N {context}) {proof})")
-    return bound, result, proof
+    return bound, result if claimed is None else claimed, proof
 
 
 def kernel_statement(question: Question, name: str, atoms: Sequence[str]) -> KernelStatement:
@@ -135,9 +138,9 @@ def kernel_statement(question: Question, name: str, atoms: Sequence[str]) -> Ker
     if not _NAME.fullmatch(name):
         raise RenderError(f"declaration name {name!r:.40} is not q<digits>")
     statement = question.statement
-    if statement.kind == "step" and len(statement.source) == 2:
-        tree, event = statement.source
-        bound, rhs, proof = _step(tree, event, atoms)
+    if statement.kind == "step" and len(statement.source) in (2, 3):  # (tree, event[, claimed tree])
+        tree, event, *claimed = statement.source
+        bound, rhs, proof = _step(tree, event, atoms, *claimed)
         lhs = tree
     elif statement.kind == "equivalence" and len(statement.source) == 2:
         lhs, rhs = statement.source
