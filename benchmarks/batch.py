@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from chains.files import user_mode
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.grid import (Run, RunSpec, finished_or_trained, finished_report,  # noqa: F401 - the drivers
                          same_settings)  # import them from here
@@ -164,6 +165,7 @@ def write_results(out: Path, results: dict) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     kept = json.loads(out.read_text()) if out.is_file() else {}
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
+    os.fchmod(fd, user_mode())  # mkstemp's 0600 would outlive the rename
     with os.fdopen(fd, "w") as handle:
         json.dump({**kept, **results}, handle, indent=2)
         handle.write("\n")

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import click
 
+from chains.files import user_mode
+
 CHECKPOINT = "checkpoint.pt"
 
 
@@ -29,6 +31,7 @@ def unfinished(runs: Path) -> list[Path]:
 def copy_atomically(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.tmp-")
+    os.fchmod(fd, user_mode())  # mkstemp's 0600 would outlive the rename
     os.close(fd)
     shutil.copyfile(source, tmp)
     os.replace(tmp, target)

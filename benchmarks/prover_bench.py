@@ -32,6 +32,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from chains.files import user_mode
 from prover.run import ProveConfig, ProveError, prove
 
 
@@ -136,6 +137,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     kept = json.loads(out.read_text()) if out.is_file() and args.section != "runs" else {}
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
+    os.fchmod(fd, user_mode())  # mkstemp's 0600 would outlive the rename
     with os.fdopen(fd, "w") as handle:
         json.dump({**kept, args.section: runs}, handle, indent=2)
         handle.write("\n")

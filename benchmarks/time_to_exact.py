@@ -31,6 +31,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from chains.files import user_mode  # noqa: E402
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device  # noqa: E402
 from tracker.evaluate import EvalConfig  # noqa: E402
 from tracker.schedules import SCHEDULES, scheduled  # noqa: E402
@@ -126,6 +127,7 @@ def merge(rows: list[dict], path: Path) -> list[dict]:
     merged = [r for r in old if key(r) not in fresh] + rows
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    os.fchmod(fd, user_mode())  # mkstemp's 0600 would outlive the rename
     with os.fdopen(fd, "w") as handle:
         json.dump({"exact_threshold": EXACT, "runs": merged}, handle, indent=2)
         handle.write("\n")

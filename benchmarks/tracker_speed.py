@@ -26,6 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
+from chains.files import user_mode  # noqa: E402
 from tracker.data import load_dataset  # noqa: E402
 from tracker.evaluate import EvalConfig, end_views  # noqa: E402
 from tracker.schedules import scheduled  # noqa: E402
@@ -100,6 +101,7 @@ def main() -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.tmp-")
+    os.fchmod(fd, user_mode())  # mkstemp's 0600 would outlive the rename
     with os.fdopen(fd, "w") as handle:
         json.dump(result, handle, indent=2)
         handle.write("\n")

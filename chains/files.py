@@ -29,6 +29,15 @@ def cannot_write(path: Path | str, e: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {reason(e)}")
 
 
+def user_mode(directory: bool = False) -> int:
+    """The mode a new file (``directory``: a new directory) gets under the process's umask, as
+    ``open`` and ``mkdir`` give it: tempfile creates its files 0600 and directories 0700 whatever
+    the umask, so what it made is set to this before it is renamed into place."""
+    mask = os.umask(0)  # reading the umask means setting it: set it straight back
+    os.umask(mask)
+    return (0o777 if directory else 0o666) & ~mask
+
+
 def _fsync_write(path: Path, data: bytes) -> None:
     with open(path, "wb") as handle:
         handle.write(data)
@@ -43,6 +52,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     path = Path(path)
     try:
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-", suffix=path.suffix)
+        os.fchmod(fd, user_mode())  # mkstemp's 0600 would outlive the rename
         os.close(fd)
     except OSError as e:
         raise cannot_write(path, e) from None

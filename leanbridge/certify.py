@@ -40,7 +40,7 @@ from leanbridge.asker import AskConfig, Asker, QuestionFailed
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import PROBE_TIMEOUT_S, LeanInstall, find_lean
 from leanbridge.errors import shown
-from leanbridge.paths import cache_dir
+from leanbridge.paths import cache_dir, portable_path
 from leanbridge.probing import ProbeBook, RefereeDisagreement
 from leanbridge.questions import Certify
 from leanbridge.render import Statement, equivalence_statement, step_statement
@@ -55,6 +55,9 @@ Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 def _quiet(phase: str, done: int, total: int) -> None:
     pass
+
+
+PROGRESS_EVERY = 64  # chains between progress reports while rendering and writing (a split with probes takes minutes)
 
 
 def default_store() -> Path:
@@ -417,7 +420,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
         closing.callback(run.close)
         sampled = _sample_splits(spec, space, statements, book, run.hand_over, progress, phases, starts, held)
         certified = _certify_statements(sampled, run, store, bridge, progress, phases)
-        manifest = _write_dataset(spec, sampled, certified, writer, store_path, phases, started)
+        manifest = _write_dataset(spec, sampled, certified, writer, store_path, phases, started, progress)
         closing.pop_all()
         return manifest
     except BaseException:
@@ -493,6 +496,8 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
         rng = probe_rng(spec.seed, name)
         sampler = ProbeSampler(space, rng) if book is not None else None
         for n, sample in enumerate(split):
+            if n % PROGRESS_EVERY == 0:
+                progress(f"render {name}", n, count)
             chain_id = f"{name}-{n:05d}"
             where = f"{name}.jsonl chain {chain_id}"
             chain = sample.chain
@@ -522,6 +527,7 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
             else:
                 encoded.append(line + "}")
         lines[name] = encoded
+        progress(f"render {name}", count, count)
         hand_over()
         phases["render"] += time.perf_counter() - mark
     return _Sampled(space, statements, text, book, lines, equivalence_count, held, visits)
@@ -552,15 +558,17 @@ def _certify_statements(sampled: _Sampled, run: _LeanRun, store: CertificateStor
 
 
 def _write_dataset(spec: DatasetSpec, sampled: _Sampled, certified: _Certified, writer: DatasetWriter,
-                   store_path: Path, phases: dict[str, float], started: float) -> dict:
+                   store_path: Path, phases: dict[str, float], started: float, progress: Progress = _quiet) -> dict:
     """Finish the chains' lines with the probes' verdicts, write the split files and the
     manifest, and move the dataset into place. Returns the manifest."""
     mark = time.perf_counter()
     space, statements, text, book = sampled.space, sampled.statements, sampled.text, sampled.book
     verdicts = _ProbeVerdicts(book, space) if book is not None else None
 
-    def finished(entries: list) -> Iterator[str]:
-        for entry in entries:
+    def finished(name: str, entries: list) -> Iterator[str]:
+        for n, entry in enumerate(entries):
+            if n % PROGRESS_EVERY == 0:
+                progress(f"write {name}", n, len(entries))
             if isinstance(entry, str):
                 yield entry
             else:
@@ -569,7 +577,8 @@ def _write_dataset(spec: DatasetSpec, sampled: _Sampled, certified: _Certified, 
 
     files = {}
     for name, encoded in sampled.lines.items():
-        path = writer.write_lines(f"{name}.jsonl", finished(encoded))
+        path = writer.write_lines(f"{name}.jsonl", finished(name, encoded))
+        progress(f"write {name}", len(encoded), len(encoded))
         files[path.name] = {"chains": len(encoded), "sha256": file_sha256(path)}
     kinds = Counter(st.kind for st in statements.by_key.values())
     probes = None if book is None else probe_manifest(
@@ -589,7 +598,7 @@ def _write_dataset(spec: DatasetSpec, sampled: _Sampled, certified: _Certified, 
         distinct_equivalences=kinds["equivalence"], files=files,
         kernel_checked=certified.kernel_checked, certified=certified.certified, failed=certified.failed,
         lean_processes=certified.lean_processes, lean=statements.lean.describe(), core_hash=statements.core.hash,
-        checker=statements.identity, package_version=PACKAGE_VERSION, store=str(store_path), probes=probes)
+        checker=statements.identity, package_version=PACKAGE_VERSION, store=portable_path(store_path), probes=probes)
     phases["write"] = time.perf_counter() - mark
     manifest = dataclasses.replace(manifest, phase_seconds={k: round(v, 3) for k, v in phases.items()},
                                    seconds=round(time.perf_counter() - started, 3)).to_json()
@@ -739,6 +748,8 @@ def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Re
         visited = held.visits.trees if training else None
         ends = held.visits.test_ends.setdefault(name.removesuffix(".jsonl"), []) if testing else None
         for where, record in read_split(path, domain):
+            if count % PROGRESS_EVERY == 0:
+                progress(f"replay {name}", count, expected_files[name].get("chains", 0))
             replay(record, where, visited)
             if training:
                 held.training(record.events, where, partner=False)

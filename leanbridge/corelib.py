@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from chains.files import user_mode
 from leanbridge.discovery import LeanInstall
 from leanbridge.errors import CoreLibraryError, shown
 from leanbridge.paths import cache_dir, file_lock
@@ -92,6 +93,7 @@ def build_core(lean: LeanInstall, limits: LeanLimits = LeanLimits()) -> CoreLibr
         if (target / f"{CORE_MODULE}.olean").exists():
             return core
         staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
+        staging.chmod(user_mode(directory=True))  # mkdtemp's 0700 would outlive the rename
         try:
             (staging / f"{CORE_MODULE}.lean").write_bytes(data)
             _compile(lean, staging, source, limits)

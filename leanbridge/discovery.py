@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leanbridge.errors import LeanNotFoundError, shown
-from leanbridge.paths import BuildError, built_with_gcc, cache_dir
+from leanbridge.paths import BuildError, built_with_gcc, cache_dir, portable_path
 
 LEAN_VERSION = "4.35.0"
 LEAN_GITHASH = "eb6cafb7290e8bd5f2937522d8d804f58f02bafc"
@@ -31,7 +31,10 @@ class LeanInstall:
     source: str  # "env", "path" or "bundled"
 
     def describe(self) -> dict:
-        return {"version": self.version, "githash": self.githash, "path": str(self.path), "source": self.source}
+        """What reports and manifests record of it: the build (version, githash), where it came
+        from, and its path without this machine's layout (``leanbridge.paths.portable_path``)."""
+        return {"version": self.version, "githash": self.githash, "path": portable_path(self.path),
+                "source": self.source}
 
 
 PROBE_TIMEOUT_S = 30.0  # seconds a binary may take to say its version or githash

@@ -23,6 +23,24 @@ def cache_dir() -> Path:
     return Path(base) / "exact-state"
 
 
+CACHE_MARK = "<cache>"  # stands for cache_dir() in a recorded path
+ELSEWHERE_MARK = "<elsewhere>"  # stands for the directory of a recorded file outside the cache and the working directory
+
+
+def portable_path(path: Path | str) -> str:
+    """``path`` as reports and manifests record it, without this machine's layout: a path in the
+    cache directory as ``<cache>/...``, one under the working directory relative to it, any other
+    as ``<elsewhere>/`` and its name. What identifies a Lean build is its version and githash, and
+    a dataset its files' hashes; the path only says where it lay."""
+    given = Path(path)
+    resolved = given.resolve()
+    for base, shown in ((cache_dir().resolve(), CACHE_MARK), (Path.cwd().resolve(), None)):
+        if resolved.is_relative_to(base):
+            rest = resolved.relative_to(base).as_posix()
+            return rest if shown is None else f"{shown}/{rest}" if rest != "." else shown
+    return given.as_posix() if not given.is_absolute() else f"{ELSEWHERE_MARK}/{given.name}"
+
+
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """An exclusive advisory lock, so concurrent runs build a shared artefact once."""

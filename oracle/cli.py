@@ -17,6 +17,7 @@ from oracle.train import OBJECTIVES, OracleConfig, train
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.loop import CheckpointError, TrainingInterrupted
 from tracker.options import run_options, training_options
+from tracker.runlog import LogConfig
 
 D = OracleConfig()  # the defaults shown by --help
 
@@ -66,8 +67,8 @@ D = OracleConfig()  # the defaults shown by --help
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @training_options(D, "Chains per step, each with its probes (and its certified partners for combo).")
 @run_options("runs/oracle-<arch>-<objective>-s<seed>")
-def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, skip_test: bool, device: str,
-         **settings) -> None:
+def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, log_every: int, tensorboard: bool,
+         skip_test: bool, device: str, **settings) -> None:
     """Train a kernel oracle: predict Lean's verdict on probe rewrites along a chain, without asking it."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
         where = resolve_device(device)
@@ -87,7 +88,7 @@ def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, skip_
                      interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig(),
-                       test=not skip_test, device=where)
+                       test=not skip_test, device=where, log=LogConfig(every=log_every, tensorboard=tensorboard))
     shown = {k: report.get(k) for k in ("arch", "objective", "seed", "device", "steps", "accuracy", "all_right",
                                         "binary", "pair_distance", "unrelated_distance", "seconds",
                                         "steps_per_second", "eval_seconds")}
@@ -103,7 +104,9 @@ def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, skip_
     shown["hard_by_depth"] = {b: h["balanced"] for b, h in pooled.get("hard", {}).items()}
     shown["guard"] = pooled.get("guard")
     click.echo(json.dumps(shown, indent=2))
-    click.echo(f"wrote {out / 'report.json'}, {out / 'checkpoint.pt'}, {out / 'accuracy.png'}, "
+    if "extension" in report:
+        shown["extension"] = report["extension"]
+    click.echo(f"wrote {out / 'report.json'}, {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'accuracy.png'}, "
                f"{out / 'kinds.png'}, {out / 'depth.png'}")
 
 

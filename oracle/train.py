@@ -32,9 +32,10 @@ from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
 from oracle.nerode import SkeletonPool, completion_term, verdict_metric
 from tracker.data import save_atomic
 from tracker.device import cpu_kernels, resolve_device
-from tracker.loop import (Optimised, check_resumable, descend, load_checkpoint, lr_at, package_version,
+from tracker.loop import (Optimised, check_resumable, descend, extension, load_checkpoint, lr_at, package_version,
                           settings_from_checkpoint, train_loop)
 from tracker.objectives import NextLatHead, TermsConfig, invariance, nextlat
+from tracker.runlog import LogConfig, RunLog
 
 CHECKPOINT = "checkpoint.pt"
 OBJECTIVES = ("plain", "combo", "nerode")
@@ -274,12 +275,14 @@ def choose_comparison(model: Oracle, config: OracleConfig, data: OracleData, val
 
 def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: OracleEvalConfig = OracleEvalConfig(), data: OracleData | None = None,
-          validation: OracleData | None = None, test: bool = True, device: torch.device | str = "cpu") -> dict:
+          validation: OracleData | None = None, test: bool = True, device: torch.device | str = "cpu",
+          log: LogConfig = LogConfig()) -> dict:
     """Train (or continue) into ``out`` on ``device`` (a torch.device or a spec such as ``auto``;
-    DeviceUnavailable before anything is read or written when it is not here); choose the
-    comparison's threshold; evaluate on the held-out test chains (unless ``test`` is False: a
-    validation run reads only its validation chains), all on that device; return the report
-    (also written there)."""
+    DeviceUnavailable before anything is read or written when it is not here), logging to
+    ``out``/metrics.jsonl as ``log`` says; choose the comparison's threshold; evaluate on the
+    held-out test chains (unless ``test`` is False: a validation run reads only its validation
+    chains), all on that device; return the report (also written there). ``resume`` with more
+    ``config.steps`` than the checkpoint's settings extends the run (``tracker.loop.extension``)."""
     out = Path(out)
     device = resolve_device(device)
     started = time.perf_counter()
@@ -288,30 +291,41 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
     if not test and validation is None:
         raise ValueError("a run that skips the test chains needs --validation (chains to be judged on)")
     load_seconds = time.perf_counter() - started
-    trainer = OracleTrainer(config, data, device)
     path = out / CHECKPOINT
+    until = config.steps
+    blob = None
     if resume:
         blob = load_checkpoint(path)
-        check_resumable(blob, config, data.identity["dataset"], path)
+        config = check_resumable(blob, config, data.identity["dataset"], path)  # an extension keeps its settings
+    trainer = OracleTrainer(config, data, device)
+    if blob is not None:
         trainer.load(blob)
     out.mkdir(parents=True, exist_ok=True)
 
-    last_losses = train_loop(trainer, config, path, show_progress, "train-oracle")
-    trainer.comparison, validation_report = choose_comparison(trainer.model, config, data, validation, eval_config)
-    save_atomic(trainer.checkpoint(), path)  # the threshold is stored with the run
+    with RunLog(out, log, None if blob is None else trainer.step) as run_log:
+        last_losses = train_loop(trainer, config, path, show_progress, "train-oracle", until=until, log=run_log)
+        trainer.comparison, validation_report = choose_comparison(trainer.model, config, data, validation,
+                                                                  eval_config)
+        save_atomic(trainer.checkpoint(), path)  # the threshold is stored with the run
 
-    threshold = None if trainer.comparison is None else trainer.comparison["threshold"]
-    results = (evaluate(trainer.model, data, eval_config, show_progress=show_progress, threshold=threshold,
-                        threshold_source=trainer.comparison["source"]["chains"] if trainer.comparison else "given")
-               if test else {"tested": False})
+        threshold = None if trainer.comparison is None else trainer.comparison["threshold"]
+        results = (evaluate(trainer.model, data, eval_config, show_progress=show_progress, threshold=threshold,
+                            threshold_source=trainer.comparison["source"]["chains"] if trainer.comparison else "given")
+                   if test else {"tested": False})
+        if test:
+            run_log.figures("evaluation", trainer.step, {k: results.get(k) for k in ("accuracy", "all_right",
+                                                                                     "probe_chains")})
+    extended = extension(config, trainer.step)
     report = {
-        "arch": config.arch, "objective": config.objective, "seed": config.seed, "steps": config.steps,
+        "arch": config.arch, "objective": config.objective, "seed": config.seed,
+        "steps": config.steps if extended is None else trainer.step,
         **results,
         "schedule": config.schedule,
         "threshold": trainer.comparison,
         "validation": validation_report,
         "seconds": round(trainer.train_seconds, 2),
-        "steps_per_second": round(config.steps / trainer.train_seconds, 3) if trainer.train_seconds else None,
+        "steps_per_second": (round((config.steps if extended is None else trainer.step) / trainer.train_seconds, 3)
+                             if trainer.train_seconds else None),
         "load_seconds": round(load_seconds, 2),
         "dataset": data.identity["dataset"], "lean": data.identity["lean"],
         "package_version": package_version(), "torch_version": torch.__version__,
@@ -323,6 +337,8 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
         "final_losses": last_losses,
         "config": asdict(config),
     }
+    if extended is not None:  # only then: a run not extended keeps its report's keys
+        report["extension"] = extended
     write_report(report, out)
     return report
 

@@ -17,6 +17,7 @@ from chains.trees import Tree, count_trees
 from leanbridge.asker import AskConfig
 from leanbridge.certify import PACKAGE_VERSION, CertificationFailed, certify_steps, default_store
 from leanbridge.errors import LeanBridgeError
+from leanbridge.paths import portable_path
 from leanbridge.runner import LeanLimits
 from prover.imagination import Imagination, TrackerUnavailable, load_tracker
 from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
@@ -106,7 +107,7 @@ def certify_prefixes(problems: list[Problem], kernel: Kernel, store: Path, check
         raise ProveError(f"certifying the prefixes: {e}") from None
     return {**counts, "prefix_distinct_steps": done.distinct, "prefix_from_store": done.from_store,
             "prefix_asked": done.asked, "prefix_lean_processes": done.lean_processes,
-            "prefix_checker": done.checker, "prefix_store": str(store)}
+            "prefix_checker": done.checker, "prefix_store": portable_path(store)}
 
 
 def prefix_checker(manifest: dict) -> str:

@@ -293,7 +293,7 @@ def test_command_writes_report_and_plots(tiny_probes, tmp_path):
 
 def test_every_training_setting_is_an_option_of_the_command():
     options = {p.name for p in train_oracle.params} - {"out", "resume", "threads", "quiet", "help", "skip_test",
-                                                        "device"}
+                                                        "device", "log_every", "tensorboard"}
     assert options == {f.name for f in fields(OracleConfig)}
 
 

@@ -16,6 +16,7 @@ from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
 from tracker.layouts import LAYOUTS
 from tracker.registers import MOVES
+from tracker.runlog import LogConfig
 from tracker.models import ARCHS
 from tracker.objectives import OBJECTIVES
 from tracker.options import run_options, training_options
@@ -92,7 +93,7 @@ D = TrainConfig()  # the defaults shown by --help
 @run_options("runs/<arch>-<objective>-s<seed>")
 def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
          check_patience: int, check_cooldown: int, device: str, out: Path | None, resume: bool, threads: int | None,
-         quiet: bool, **settings) -> None:
+         quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
         where = resolve_device(device)
@@ -117,14 +118,17 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
                      interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,
-                       eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()))
+                       eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()),
+                       log=LogConfig(every=log_every, tensorboard=tensorboard))
     shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "device", "steps", "exact", "in_distribution",
                                     "pair_distance", "pair_growth", "unrelated_distance", "seconds",
                                     "steps_per_second")}
+    if "extension" in report:
+        shown["extension"] = report["extension"]
     if "stop" in report:
         shown["stop"] = {k: v for k, v in report["stop"].items() if k not in ("checks", "config")}
     click.echo(json.dumps(shown, indent=2))
-    click.echo(f"wrote {out / 'report.json'}, {out / 'checkpoint.pt'}, {out / 'exact.png'}, "
+    click.echo(f"wrote {out / 'report.json'}, {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'exact.png'}, "
                f"{out / 'pair_distance.png'}")
 
 

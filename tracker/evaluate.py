@@ -16,7 +16,9 @@ in lockstep. Reported per chain length L:
 - ``pair_growth``: pair_distance at the longest pair length over that at the shortest (256 over
   8 by default). Above 1 the states of equivalent histories drift apart along the chain: the
   drift diagnostic of section 43. None when either distance is missing or the shortest is 0.
-- ``chains[L]``: how many chains each figure of length L counts.
+- ``chains[L]``: how many chains each figure of length L counts (``chains_asked`` were asked for:
+  a split holding fewer is read whole, and ``fewer_chains_than_asked`` says where);
+  ``pairs[L]``: how many certified partner pairs ``pair_distance[L]`` averages over.
 
 Beyond the training distribution (``beyond``), on every dataset where the figure exists:
 
@@ -29,11 +31,13 @@ Beyond the training distribution (``beyond``), on every dataset where the figure
 """
 from __future__ import annotations
 
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
+from tqdm import tqdm
 
 from tracker.data import TrackerData
 from tracker.device import default_device
@@ -51,6 +55,22 @@ class EvalConfig:
     # at 1 and 2 threads (tests/test_tracker.py holds it), so a run trained at one thread can be
     # evaluated on every core without changing its report.
     threads: int | None = None
+
+
+def fewer_chains(asked: int, tests: dict[int, dict]) -> dict[str, int]:
+    """{length: chains it holds} for every test split of ``tests`` holding fewer than the
+    ``asked`` chains per length (figures there count every chain of the split)."""
+    return {str(n): len(split["end"]) for n, split in sorted(tests.items()) if len(split["end"]) < asked}
+
+
+def requested_chains(asked: int, tests: dict[int, dict]) -> dict[str, int]:
+    """``fewer_chains``, said in one line on stderr when not empty."""
+    short = fewer_chains(asked, tests)
+    if short:
+        held = ", ".join(f"{count} at length {n}" for n, count in short.items())
+        sys.stderr.write(f"warning: {asked} held-out chains per length asked for, the dataset holds fewer ({held}); "
+                         "the figures there count those\n")
+    return short
 
 
 @contextmanager
@@ -84,14 +104,15 @@ def model_device(model: Tracker) -> torch.device:
     return next(model.parameters()).device
 
 
-def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig()) -> dict:
-    """The free-running evaluation, on the model's device (the data is moved there)."""
+def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig(), show_progress: bool = False) -> dict:
+    """The free-running evaluation, on the model's device (the data is moved there); a progress
+    bar over the test lengths on stderr when ``show_progress``."""
     was_training = model.training
     model.eval()
     device = model_device(model)
     try:
         with torch_threads(config.threads), torch.inference_mode(), default_device(device):
-            return _evaluate(model, data.to(device), config)
+            return _evaluate(model, data.to(device), config, show_progress)
     finally:
         model.train(was_training)
 
@@ -108,15 +129,17 @@ def training_fit(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
     return {"length": int(last.max()), "train": train}
 
 
-def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
+def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig, show_progress: bool = False) -> dict:
     started = time.perf_counter()
     exact: dict[str, float | None] = {}
     correct: dict[str, torch.Tensor] = {}  # per length: (N,) whether each chain's tree came out right
     pair: dict[str, float] = {}
+    pairs: dict[str, int] = {}  # per length: the partner pairs pair[length] averages over
     unrelated: dict[str, float] = {}
     seconds: dict[str, float] = {}
     is_transformer = model.config.arch.startswith("transformer")
-    for length in sorted(data.tests):
+    for length in tqdm(sorted(data.tests), desc="evaluate", unit="length", disable=not show_progress, leave=False,
+                       file=sys.stderr, dynamic_ncols=True):
         split = data.tests[length]
         if is_transformer and length > config.transformer_max_length:
             exact[str(length)] = None
@@ -137,6 +160,7 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
             if k > 0:
                 zp = end_views(model, mates.reshape(-1, mates.shape[-1]), config.chunk).view(len(ends), k, -1)
                 pair[str(length)] = centred_cosine_distance(z[:, None, :].expand_as(zp), zp).mean().item()
+                pairs[str(length)] = len(ends) * k
         seconds[str(length)] = round(time.perf_counter() - t0, 3)
     lengths = sorted(int(n) for n in pair)
     fit = training_fit(model, data, config)
@@ -150,7 +174,9 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
             "unrelated_distance": unrelated.get(shortest) if shortest else None,
             "in_distribution": {**fit, "fresh": exact.get(str(fit["length"]))},
             "unrelated_distance_by_length": unrelated, "beyond": beyond,
-            "chains": {n: len(c) for n, c in correct.items()},
+            "chains": {n: len(c) for n, c in correct.items()}, "chains_asked": config.max_chains,
+            **({"fewer_chains_than_asked": short} if (short := fewer_chains(config.max_chains, data.tests)) else {}),
+            "pairs": pairs,
             "eval_seconds": round(time.perf_counter() - started, 3),
             "eval_seconds_by_length": seconds, "eval_threads": torch.get_num_threads(), "correct": correct}
 

@@ -23,7 +23,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from tracker.data import UnreadableFile, load_torch_file, save_atomic
 from tracker.device import to_cpu
+from tracker.runlog import RunLog
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,10 @@ def package_version() -> str:
 
 def lr_at(config: OptimConfig, step: int) -> float:
     """The learning rate of ``step``: linear warm-up to ``lr``, then cosine decay to
-    ``lr * final_lr_fraction`` at the last step (and there after it)."""
+    ``lr * final_lr_fraction`` at the last step; past the last step (an extended run) that final
+    rate, even when the schedule ended inside its warm-up."""
+    if step >= config.steps:
+        return config.lr * config.final_lr_fraction
     if step < config.warmup_steps:
         return config.lr * (step + 1) / config.warmup_steps
     progress = (step - config.warmup_steps) / max(1, config.steps - config.warmup_steps)
@@ -154,16 +158,37 @@ def settings_from_checkpoint(blob: dict, kind: type[Config]) -> Config:
         raise CheckpointError(f"the checkpoint's settings are not valid ({e})") from None
 
 
-def check_resumable(blob: dict, config: OptimConfig, dataset: dict, path: Path) -> None:
-    """CheckpointError, in one line, unless the checkpoint ``blob`` (at ``path``) was trained with
-    exactly ``config`` on the dataset whose identity is ``dataset``."""
+def check_resumable(blob: dict, config: Config, dataset: dict, path: Path) -> Config:
+    """The settings to continue the checkpoint ``blob`` (at ``path``) with: ``config`` itself, or,
+    when ``config`` differs from the checkpoint's settings only by more ``steps``, the
+    checkpoint's settings (the run is extended: see ``extension``). CheckpointError, in one line,
+    for any other difference, fewer steps, or another dataset."""
     stored = settings_from_checkpoint(blob, type(config))
+    if stored != config and replace(stored, steps=config.steps) == config:
+        if config.steps < stored.steps:
+            raise CheckpointError(f"{path}: trained for {stored.steps} steps; --resume continues a run or extends "
+                                  f"it with more steps, never fewer ({config.steps})")
+        config = stored
     if stored != config:
         diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
                 for f in fields(config) if getattr(stored, f.name) != getattr(config, f.name)]
         raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
     if blob["identity"]["dataset"]["dataset_id"] != dataset["dataset_id"]:
         raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
+    return config
+
+
+def extension(config: OptimConfig, steps: int) -> dict | None:
+    """What a report records of a run trained to ``steps`` with settings ``config`` (None when
+    ``steps`` is not past ``config.steps``): an extended run keeps its schedule and continues it.
+    Its first ``config.steps`` steps are the original run's, bit for bit; every step after them
+    trains at the schedule's final learning rate (``lr * final_lr_fraction``, where the cosine
+    ended) and every loss term at the weight it had at the original run's end."""
+    if steps <= config.steps:
+        return None
+    return {"extended_from": config.steps, "steps": steps,
+            "schedule": f"continued: steps {config.steps + 1}-{steps} at the final learning rate "
+                        f"{lr_at(config, config.steps):.3g}, every term at its weight at step {config.steps}"}
 
 
 class Optimised:
@@ -229,26 +254,32 @@ Write = Callable[[str], None]  # a line for the person watching (above the progr
 
 
 def train_loop(trainer: Stepper, config: OptimConfig, path: Path, show_progress: bool = True, desc: str = "train",
-               lr: Callable[[int], float | None] | None = None, check: Callable[[int, Write], bool] | None = None
-               ) -> dict[str, float]:
-    """Train from ``trainer.step`` to ``config.steps``, checkpointing to ``path``; the last step's
-    losses (empty when no step was left). ``lr(step)``: a learning rate that replaces the
-    schedule's at that step (None keeps it). ``check(step, write)``, after every step: True ends
-    training there (a checkpoint is written first); it may ``write`` a line."""
+               lr: Callable[[int], float | None] | None = None, check: Callable[[int, Write], bool] | None = None,
+               until: int | None = None, log: RunLog | None = None) -> dict[str, float]:
+    """Train from ``trainer.step`` to ``until`` (default ``config.steps``; more extends the run,
+    see ``extension``), checkpointing to ``path``; the last step's losses (empty when no step was
+    left). ``lr(step)``: a learning rate that replaces the schedule's at that step (None keeps
+    it). ``check(step, write)``, after every step: True ends training there (a checkpoint is
+    written first); it may ``write`` a line. ``log``: the run's metrics.jsonl, written as it goes."""
+    end = config.steps if until is None else until
     last_losses: dict[str, float] = {}
-    bar = tqdm(total=config.steps, initial=trainer.step, disable=not show_progress, desc=desc, unit="step",
+    bar = tqdm(total=end, initial=trainer.step, disable=not show_progress, desc=desc, unit="step",
                dynamic_ncols=True)
     with stop_requests() as interrupt:
-        while trainer.step < config.steps:
+        while trainer.step < end:
             t0 = time.perf_counter()
-            last_losses = trainer.train_step(trainer.step, None if lr is None else lr(trainer.step))
+            override = None if lr is None else lr(trainer.step)
+            last_losses = trainer.train_step(trainer.step, override)
             trainer.train_seconds += time.perf_counter() - t0
             trainer.step += 1
             bar.update(1)
             if trainer.step % 20 == 0:
                 bar.set_postfix({k: f"{v:.4f}" for k, v in last_losses.items()})
+            if log is not None and log.wants(trainer.step, end):
+                log.step(trainer.step, lr_at(config, trainer.step - 1) if override is None else override, last_losses,
+                         trainer.train_seconds)
             done = check is not None and check(trainer.step, bar.write)
-            if trainer.step % config.checkpoint_every == 0 or trainer.step == config.steps or done:
+            if trainer.step % config.checkpoint_every == 0 or trainer.step == end or done:
                 save_atomic(trainer.checkpoint(), path)
             if interrupt["stop"]:
                 save_atomic(trainer.checkpoint(), path)

@@ -75,12 +75,12 @@ class TermsConfig(OptimConfig):
 
     def weight(self, term: str, step: int) -> float:
         """The weight of ``term`` (invariance, control, nextlat or metric) at ``step``: its full
-        weight times ``schedule``."""
+        weight times ``schedule``; past the last step (an extended run), its weight at the last step."""
         full, delay, ramp = {"invariance": (self.mu, self.invariance_delay, self.invariance_ramp),
                              "control": (self.mu, self.invariance_delay, self.invariance_ramp),
                              "nextlat": (self.nextlat_weight, self.nextlat_delay, self.nextlat_ramp),
                              "metric": (self.metric_weight, self.metric_delay, self.metric_ramp)}[term]
-        return full * schedule(step, self.steps, delay, ramp)
+        return full * schedule(min(step, self.steps - 1), self.steps, delay, ramp)
 
 
 class NextLatHead(nn.Module):

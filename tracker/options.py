@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from tracker.runlog import LogConfig
+
 Decorator = Callable[[Callable], Callable]
 
 
@@ -57,16 +59,30 @@ def training_options(defaults, batch_help: str) -> Decorator:
     return stacked(options)
 
 
+RESUME_HELP = ("Continue from the checkpoint in --out with the same settings; with a larger --steps (and every "
+               "other setting the same), extend the run: its steps so far are the original run's, and the "
+               "schedule is continued, every further step at the final learning rate (--lr times "
+               "--final-lr-fraction) with every loss term at its final weight; the report records it as "
+               "extension.extended_from. Any other change of settings is refused.")
+
+
 def run_options(default_out: str) -> Decorator:
-    """--out, --resume, --threads and --quiet: where a run goes and how it runs, not what it learns."""
+    """--out, --resume, --threads, --quiet, --log-every and --tensorboard: where a run goes, how
+    it runs and what it logs, not what it learns."""
     options = [
         click.option("--out", type=click.Path(path_type=Path), default=None,
                      help=f"Run directory [default: {default_out}]."),
-        click.option("--resume", is_flag=True, help="Continue from the checkpoint in --out (same settings)."),
+        click.option("--resume", is_flag=True, help=RESUME_HELP),
         click.option("--threads", type=click.IntRange(1), default=None,
                      help="Torch threads [default: torch's, one per core]. Runs repeat bit for bit at a fixed "
                           "count of one."),
         click.option("--quiet", is_flag=True, help="No progress bar."),
+        click.option("--log-every", type=click.IntRange(1), default=LogConfig.every, show_default=True,
+                     help="Steps between lines of the run's metrics.jsonl (step, learning rate, every loss term; "
+                          "the last step is always logged)."),
+        click.option("--tensorboard", is_flag=True,
+                     help="Also write TensorBoard event files into <out>/tensorboard (needs the tensorboard "
+                          "extra: pip install 'exact-state[tensorboard]')."),
     ]
 
     return stacked(options)

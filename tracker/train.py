@@ -9,6 +9,7 @@ its checkpoints and its stop requests are the ones the oracle trains with (``tra
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -19,15 +20,16 @@ import torch.nn.functional as F
 from chains.files import staged_files
 from tracker.data import Batch, TrackerData, common_successor, load_dataset, sample_batch
 from tracker.device import cpu_kernels, default_device, resolve_device
-from tracker.evaluate import EvalConfig, evaluate, torch_threads
+from tracker.evaluate import EvalConfig, evaluate, requested_chains, torch_threads
 from tracker.layouts import LAYOUTS, PAD_ID, laid_out
 # the shared loop's names are re-exported: the tracker's callers import them from here
 from tracker.loop import (CheckpointError, OptimConfig, Optimised, TrainingInterrupted, Write,  # noqa: F401
-                          check_resumable, descend, load_checkpoint, lr_at, package_version, settings_from_checkpoint,
-                          stop_requests, train_loop)
+                          check_resumable, descend, extension, load_checkpoint, lr_at, package_version,
+                          settings_from_checkpoint, stop_requests, train_loop)
 from tracker.build import build_model
 from tracker.models import ARCHS, ModelConfig, Tracker
 from tracker.registers import MOVES
+from tracker.runlog import LogConfig, RunLog
 from tracker.objectives import OBJECTIVES, NextLatHead, TermsConfig, invariance, metric, nextlat, output_tv
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
 
@@ -190,28 +192,39 @@ def config_from_checkpoint(blob: dict) -> TrainConfig:
 
 def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: EvalConfig = EvalConfig(), data: TrackerData | None = None,
-          stop: StopConfig = StopConfig(), device: torch.device | str = "cpu") -> dict:
+          stop: StopConfig = StopConfig(), device: torch.device | str = "cpu", log: LogConfig = LogConfig()) -> dict:
     """Train (or continue) into ``out`` on ``device`` (a torch.device or a spec such as
     ``auto``; DeviceUnavailable before anything is read or written when it is not here),
-    stopping early when ``stop`` says so; evaluate; return the report (also written there)."""
+    stopping early when ``stop`` says so, logging to ``out``/metrics.jsonl as ``log`` says;
+    evaluate; return the report (also written there). ``resume`` with more ``config.steps`` than
+    the checkpoint's settings extends the run (``tracker.loop.extension``)."""
     out = Path(out)
     device = resolve_device(device)
-    data = data if data is not None else load_dataset(config.data)
-    trainer = Trainer(config, data, device)
-    data = trainer.data  # on the device
+    if data is None:
+        if show_progress:  # a first read replays the dataset into tensors (cached for the next run)
+            sys.stderr.write(f"reading {config.data}\n")
+        data = load_dataset(config.data)
     path = out / CHECKPOINT
-    resumed_from = None
+    until = config.steps
+    blob = None
     if resume:
         blob = load_checkpoint(path)
-        check_resumable(blob, config, data.identity["dataset"], path)
+        config = check_resumable(blob, config, data.identity["dataset"], path)  # an extension keeps its settings
+    trainer = Trainer(config, data, device)
+    data = trainer.data  # on the device
+    resumed_from = None
+    if blob is not None:
         trainer.load(blob)
         resumed_from = trainer.step
     out.mkdir(parents=True, exist_ok=True)
+    requested_chains(eval_config.max_chains, data.tests)  # a warning, before training, when the dataset is small
 
-    checks = ExactChecks(stop, trainer, data, config, eval_config, show_progress)
-    last_losses = train_loop(trainer, config, path, show_progress, "train", lr=checks.lr, check=checks)
-
-    results = evaluate(trainer.model, data, eval_config)
+    with RunLog(out, log, resumed_from) as run_log:
+        checks = ExactChecks(stop, trainer, data, config, eval_config, show_progress, run_log)
+        last_losses = train_loop(trainer, config, path, show_progress, "train", lr=checks.lr, check=checks,
+                                 until=until, log=run_log)
+        results = evaluate(trainer.model, data, eval_config, show_progress)
+        run_log.figures("evaluation", trainer.step, {k: results[k] for k in ("exact", "pair_distance", "chains")})
     correct = results.pop("correct")  # per chain; only the stop report reads it
     from tracker.schedules import schedule_of  # schedules build on TrainConfig, defined here
 
@@ -236,6 +249,9 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
                                     "in_distribution", "beyond")},
         "config": asdict(config),
     }
+    extended = extension(config, trainer.step)
+    if extended is not None:  # only then: a run not extended keeps its report's keys
+        report["extension"] = extended
     if stop.enabled:
         report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, data, correct)
     write_report(report, out)
@@ -248,9 +264,9 @@ class ExactChecks:
     more steps with the learning rate falling towards zero (``lr``)."""
 
     def __init__(self, stop: StopConfig, trainer: Trainer, data: TrackerData, config: TrainConfig,
-                 eval_config: EvalConfig, show_progress: bool) -> None:
+                 eval_config: EvalConfig, show_progress: bool, log: RunLog | None = None) -> None:
         self.stop, self.trainer, self.data, self.config = stop, trainer, data, config
-        self.eval_config, self.show_progress = eval_config, show_progress
+        self.eval_config, self.show_progress, self.log = eval_config, show_progress, log
         self.rule = StopRule(stop, tuple(sorted(data.tests)))
         self.cooldown: Cooldown | None = None  # set once the checks say stop, if stop.cooldown
         self.seconds = 0.0  # time spent in checks; they read no batch and draw no random number
@@ -269,6 +285,10 @@ class ExactChecks:
                 exact = check_exact(self.trainer.model, self.data, stop.chains, stop.threshold)
             self.seconds += time.perf_counter() - t0
             done = self.rule.record(step, self.trainer.train_seconds + self.seconds, exact)
+            if self.log is not None:
+                read = {n: min(stop.chains, len(self.data.tests[int(n)]["end"])) for n in exact}
+                self.log.figures("check", step, {"exact": exact, "chains": read,
+                                                 "seconds": round(self.trainer.train_seconds + self.seconds, 2)})
             if self.show_progress:
                 write(f"check at step {step}: exact {exact}")
             if done and stop.cooldown:

@@ -1,0 +1,60 @@
+"""The ``analyse-tracker`` command: what a trained tracker's state is (``tracker.analysis``), written
+as analysis.json and analysis.png."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import torch
+
+from leanbridge.cliutil import user_errors
+from tracker.analysis import AnalysisConfig, AnalysisError, analyse_run, write_analysis
+from tracker.inference import HistoryError, RunUnavailable
+
+D = AnalysisConfig()  # the defaults shown by --help
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--data", type=click.Path(path_type=Path), default=None,
+              help="Analyse the end states of this dataset's test chains (the dataset the run was trained on) "
+                   "[default: fresh histories of the run's domain, drawn from --seed].")
+@click.option("--chains", type=click.IntRange(4), default=D.chains, show_default=True,
+              help="Histories analysed: fresh ones, or the first this many test chains.")
+@click.option("--length", type=click.IntRange(1), default=D.length, show_default=True,
+              help="Events per history: the fresh histories' length, or the test split read (test-LENGTH.jsonl).")
+@click.option("--seed", type=int, default=D.seed, show_default=True,
+              help="Draws the fresh histories, the two halves of the trees the fits are crossed over and the "
+                   "second steps.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Directory for analysis.json and analysis.png [default: RUN/analysis].")
+@click.option("--threads", type=click.IntRange(1), default=None, help="Torch threads [default: torch's].")
+@click.option("--quiet", is_flag=True, help="No progress lines.")
+def main(run: Path, data: Path | None, chains: int, length: int, seed: int, out: Path | None, threads: int | None,
+         quiet: bool) -> None:
+    """What a trained tracker's state is: held-out states clustered by their tree, the code's dimension, how
+    much of it is an affine image of the tree's one-hot Polish string, and whether each rewrite acts on it as
+    the permutation it makes of that string (against one fitted map, and one rotation, per lemma and position)."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    out = out or run / "analysis"
+    config = AnalysisConfig(chains=chains, length=length, seed=seed)
+    say = None if quiet else (lambda line: click.echo(line, err=True))
+    with user_errors(RunUnavailable, AnalysisError, HistoryError,
+                     interrupted="interrupted; nothing was written"):
+        report = analyse_run(run, data, config, say)
+        write_analysis(report, out)
+    rw = report["rewrites"]
+    click.echo(json.dumps({
+        "run": report["run"]["run"], "states": report["states"],
+        "clusters": {k: v for k, v in report["clusters"].items() if k != "curve"},
+        "dimension": {k: v for k, v in report["dimension"].items() if not k.endswith("curve")},
+        "affine_r2": report["affine"]["r2"],
+        "residual": {"permutation": rw["permutation"], "fitted": rw["fitted"], "rotation": rw["rotation"]},
+        "singular_values": rw["singular_values"]}, indent=2))
+    click.echo(f"wrote {out / 'analysis.json'}, {out / 'analysis.png'}")
+
+
+if __name__ == "__main__":
+    main()
