@@ -1,0 +1,560 @@
+"""A streamed, certified evaluation: a trained tracker run free on chains far longer than any
+dataset holds, every step of every chain certified by Lean before its figure counts.
+
+Chains are drawn from an explicit seed over the run's domain (its dataset's atoms, tier and size
+bound): chain n is a uniformly random walk (``chains.sampling.random_walk``) from a uniformly
+random start tree, drawn with its own generator ``random.Random(f"{seed}:stream:{n}")``. They are
+drawn a block at a time and never written out, so memory does not grow with the length. For each
+block, the distinct steps (tree, event) not yet confirmed go through the one certification path
+(``leanbridge.certify.certify_steps``: the certificate store answers for statements it holds as
+certified for this Lean build, core library and checker, Lean is asked for the rest and its
+answers recorded there); a step counts only once the store holds its statement as certified. A
+step Lean rejects, or one the store does not then hold, stops the evaluation with
+``StepNotCertified`` naming the chain and step: nothing is reported for it.
+
+The tracker reads every chain's start tree, then one event per step, all chains in lock-step,
+with nothing but its own carried state (no teacher forcing). After every step its readout is
+decoded and compared with the true tree (``chains.rules``'s walk): a chain is right at a step when
+the whole decoded tree is, exactly as ``tracker.evaluate`` judges the stored test chains. Reported:
+exact at every requested length, the first wrong step of every chain (a histogram by powers of
+two), events per second, minutes, the peak resident memory as each length is reached.
+
+The run saves its state (the slots, each chain's tree and generator, the figures so far) into the
+output directory at block boundaries, by an atomic rename; ``resume`` continues from it to the same
+final figures as an uninterrupted run.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from chains.dataset import DatasetError, read_split
+from chains.files import write_bytes_atomic
+from chains.manifest import ELABORATOR, domain_of, read_manifest
+from chains.rules import Event
+from chains.sampling import random_walk
+from chains.space import StateSpace
+from chains.trees import Tree, parse_polish, polish, tokens
+from leanbridge.asker import AskConfig
+from leanbridge.certify import CertificationFailed, certify_steps, checker_identity, default_store
+from leanbridge.corelib import CoreLibrary, build_core
+from leanbridge.discovery import LeanInstall, find_lean
+from leanbridge.render import step_statement
+from leanbridge.store import CertificateStore
+from tracker.data import UnreadableFile, load_torch_file, save_atomic
+from tracker.device import cpu_kernels, resolve_device
+from tracker.inference import RunUnavailable, TrackedRun, load_run
+from tracker.layouts import PAD_ID, laid_out
+from tracker.models import Recurrent, SlotRecurrence
+from tracker.train import IGNORED, CheckpointError, load_checkpoint, package_version
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+STATE = "stream-state.pt"  # the saved state inside the output directory
+REPORT = "report.json"
+_KEY_BITS = 20  # a step (state id, event id) as one int: state << _KEY_BITS | event
+
+
+class StreamError(ValueError):
+    """Bad input or a saved state that does not fit; the message is one line for the user."""
+
+
+class StepNotCertified(Exception):
+    """A step whose statement Lean did not certify (rejected, or not in the store afterwards);
+    the message names the chain and the step. Nothing is reported after it."""
+
+
+@dataclass(frozen=True)
+class StreamConfig:
+    run: Path  # a train-tracker run directory (its checkpoint)
+    lengths: tuple[int, ...] = (256, 65_536, 1_048_576)  # steps at which exact is reported; the longest is run
+    chains: int = 64  # chains run in lock-step
+    seed: int = 0  # draws the chains: chain n's generator is random.Random(f"{seed}:stream:{n}")
+    data: Path | None = None  # the run's dataset (domain, checker); None: the one its checkpoint names
+    out: Path = Path("runs/stream")  # report.json and the saved state
+    device: str = "cpu"  # where the tracker runs (tracker.device's specs)
+    store: Path | None = None  # certificate store; None: certify's
+    block: int = 4096  # steps drawn, certified and run per block; the state is saved only between blocks
+    save_every_s: float = 60.0  # seconds between saved states (and always after the last block)
+    readout_chunk: int = 256  # steps whose views are decoded in one batched readout
+
+    def __post_init__(self) -> None:
+        if not self.lengths or min(self.lengths) < 1:
+            raise StreamError("--lengths must be positive step counts")
+        if self.chains < 1:
+            raise StreamError(f"--chains must be at least 1, got {self.chains}")
+        if self.block < 1 or self.readout_chunk < 1 or self.save_every_s < 0:
+            raise StreamError("the block and readout chunk must be at least one step, the save interval >= 0")
+
+    @property
+    def longest(self) -> int:
+        return max(self.lengths)
+
+    def identity(self) -> dict:
+        """What a saved state must share with the run that resumes it."""
+        return {"run": str(self.run), "lengths": sorted(set(self.lengths)), "chains": self.chains, "seed": self.seed,
+                "block": self.block}
+
+
+# ---- chains -------------------------------------------------------------------------------------
+
+
+class DrawnChains:
+    """``count`` chains drawn from ``seed`` (see the module's docstring), a block at a time: each
+    call continues every walk where the last one ended, so the blocks together are one walk."""
+
+    def __init__(self, space: StateSpace, seed: int, count: int) -> None:
+        self.space = space
+        self.rngs = [random.Random(f"{seed}:stream:{n}") for n in range(count)]
+        self.here = [space.random_start(rng) for rng in self.rngs]  # each chain's current state id
+
+    @property
+    def count(self) -> int:
+        return len(self.rngs)
+
+    def block(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """(states (N, steps + 1): the state before the block then after each step; events (N, steps))."""
+        states = np.empty((self.count, steps + 1), dtype=np.int64)
+        events = np.empty((self.count, steps), dtype=np.int64)
+        for n, rng in enumerate(self.rngs):
+            walk = random_walk(self.space, rng, self.here[n], steps)
+            states[n], events[n] = walk.states, walk.ids
+            self.here[n] = walk.end
+        return states, events
+
+    def saved(self) -> dict:
+        """Each chain's tree (Polish) and generator: interned ids depend on the order of visits."""
+        return {"trees": [polish(self.space.trees[h]) for h in self.here], "rngs": [rng.getstate() for rng in self.rngs]}
+
+    def restore(self, saved: dict) -> None:
+        atoms = self.space.domain.atom_names
+        self.here = [self.space.id(parse_polish(text, atoms)) for text in saved["trees"]]
+        for rng, state in zip(self.rngs, saved["rngs"]):
+            rng.setstate(_tuples(state))
+
+
+class StoredChains:
+    """The chains of a dataset split (equal lengths), served in blocks as ``DrawnChains`` serves
+    drawn ones: the stored-chain evaluation's own chains through the streamed path."""
+
+    def __init__(self, space: StateSpace, path: Path, count: int | None = None) -> None:
+        self.space = space
+        walks = []
+        for where, record in read_split(path, space.domain):
+            if count is not None and len(walks) == count:
+                break
+            states, ids = [space.id(record.start)], []
+            for k, event in enumerate(record.events):
+                moves = dict(zip(*space.moves(states[-1])))
+                e = space.event_id(event)
+                if e not in moves:
+                    raise DatasetError(f"{where} step {k}: event {event} does not apply")
+                ids.append(e)
+                states.append(moves[e])
+            walks.append((states, ids))
+        if not walks or len({len(ids) for _, ids in walks}) != 1:
+            raise DatasetError(f"{path}: no chains, or chains of different lengths")
+        self.states = np.array([s for s, _ in walks], dtype=np.int64)  # (N, L + 1)
+        self.events = np.array([e for _, e in walks], dtype=np.int64)  # (N, L)
+        self.done = 0
+        self.here = list(self.states[:, 0])
+
+    @property
+    def count(self) -> int:
+        return len(self.states)
+
+    @property
+    def length(self) -> int:
+        return self.events.shape[1]
+
+    def block(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.done + steps > self.length:
+            raise StreamError(f"the stored chains hold {self.length} steps, not {self.done + steps}")
+        states = self.states[:, self.done:self.done + steps + 1]
+        events = self.events[:, self.done:self.done + steps]
+        self.done += steps
+        return states, events
+
+
+def _tuples(value):
+    """A generator state as ``random.Random.setstate`` takes it (a saved state's lists back to tuples)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+# ---- certification ------------------------------------------------------------------------------
+
+
+class StepCertifier:
+    """Confirms, block by block, that every step's statement is certified: the distinct steps not
+    yet confirmed are certified by ``certify_steps`` (the store first, then Lean), then looked up in
+    the store under this Lean build, core library and checker; only then do they count."""
+
+    def __init__(self, space: StateSpace, lean: LeanInstall, core: CoreLibrary, bridge: AskConfig,
+                 store: Path, progress: Progress) -> None:
+        self.space, self.lean, self.core, self.bridge = space, lean, core, bridge
+        self.store, self.progress = store, progress
+        self.checker = checker_identity(bridge.checker)
+        self.confirmed: set[int] = set()  # state << _KEY_BITS | event of every confirmed step
+        self.counts = {"distinct_steps": 0, "from_store": 0, "asked": 0, "lean_processes": 0}
+
+    def _key(self, tree: Tree, event: Event) -> str:
+        """The store's key of the step's statement (``leanbridge.render.Statement.key``), as
+        ``certify_steps`` renders and keys it."""
+        statement = step_statement(tree, event, self.space.domain.atom_names)
+        return statement.key(self.core.hash, self.lean.githash, None if self.checker == ELABORATOR else self.checker)
+
+    def confirm(self, states: np.ndarray, events: np.ndarray, first_step: int) -> None:
+        """Every step of a block: states (N, S + 1) before each step and after the last, events
+        (N, S), the block's first step numbered ``first_step`` (1-based). StepNotCertified naming
+        the first step (in chain order) that Lean did not certify."""
+        if int(events.max(initial=0)) >> _KEY_BITS:
+            raise StreamError(f"more than {1 << _KEY_BITS} distinct events")
+        keys = (states[:, :-1] << _KEY_BITS) | events  # (N, S)
+        uniq, first = np.unique(keys, return_index=True)
+        new = [(int(k), int(i)) for k, i in zip(uniq, first) if int(k) not in self.confirmed]
+        if not new:
+            return
+        steps, where = [], {}
+        width = events.shape[1]
+        for key, index in sorted(new, key=lambda pair: pair[1]):  # first use in chain order
+            n, k = divmod(index, width)
+            tree, event = self.space.trees[key >> _KEY_BITS], self.space.events[key & ((1 << _KEY_BITS) - 1)]
+            here = f"chain {n} step {first_step + k}"
+            steps.append((tree, event, here))
+            where[self._key(tree, event)] = (here, tree, event)
+        try:
+            done = certify_steps(steps, self.lean, self.core, self.space.domain.atom_names, self.store, self.bridge,
+                                 lambda phase, n, total: self.progress("certify", n, total))
+        except CertificationFailed as e:
+            raise StepNotCertified(f"not certified by Lean, so not counted: {e}") from None
+        with CertificateStore(self.store, self.core.hash, self.lean.githash) as store:
+            held = store.certified(where)
+        for key, (here, tree, event) in where.items():
+            if key not in held:
+                raise StepNotCertified(f"{here}: {event} on {polish(tree)} is not certified in the store "
+                                       f"{self.store} for this Lean build and core library; not counted")
+        self.confirmed.update(key for key, _ in new)
+        for name, value in (("distinct_steps", done.distinct), ("from_store", done.from_store),
+                            ("asked", done.asked), ("lean_processes", done.lean_processes)):
+            self.counts[name] += value
+
+
+# ---- the tracker, stepped --------------------------------------------------------------------------
+
+
+class Stepper:
+    """A recurrent tracker's slots moved by event ids of a ``StateSpace``, and its readout judged
+    against the space's trees. The slot recurrence reads its events as ``SlotRecurrence`` reads a
+    dataset's items in evaluation (keys and values once per distinct event, padding columns
+    dropped); every other recurrent architecture reads token rows with its own ``read``."""
+
+    def __init__(self, run: TrackedRun, space: StateSpace) -> None:
+        if not isinstance(run.model, Recurrent):
+            raise StreamError(f"the {run.arch} architecture carries no state to stream; "
+                              "stream a recurrent tracker (recurrence, registers)")
+        self.run, self.space, self.model = run, space, run.model
+        self.device = torch.device(run.device)
+        self.fast = isinstance(self.model, SlotRecurrence)
+        self._events = 0  # event ids of the space whose tables are built
+        self._toks = torch.zeros(0, run.item_len, dtype=torch.long, device=self.device)  # (n_events, E)
+        self._trees = 0
+        self._targets = torch.zeros(0, self.model.tree_len, dtype=torch.long, device=self.device)  # (n_trees, P)
+        layout = getattr(run.config, "layout", "polish")
+        # the Polish width the layout is made from: the readout's own for polish; for paths, the
+        # tree of L leaves that fills 2^L - 1 heap positions has 2L - 1 tokens
+        self._polish_width = (self.model.tree_len if layout == "polish"
+                              else 2 * int(math.log2(self.model.tree_len + 1)) - 1)
+        self._layout = layout
+        self._ignore_pad = getattr(run.config, "ce_positions", "all") == "tree"
+
+    def _grow(self) -> None:
+        """Token rows of the events, readout targets of the trees, interned since the last call."""
+        space = self.space
+        if len(space.events) > self._events:
+            rows = [self.run._event_ids(e) for e in space.events[self._events:]]
+            self._toks = torch.cat([self._toks, torch.tensor(rows, dtype=torch.long, device=self.device)])
+            self._events = len(space.events)
+            if self.fast:
+                with torch.no_grad():
+                    emb, mask = self.model.embed.token_rows(self._toks)  # (U, E, C), (U, E)
+                    self._k, self._v, self._mask = self.model.key(emb), self.model.value(emb), mask
+                columns = torch.arange(1, mask.shape[1] + 1, device=self.device)
+                self._reach = (mask * columns).amax(1).cpu().numpy()  # (U,) one past each event's last real column
+        if len(space.trees) > self._trees:
+            index = self.run._index
+            rows = torch.zeros(len(space.trees) - self._trees, self._polish_width, dtype=torch.long)
+            for r, tree in enumerate(space.trees[self._trees:]):
+                ids = [index[t] for t in tokens(tree)]
+                rows[r, :len(ids)] = torch.tensor(ids)
+            targets = laid_out(rows, self._layout)
+            if self._ignore_pad:  # a run trained on the tree's own positions is judged on them
+                targets = torch.where(targets == PAD_ID, IGNORED, targets)
+            self._targets = torch.cat([self._targets, targets.to(self.device)])
+            self._trees = len(space.trees)
+
+    @torch.no_grad()
+    def start(self, states: np.ndarray) -> torch.Tensor:
+        """The slots (N, ...) after reading each chain's start tree (state ids (N,))."""
+        self._grow()
+        toks = torch.tensor([self.run._tree_ids(self.space.trees[s]) for s in states.tolist()],
+                            dtype=torch.long, device=self.device)  # (N, E)
+        w = self.model.initial_state(len(states))
+        if not self.fast:
+            return self.model.read(w, toks)
+        emb, mask = self.model.embed.token_rows(toks)
+        columns = torch.arange(1, mask.shape[1] + 1, device=self.device)
+        e = max(1, int((mask * columns).amax()))  # the columns up to the last real token of any start
+        return self.model._update(w, self.model.key(emb)[:, :e], self.model.value(emb)[:, :e], mask[:, :e])
+
+    @torch.no_grad()
+    def steps(self, w: torch.Tensor, events: np.ndarray, out: torch.Tensor) -> torch.Tensor:
+        """Slots w (N, ...) moved by events (N, S); the slot after step s into out[s] (S, N, ...)."""
+        self._grow()
+        ids = torch.from_numpy(np.ascontiguousarray(events.T)).to(self.device)  # (S, N)
+        if self.fast:
+            reach = self._reach[events].max(0).tolist()  # (S,) columns each step reads
+            k, v, mask = self._k, self._v, self._mask
+            for s in range(events.shape[1]):
+                e, idx = max(1, reach[s]), ids[s]
+                w = self.model._update(w, k[:, :e][idx], v[:, :e][idx], mask[:, :e][idx])
+                out[s] = w
+        else:
+            for s in range(events.shape[1]):
+                w = self.model.read(w, self._toks[ids[s]])
+                out[s] = w
+        return w
+
+    @torch.no_grad()
+    def right(self, slots: torch.Tensor, states: np.ndarray) -> torch.Tensor:
+        """slots (S, N, ...) and the true state ids (S, N) -> (S, N) whether the whole decoded tree
+        (argmax per position, PAD included) is the true one; a negative target matches anything
+        (``tracker.evaluate.right_trees``)."""
+        self._grow()
+        target = self._targets[torch.from_numpy(np.ascontiguousarray(states)).to(self.device)]  # (S, N, P)
+        got = self.model.readout(self.model.view(slots)).argmax(-1)  # (S, N, P)
+        return ((got == target) | (target < 0)).all(-1)
+
+
+# ---- the evaluation ------------------------------------------------------------------------------
+
+
+PHASES = ("draw", "certify", "step", "readout")
+
+
+@dataclass
+class Figures:
+    """What the run has measured so far; saved with the state and resumed from it."""
+
+    steps: int = 0  # steps every chain has taken
+    first_wrong: list[int] = field(default_factory=list)  # per chain: first step whose tree is wrong (-1: none yet)
+    right: dict[str, list[bool]] = field(default_factory=dict)  # per requested length reached: each chain right there
+    rss_mb_at: dict[str, float] = field(default_factory=dict)  # peak resident memory when each length was reached
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))  # wall seconds per phase
+    cpu_seconds: float = 0.0  # this process's CPU seconds (user and system) spent in the blocks
+
+    def summary(self, lengths: list[int]) -> dict:
+        """exact and right_throughout per length, the first wrong steps and their histogram."""
+        count = len(self.first_wrong)
+        return {"exact": {str(n): sum(self.right[str(n)]) / count for n in lengths},
+                "right_throughout": {str(n): sum(1 for f in self.first_wrong if f < 0 or f > n) / count
+                                     for n in lengths},
+                "first_wrong": {"histogram": first_wrong_histogram(self.first_wrong, self.steps),
+                                "steps": self.first_wrong}}
+
+
+def peak_rss_mb() -> float:
+    """The process's peak resident memory so far (getrusage's ru_maxrss: kilobytes on Linux)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def first_wrong_histogram(first_wrong: list[int], longest: int) -> dict[str, int]:
+    """Chains by their first wrong step, in bins by powers of two: "0" (the start read wrong), "1",
+    "2-3", "4-7", ... up to the bin holding ``longest``, then "never" (right at every step)."""
+    bins: dict[str, int] = {"0": 0}
+    for b in range(longest.bit_length()):
+        lo, hi = 1 << b, min((1 << (b + 1)) - 1, longest)
+        bins[str(lo) if lo == hi else f"{lo}-{hi}"] = 0
+    bins["never"] = 0
+    names = list(bins)
+    for step in first_wrong:
+        bins["never" if step < 0 else names[step.bit_length()]] += 1
+    return bins
+
+
+def _quiet(phase: str, done: int, total: int) -> None:
+    pass
+
+
+def stream(run: TrackedRun, source: DrawnChains | StoredChains, certifier: StepCertifier, config: StreamConfig,
+           resume: bool = False, progress: Progress = _quiet, save: bool = True) -> Figures:
+    """Step ``run`` over ``source``'s chains to ``config.longest`` steps, every block's steps
+    confirmed by ``certifier`` before they are judged. With ``save`` the state is saved into
+    ``config.out`` between blocks (every ``config.save_every_s`` seconds and after the last);
+    ``resume`` continues from it."""
+    stepper = Stepper(run, certifier.space)
+    lengths = sorted(set(config.lengths))
+    state_path = Path(config.out) / STATE
+    if resume:
+        w, figures = _restore(state_path, config, source)
+    else:
+        figures = Figures()
+        w = stepper.start(np.array(source.here, dtype=np.int64))
+        wrong = ~stepper.right(w.unsqueeze(0), np.array([source.here], dtype=np.int64))[0]
+        figures.first_wrong = [0 if bad else -1 for bad in wrong.tolist()]
+    saved_at = time.perf_counter()
+    buffer = torch.empty((config.readout_chunk, *w.shape), dtype=w.dtype, device=w.device)  # (S, N, ...)
+    progress("stream", figures.steps, config.longest)
+    while figures.steps < config.longest:
+        size = min(config.block, config.longest - figures.steps)
+        cpu = cpu_seconds()
+        t0 = time.perf_counter()
+        states, events = source.block(size)
+        t1 = time.perf_counter()
+        certifier.confirm(states, events, figures.steps + 1)  # before any of the block's steps is judged
+        t2 = time.perf_counter()
+        figures.seconds["draw"] += t1 - t0
+        figures.seconds["certify"] += t2 - t1
+        for lo in range(0, size, config.readout_chunk):
+            hi = min(size, lo + config.readout_chunk)
+            t0 = time.perf_counter()
+            w = stepper.steps(w, events[:, lo:hi], buffer)
+            t1 = time.perf_counter()
+            right = stepper.right(buffer[:hi - lo], states[:, lo + 1:hi + 1].T).cpu().numpy()  # (S, N)
+            _count(figures, right, figures.steps + lo + 1, lengths)
+            figures.seconds["step"] += t1 - t0
+            figures.seconds["readout"] += time.perf_counter() - t1
+        figures.steps += size
+        figures.cpu_seconds += cpu_seconds() - cpu
+        for length in lengths:
+            if figures.steps >= length and str(length) not in figures.rss_mb_at:
+                figures.rss_mb_at[str(length)] = peak_rss_mb()
+        if save and (figures.steps == config.longest or time.perf_counter() - saved_at >= config.save_every_s):
+            _save(state_path, config, w, figures, source)
+            saved_at = time.perf_counter()
+        progress("stream", figures.steps, config.longest)
+    return figures
+
+
+def _count(figures: Figures, right: np.ndarray, first: int, lengths: list[int]) -> None:
+    """Fold one chunk's judgements (S, N) (its first row is step ``first``) into the figures."""
+    wrong = ~right
+    for n in np.flatnonzero(wrong.any(0)).tolist():
+        if figures.first_wrong[n] < 0:
+            figures.first_wrong[n] = first + int(np.argmax(wrong[:, n]))
+    for length in lengths:
+        if first <= length < first + len(right):
+            figures.right[str(length)] = right[length - first].tolist()
+
+
+def _save(path: Path, config: StreamConfig, w: torch.Tensor, figures: Figures, source: DrawnChains) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    save_atomic({"config": config.identity(), "slots": w.cpu(), "figures": asdict(figures),
+                 "chains": source.saved()}, path)
+
+
+def _restore(path: Path, config: StreamConfig, source: DrawnChains) -> tuple[torch.Tensor, Figures]:
+    if not path.is_file():
+        raise StreamError(f"{path}: no saved state to resume from; run without --resume")
+    try:
+        blob = load_torch_file(path)
+    except UnreadableFile as e:
+        raise StreamError(f"{path}: {e}") from None
+    saved = blob.get("config") if isinstance(blob, dict) else None
+    if saved != config.identity():
+        raise StreamError(f"{path}: saved by another evaluation ({saved}); resume with its settings or start afresh")
+    source.restore(blob["chains"])
+    return blob["slots"], Figures(**blob["figures"])
+
+
+def _open_dataset(config: StreamConfig) -> tuple[Path, dict]:
+    """The dataset whose domain and checker the run uses: ``config.data``, or the one the run's
+    checkpoint names. StreamError when there is none."""
+    data = config.data
+    if data is None:
+        try:
+            blob = load_checkpoint(Path(config.run) / "checkpoint.pt")
+        except CheckpointError as e:
+            raise StreamError(f"tracker {config.run}: {e}") from None
+        data = (blob.get("identity", {}).get("dataset", {}) or {}).get("path")
+        if data is None:
+            raise StreamError(f"tracker {config.run}: its checkpoint names no dataset; pass --data")
+    try:
+        return Path(data), read_manifest(Path(data))
+    except DatasetError as e:
+        raise StreamError(f"{e} (the run's dataset; pass --data)") from None
+
+
+def dataset_checker(manifest: dict) -> str:
+    """The checker that certified a dataset (its manifest's ``checker``; the elaborator when
+    absent): the streamed steps are certified by the same one, so its certificates serve them."""
+    return "kernel" if str(manifest.get("checker", "elaborator")).startswith("kernel:") else "elaborator"
+
+
+def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progress = _quiet) -> dict:
+    """Run ``config``'s evaluation (or continue it from the state in ``config.out`` with
+    ``resume``); return the report, also written to ``config.out/report.json``."""
+    started, cpu = time.perf_counter(), cpu_seconds()
+    if config.longest >= 1 << (63 - _KEY_BITS):
+        raise StreamError("--lengths: too long")
+    data, manifest = _open_dataset(config)
+    try:
+        run = load_run(config.run, data, resolve_device(config.device))
+    except RunUnavailable as e:
+        raise StreamError(str(e)) from None
+    space = StateSpace(domain_of(manifest, str(data)))
+    source = DrawnChains(space, config.seed, config.chains)
+    lean = find_lean()
+    core = build_core(lean)
+    store = config.store or default_store()
+    certifier = StepCertifier(space, lean, core, AskConfig(checker=dataset_checker(manifest)), store, progress)
+    before = None
+    if resume:  # the figures' time so far, for this call's share
+        before = _restore(Path(config.out) / STATE, config, DrawnChains(space, config.seed, config.chains))[1]
+    figures = stream(run, source, certifier, config, resume, progress)
+    lengths = sorted(set(config.lengths))
+    seconds = sum(figures.seconds.values())
+    events = source.count * figures.steps
+    device = torch.device(run.device)
+    report = {
+        "tracker": run.describe(), "dataset": str(data),
+        "domain": {"atoms": manifest.get("atoms"), "tier": manifest.get("tier"), "max_size": manifest.get("max_size")},
+        "seed": config.seed, "chains": source.count, "lengths": lengths, "steps": figures.steps,
+        "chain_sampling": "chain n: random.Random(f'{seed}:stream:{n}'); a uniformly random start tree, then a "
+                          "uniformly random applicable event per step",
+        **figures.summary(lengths),
+        "right": figures.right,
+        "events": events, "seconds": round(seconds, 2), "minutes": round(seconds / 60, 2),
+        "events_per_second": round(events / seconds) if seconds else None,
+        "cpu_seconds": round(figures.cpu_seconds, 2),
+        "events_per_cpu_second": round(events / figures.cpu_seconds) if figures.cpu_seconds else None,
+        "ms_per_lockstep": round(1000 * figures.seconds["step"] / figures.steps, 4) if figures.steps else None,
+        "seconds_by_phase": {k: round(v, 2) for k, v in figures.seconds.items()},
+        "resumed_from_step": None if before is None else before.steps,
+        "wall_seconds_this_call": round(time.perf_counter() - started, 2),
+        "cpu_seconds_this_call": round(cpu_seconds() - cpu, 2),
+        "peak_rss_mb": peak_rss_mb(), "peak_rss_mb_at": figures.rss_mb_at,
+        "certification": {**certifier.counts, "checker": certifier.checker,
+                          "confirmed_steps": len(certifier.confirmed)},
+        "lean": {"version": lean.version, "githash": lean.githash, "source": lean.source},
+        "core_hash": core.hash, "package_version": package_version(),
+        "torch_version": torch.__version__, "torch_threads": torch.get_num_threads(), "device": str(device),
+        "cpu_kernels": cpu_kernels() if device.type == "cpu" else None,
+        "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
+    }
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(out / REPORT, (json.dumps(report, indent=2) + "\n").encode())
+    return report
