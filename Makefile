@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run test test-fast test-cluster bench-certify bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-speed bench-time-to-exact bench-prover clean
+.PHONY: setup run demo-oracle test test-fast test-cluster bench-certify bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-speed bench-time-to-exact bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -24,6 +24,13 @@ run: $(STAMP)
 	.venv/bin/certify --verify data/tier1-a4
 	.venv/bin/train-tracker --schedule fast --threads 1 --check-every 250 --out runs/demo-fast
 	.venv/bin/prove --budget-calls 1 --tracker runs/demo-fast --problems 20 --out runs/demo-prove
+
+# A small oracle for the oracle example of docs/reference/api.md (a few minutes): make run's dataset
+# again, with Lean's verdicts on five probe rewrites at every step (test splits to 256 events), in its
+# own directory; then the verdict head trained briefly on it at one thread.
+demo-oracle: $(STAMP)
+	.venv/bin/certify --atoms 4 --tier 1 --probes --test-lengths 8,16,64,256 --out data/tier1-a4-probes
+	.venv/bin/train-oracle --data data/tier1-a4-probes --steps 500 --threads 1 --out runs/demo-oracle
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -1,10 +1,9 @@
 """tracker.load_run: a trained run of every architecture as a state machine, the same views as the
-evaluation's; and the Python examples of the README and docs/reference/api.md, executed as written
-(on a tiny dataset certified here and runs trained a few dozen steps)."""
+evaluation's (on a tiny dataset certified here and runs trained a few dozen steps); the docs'
+examples run in tests/test_examples.py."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -114,24 +113,6 @@ def test_a_missing_run_or_another_dataset_is_refused(runs, tiny, tmp_path):
 def test_importing_tracker_does_no_work():
     code = "import sys, tracker; assert 'torch' not in sys.modules; assert callable(tracker.load_run)"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
-
-
-def python_blocks(path: Path) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.DOTALL)
-
-
-@pytest.mark.parametrize("page", ["README.md", "docs/reference/api.md"])
-def test_the_docs_python_examples_run(runs, tiny, page, tmp_path, monkeypatch, capsys):
-    blocks = python_blocks(ROOT / page)
-    assert blocks, f"{page} has no Python example"
-    # the examples name make run's places: its dataset and its tracker
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "tier1-a4").symlink_to(tiny)
-    (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "demo-fast").symlink_to(runs["recurrence"])
-    monkeypatch.chdir(tmp_path)
-    for block in blocks:
-        exec(compile(block, page, "exec"), {"__name__": "__docs__"})
 
 
 def test_load_run_takes_a_device_as_the_commands_do(runs):

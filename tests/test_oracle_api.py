@@ -1,12 +1,11 @@
 """oracle.load_run: a finished run of every arm scores probe events after any history as the
 evaluation scores the dataset's chains (the head's five classes, P(accepted or complete), the
-comparison's distance and verdict); refusals in one line; importing ``oracle`` does no work; and
-the oracle's example of docs/reference/api.md, executed as written (on a tiny probe dataset
-certified here and runs trained a few dozen steps)."""
+comparison's distance and verdict); refusals in one line; importing ``oracle`` does no work (on a
+tiny probe dataset certified here and runs trained a few dozen steps; the docs' oracle example runs
+in tests/test_examples.py)."""
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -128,19 +127,3 @@ def test_a_missing_run_or_a_bad_input_is_refused_in_one_line(runs, tmp_path):
 def test_importing_oracle_does_no_work():
     code = "import sys, oracle; assert 'torch' not in sys.modules; assert callable(oracle.load_run)"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
-
-
-def oracle_blocks(path: Path) -> list[str]:
-    # the oracle's examples are marked ```python oracle (tests/test_inference.py runs the others)
-    return re.findall(r"```python oracle\n(.*?)```", path.read_text(encoding="utf-8"), re.DOTALL)
-
-
-def test_the_api_page_s_oracle_example_runs(runs, tmp_path, monkeypatch, capsys):
-    blocks = oracle_blocks(ROOT / "docs" / "reference" / "api.md")
-    assert blocks, "docs/reference/api.md has no oracle example"
-    (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "demo-oracle").symlink_to(runs["recurrence"])
-    monkeypatch.chdir(tmp_path)
-    for block in blocks:
-        exec(compile(block, "docs/reference/api.md", "exec"), {"__name__": "__docs__"})
-    assert "add_comm@1" in capsys.readouterr().out

@@ -1,0 +1,120 @@
+"""One split of a certified dataset as a ``torch.utils.data.Dataset``: a chain an item, its
+tokens as the trackers read them, the tree after every step and its certified partners.
+
+The tokens and item ids are ``tracker.data.load_dataset``'s (the same vocabulary, the same
+cache), so what a ``DataLoader`` over it yields is what training reads; the trees after every
+step are replayed from the split's JSON Lines with ``chains.rules.apply`` when an item is read.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+from torch.utils.data import Dataset
+
+from chains.dataset import DatasetError, parse_chain_line
+from chains.manifest import domain_of, manifest_path, read_manifest
+from chains.rules import apply
+from chains.trees import Tree, tokens
+from tracker.data import PAD, TrackerData, load_dataset
+
+
+def split_file(split: str | int) -> str:
+    """The file of a split: ``"train"`` is ``train.jsonl``; ``8`` or ``"test-8"`` is ``test-8.jsonl``."""
+    if isinstance(split, int) and not isinstance(split, bool):
+        return f"test-{split}.jsonl"
+    if isinstance(split, str) and (split == "train" or re.fullmatch(r"test-[1-9][0-9]*", split)):
+        return f"{split}.jsonl"
+    raise ValueError(f"split {split!r:.40} is neither 'train', 'test-<length>' nor a test length")
+
+
+class ChainDataset(Dataset):
+    """The chains of one split (``"train"``, ``"test-<L>"`` or the length ``L``) of the certified
+    dataset in ``directory``. Item ``i`` is chain ``i`` of the split's file, a dict of tensors
+    (T = the chain's events + 1, the start being step 0; E tokens per item, P per tree, K partners):
+
+    - ``items`` (T,): the item ids the trackers read (``data.item_tokens`` rows; 0 is padding)
+    - ``tokens`` (T, E): those items' token ids: the start tree's Polish tokens, then per event the
+      rule's token and one token per bit of its path, PAD (0) after
+    - ``trees`` (T, P): the tree after every step (row 0: the start) as output token ids, PAD after
+      its end: the cross-entropy target of every step
+    - ``partner_items`` (K, T), ``partner_tokens`` (K, T, E), ``partner_trees`` (K, T, P): the
+      certified partners, each padded after its own end
+    - ``partner_lengths`` (K,): each partner's steps, its start included
+
+    Every chain of a split has the same length and the same number of partners, so torch's default
+    collation stacks items into batches. ``data`` is a ``load_dataset`` result of the same directory
+    to share (one is loaded otherwise, which checks the dataset's certification and writes or reads
+    its cache)."""
+
+    def __init__(self, directory: Path | str, split: str | int = "train", data: TrackerData | None = None) -> None:
+        self.directory = Path(directory)
+        self.file = split_file(split)
+        self.data = load_dataset(self.directory) if data is None else data
+        rows = self.data.train if self.file == "train.jsonl" else self.data.tests.get(int(self.file[5:-6]))
+        if rows is None:
+            lengths = ", ".join(f"test-{n}" for n in sorted(self.data.tests))
+            raise DatasetError(f"{self.directory}: no split {self.file[:-6]} (it has train, {lengths})")
+        self.chain_items = rows["chain_items"].long()  # (N, T)
+        self.partner_items = rows["partner_items"].long()  # (N, K, T)
+        self.domain = domain_of(read_manifest(self.directory), str(manifest_path(self.directory)))
+        self.token_id = self.data.vocab.index()
+        # byte offset of every line, so that an item parses one line and a DataLoader's workers
+        # receive offsets, not parsed chains
+        self.offsets, at = [], 0
+        with open(self.directory / self.file, "rb") as handle:
+            for raw in handle:
+                self.offsets.append(at)
+                at += len(raw)
+        if len(self.offsets) != len(self.chain_items):
+            raise DatasetError(f"{self.directory / self.file}: {len(self.offsets)} lines, the loaded dataset "
+                               f"{len(self.chain_items)} chains")
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def record(self, index: int):
+        """Chain ``index`` of the split as ``chains.dataset`` reads it (a ``ChainRecord``: start,
+        events, end, certificate ids, partners, probes)."""
+        with open(self.directory / self.file, "rb") as handle:
+            handle.seek(self.offsets[index])
+            line = handle.readline().decode("utf-8")
+        return parse_chain_line(line, self.domain, f"{self.directory / self.file} line {index + 1}")
+
+    def tree_row(self, tree: Tree) -> torch.Tensor:
+        """(P,) the output token ids of ``tree``, PAD after its end."""
+        row = torch.zeros(self.data.tree_len, dtype=torch.long)
+        ids = [self.token_id[t] for t in tokens(tree)]
+        row[: len(ids)] = torch.tensor(ids)
+        return row
+
+    def tree_text(self, row: torch.Tensor) -> str:
+        """The Polish text of a (P,) row of output token ids (the inverse of ``tree_row``)."""
+        names = self.data.vocab.tokens
+        return " ".join(names[i] for i in row.tolist() if names[i] != PAD)
+
+    def _trees(self, history, steps: int) -> torch.Tensor:
+        """(steps, P): the tree after every step of ``history``, PAD rows after its end."""
+        out = torch.zeros(steps, self.data.tree_len, dtype=torch.long)
+        tree = history.start
+        out[0] = self.tree_row(tree)
+        for t, event in enumerate(history.events, 1):
+            tree = apply(tree, event)
+            out[t] = self.tree_row(tree)
+        return out
+
+    def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"chain {index} of a split of {len(self)}")
+        index %= len(self)
+        record = self.record(index)
+        items, partners = self.chain_items[index], self.partner_items[index]  # (T,), (K, T)
+        steps = items.shape[0]
+        item_tokens = self.data.item_tokens
+        partner_trees = torch.zeros(partners.shape[0], steps, self.data.tree_len, dtype=torch.long)  # (K, T, P)
+        for p, mate in enumerate(record.partners):
+            partner_trees[p] = self._trees(mate, steps)
+        return {"items": items, "tokens": item_tokens[items], "trees": self._trees(record, steps),
+                "partner_items": partners, "partner_tokens": item_tokens[partners], "partner_trees": partner_trees,
+                "partner_lengths": (partners != 0).sum(1)}
