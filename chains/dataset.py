@@ -2,7 +2,8 @@
 
 A line holds one chain: its id, start tree, events, end tree, the id of the certificate of
 each step, and its partners (start, events, end, step certificates, and the certificate of
-the equivalence with the chain). Reading is strict: every tree is parsed against the
+the equivalence with the chain; a wrong partner, put there on purpose by ``chains.corrupt``,
+has no such certificate and says ``"wrong": "near"`` or ``"far"`` instead). Reading is strict: every tree is parsed against the
 grammar and every event against the rules, and a bad line is reported with its file, line,
 chain and step.
 """
@@ -17,6 +18,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from chains.corrupt import KINDS as WRONG_KINDS
+from chains.corrupt import Corruption
 from chains.files import OutputError, cannot_write, reason, staging_dir
 from chains.holdout import HoldOut
 # The manifest's names, read and written in chains.manifest; re-exported here, where the
@@ -60,6 +63,9 @@ class DatasetSpec:
     # a held-out protocol (see chains.holdout): events or ordered event pairs no training chain or
     # partner holds and every test chain does, or the trees training visits counted (None: none)
     holdout: HoldOut | None = None
+    # a soft checker on purpose (see chains.corrupt): this share of the training partners replaced
+    # by wrong ones, near misses or far classes, written without an equivalence certificate (None: none)
+    corrupt: Corruption | None = None
 
     def __post_init__(self) -> None:
         for name in ("chains", "length", "test_chains", "probe_chains"):
@@ -80,6 +86,11 @@ class DatasetSpec:
         if self.holdout is not None and self.holdout.kind != "states" and self.probes:
             raise ValueError(f"--hold-out {self.holdout.kind} and --probes do not go together: probe events "
                              "would show held-out items in training")
+        if self.corrupt is not None and not isinstance(self.corrupt, Corruption):
+            raise ValueError(f"corrupt must be a Corruption, not {type(self.corrupt).__name__}")
+        if self.corrupt is not None and (self.partners < 1 or self.holdout is not None):
+            raise ValueError("--corrupt-partners needs partners to replace (--partners of at least 1) and goes "
+                             "with no --hold-out (a wrong partner's walk could hold a held-out item)")
 
     def splits(self) -> list[tuple[str, int, int]]:
         """(name, chains, length) of every split, training first."""
@@ -97,7 +108,10 @@ class History:
 
 @dataclass(frozen=True)
 class Partner(History):
-    equivalence: str = ""  # certificate id of "this history ends where the chain ends"
+    equivalence: str = ""  # certificate id of "this history ends where the chain ends" ("" when wrong)
+    # "near" or "far" (chains.corrupt): a wrong partner, ending at another tree than its chain,
+    # put there on purpose and never certified as equivalent; "" for a certified partner
+    wrong: str = ""
 
 
 @dataclass(frozen=True)
@@ -205,6 +219,12 @@ def parse_chain_line(line: str, domain: Domain, where: str) -> ChainRecord:
     parsed = []
     for p, mate in enumerate(partners):
         fields = _parse_history(mate, domain, f"{where} partner {p}")
+        if "wrong" in mate:
+            if mate["wrong"] not in WRONG_KINDS or "equivalence" in mate:
+                raise DatasetError(f"{where} partner {p}: a wrong partner is marked near or far and carries "
+                                   "no equivalence certificate")
+            parsed.append(Partner(**fields, wrong=mate["wrong"]))
+            continue
         equivalence = mate.get("equivalence")
         if not (isinstance(equivalence, str) and len(equivalence) == 16):
             raise DatasetError(f"{where} partner {p}: equivalence certificate id missing")

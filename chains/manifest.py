@@ -14,8 +14,9 @@ back, its structure checked by ``check_manifest`` first, then every field's type
 fields are written only when they say something: ``starts`` when training chains start at a
 reachable tree rather than a start tree, ``start_walk`` when they start after a walk (and
 ``start_sampling`` with either), ``tier2_weight`` and ``event_sampling`` when tier-2 events are
-weighted, ``probes`` with ``--probes``, ``holdout`` with ``--hold-out`` (``chains.holdout``); a
-manifest without ``starts`` reads as ``start``. The ``*_sampling`` texts are derived from the
+weighted, ``probes`` with ``--probes``, ``holdout`` with ``--hold-out`` (``chains.holdout``),
+``corrupt_partners`` with ``--corrupt-partners`` (``chains.corrupt``); a manifest without
+``starts`` reads as ``start``. The ``*_sampling`` texts are derived from the
 fields, never read.
 
 Readers that only need a field or two may keep the plain dict of ``read_manifest``: the keys
@@ -85,7 +86,7 @@ class Manifest:
     steps: int  # step instances, chains and partners, every split
     steps_by_rule: dict[str, int]  # the same per rule name, sorted by name
     distinct_steps: int  # distinct step statements
-    equivalences: int  # equivalence instances (one per partner)
+    equivalences: int  # equivalence instances (one per certified partner; a wrong partner has none)
     distinct_equivalences: int  # distinct equivalence statements
     files: dict[str, dict]  # file name -> {"chains": count, "sha256": hex digest}
     # certification
@@ -106,6 +107,9 @@ class Manifest:
     # with --hold-out: kind, what was held out (events, pairs), visited_trees, visited_share,
     # unseen_end_chains and the protocol in words (chains.holdout.HeldOut.manifest_field)
     holdout: dict | None = None
+    # with --corrupt-partners: kind, share, split, replaced, partners, which and sampling in words
+    # (chains.corrupt.manifest_field); the replaced partners carry no equivalence certificate
+    corrupt_partners: dict | None = None
     # timings: not part of the dataset's identity
     phase_seconds: dict[str, float] | None = None  # wall seconds per phase of the run
     seconds: float | None = None  # wall seconds of the whole run
@@ -146,6 +150,8 @@ class Manifest:
             out["event_sampling"] = EVENT_SAMPLING
         if self.holdout is not None:
             out["holdout"] = self.holdout
+        if self.corrupt_partners is not None:
+            out["corrupt_partners"] = self.corrupt_partners
         out.update({
             "test_lengths": list(self.test_lengths),
             "test_chains": self.test_chains,
@@ -216,7 +222,7 @@ _TYPES = {"atoms": _INT, "tier": _INT, "max_size": _OPT_INT, "rules": _LIST, "tr
           "kernel_checked": _INT, "certified": _INT, "failed": _INT, "lean_processes": _INT, "lean": _DICT,
           "core_hash": _STR, "checker": _STR, "package_version": _STR, "store": _STR, "starts": _STR,
           "start_walk": _INT, "tier2_weight": _NUMBER, "probes": _OPT_DICT, "holdout": _OPT_DICT,
-          "phase_seconds": _OPT_DICT, "seconds": _OPT_NUMBER, "format": _INT}
+          "corrupt_partners": _OPT_DICT, "phase_seconds": _OPT_DICT, "seconds": _OPT_NUMBER, "format": _INT}
 _NAMES = {_INT: "an integer", _OPT_INT: "an integer or null", _NUMBER: "a number", _OPT_NUMBER: "a number or null",
           _STR: "a string", _LIST: "a list", _DICT: "an object", _OPT_DICT: "an object or null"}
 

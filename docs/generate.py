@@ -413,6 +413,17 @@ def beyond_table(section: str) -> str:
     return table(BEYOND_HEADER, rows) if rows else "No run has finished yet.\n"
 
 
+def soft_runs() -> str:
+    found = load("tracker-soft.json") if (RESULTS / "tracker-soft.json").is_file() else {}
+    rows = [[r["cell"], r["seed"], num(r["steps"]), *(f3(at(r["exact"], n)) for n in LENGTHS),
+             f5(at(r["pair_distance"], "8")), f3(r["unrelated_distance"]), f3(r["participation_ratio"]),
+             num(r["seconds"], 0)] for r in found.get("runs", [])]
+    missing = ", ".join(found.get("missing", []))
+    text = table(["cell", "seed", "steps", *(f"exact {n}" for n in LENGTHS), "pair distance 8", "unrelated distance",
+                  "participation ratio", "train s"], rows) if rows else "No run has finished yet.\n"
+    return text + (f"\nNot run yet: {missing}.\n" if missing else "")
+
+
 # ---- the command reference ----------------------------------------------------------------------
 
 def cli() -> str:
@@ -454,6 +465,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "beyond-predictions": lambda: predictions("tracker-beyond.json"),
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "cli": cli,
+    "soft-runs": soft_runs, "soft-predictions": lambda: predictions("tracker-soft.json"),
 }
 
 

@@ -26,12 +26,14 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
 
+from chains.corrupt import Corrupted, corrupt_split
+from chains.corrupt import manifest_field as corrupt_field
 from chains.dataset import DatasetError, DatasetSpec, DatasetWriter, file_sha256, read_split
 from chains.holdout import HeldOut, HoldOutCheck, Visits, choose
 from chains.holdout import sample_split as holdout_split
 from chains.manifest import ELABORATOR, Manifest, load_manifest, manifest_path
 from chains.probes import PROBE_KINDS, SEED_ACCEPTED, ProbeSampler, probe_rng
-from chains.rules import Event, apply
+from chains.rules import Event, apply, successors
 from chains.sampling import Walk, sample_split, split_rng
 from chains.space import Domain, StateSpace, domain_size, reachable_trees
 from chains.trees import Tree, polish
@@ -441,6 +443,7 @@ class _Sampled:
     equivalences: int  # equivalence instances (one per partner) over every split
     held: HeldOut | None = None  # with a held-out protocol: what it held out
     visits: Visits | None = None  # ... and the states training visited, the test chains' ends
+    corrupted: Corrupted | None = None  # with spec.corrupt: the training partners replaced by wrong ones
 
 
 @dataclasses.dataclass(frozen=True)
@@ -463,6 +466,9 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
     tree drawn from ``starts`` when given (``reachable_trees``), test chains at a start tree.
     With ``held`` (``chains.holdout.choose``) every split is drawn under its protocol, and the
     states training visits and the test chains' ends are collected.
+    With ``spec.corrupt`` a share of the training partners is replaced by wrong ones
+    (``chains.corrupt``): their steps are certified like any other, their equivalence with the
+    chain is never added, and their JSON says ``"wrong"`` in place of an equivalence id.
     ``hand_over`` is called after each split, so that Lean checks a split's new statements while
     the next splits are sampled and rendered."""
     text = _LineWriter(space, statements)
@@ -470,6 +476,7 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
     lines: dict[str, list] = {}  # per split: finished lines, or (line so far, goal, probe codes)
     equivalence_count = 0
     visits = Visits() if held is not None else None
+    corrupted = None
     for name, count, length in spec.splits():
         mark = time.perf_counter()
         progress(f"sample {name}", 0, count)
@@ -489,6 +496,10 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
                         visits.trees.update(mate.states)
             else:
                 visits.test_ends[name] = [sample.chain.end for sample in split]
+        wrong: frozenset[tuple[int, int]] = frozenset()  # (chain, partner) replaced by a wrong one
+        if training and spec.corrupt is not None:
+            corrupted = corrupt_split(space, split, spec.corrupt, spec.seed)
+            split, wrong = corrupted.samples, corrupted.wrong
         progress(f"sample {name}", count, count)
         phases["sample"] += time.perf_counter() - mark
         mark = time.perf_counter()
@@ -506,10 +517,13 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
             for p, mate in enumerate(sample.partners):
                 mate_where = f"{where} partner {p}"
                 history = text.history(mate, mate_where)
+                if (n, p) in wrong:  # stored as what it is: no equivalence, no certificate
+                    partners.append(f'{{{history},"wrong":{json.dumps(spec.corrupt.kind)}}}')
+                    continue
                 equivalence = _cert_id(statements.equivalence(
                     space.trees[chain.end], space.trees[mate.end], lambda: f"{mate_where} equivalence"))
                 partners.append(f'{{{history},"equivalence":{json.dumps(equivalence)}}}')
-            equivalence_count += len(partners)
+                equivalence_count += 1
             line = f'{head}{",".join(partners)}]'
             if sampler is not None and (name == "train" or n < spec.probe_chains):
                 other = split[(n + 1 + rng.randrange(max(1, len(split) - 1))) % len(split)].chain.ids
@@ -530,7 +544,7 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: _Statements
         progress(f"render {name}", count, count)
         hand_over()
         phases["render"] += time.perf_counter() - mark
-    return _Sampled(space, statements, text, book, lines, equivalence_count, held, visits)
+    return _Sampled(space, statements, text, book, lines, equivalence_count, held, visits, corrupted)
 
 
 def _certify_statements(sampled: _Sampled, run: _LeanRun, store: CertificateStore, bridge: AskConfig,
@@ -593,6 +607,7 @@ def _write_dataset(spec: DatasetSpec, sampled: _Sampled, certified: _Certified, 
         seed=spec.seed, chains=spec.chains, length=spec.length, partners=spec.partners,
         test_lengths=tuple(spec.test_lengths), test_chains=spec.test_chains,
         starts=spec.starts, start_walk=spec.start_walk, tier2_weight=spec.tier2_weight, holdout=holdout,
+        corrupt_partners=None if sampled.corrupted is None else corrupt_field(spec.corrupt, sampled.corrupted),
         steps=text.steps, steps_by_rule=dict(sorted(text.steps_by_rule().items())),
         distinct_steps=kinds["step"], equivalences=sampled.equivalences,
         distinct_equivalences=kinds["equivalence"], files=files,
@@ -615,7 +630,13 @@ def verify_dataset(directory: Path, bridge: AskConfig = AskConfig(), progress: P
     Four steps, each failing before the next begins: read (the manifest, this Lean and its
     checker, then every chain replayed in Python against the manifest's counts), re-check (every
     distinct statement and probe asked of Lean, with a store of its own), judge (Lean's verdicts
-    and the files against what the dataset says) and report."""
+    and the files against what the dataset says) and report.
+
+    A dataset made with wrong partners on purpose (the manifest's ``corrupt_partners``) passes
+    when exactly its marked partners are wrong: each replays to a tree other than its chain's
+    (for a near miss, one rewrite from it), their count is the manifest's, and the report's
+    ``not_certified`` names every one (file, line, chain, partner); their steps are re-checked
+    like every other."""
     started = time.perf_counter()
     directory = Path(directory)
     opened = _open_for_verify(directory, bridge, checker)
@@ -648,6 +669,8 @@ class _Replayed:
     probe_counts: dict[str, Counter[str]]  # the dataset's verdicts by probe kind
     steps: int = 0
     equivalences: int = 0
+    # where every partner marked wrong stands ("<file> line N (chain ID) partner P (near|far)"), in file order
+    not_certified: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -701,6 +724,24 @@ def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Re
     statements = replayed.statements
     expected_files = manifest.files  # a plain name, a chain count and a sha256 each (check_manifest)
     held = None if manifest.holdout is None else HoldOutCheck(manifest.holdout, opened.where)
+    corrupt = manifest.corrupt_partners
+    near: dict[Tree, set[Tree]] = {}  # tree -> the trees one rewrite away
+
+    def judge_wrong(mate, record, mate_where: str, name: str) -> None:
+        """A partner marked wrong: allowed only where the manifest put wrong partners, of its
+        kind, and wrong indeed."""
+        if corrupt is None or name != f"{corrupt.get('split')}.jsonl" or mate.wrong != corrupt.get("kind"):
+            raise DatasetError(f"{mate_where}: marked a wrong partner ({mate.wrong}), which the manifest's "
+                               "corrupt_partners does not declare here")
+        if mate.end == record.end:
+            raise DatasetError(f"{mate_where}: marked a wrong partner, yet it ends at its chain's tree")
+        if mate.wrong == "near":
+            if record.end not in near:
+                near[record.end] = {t for _, t in successors(record.end, domain.rules, bound)}
+            if mate.end not in near[record.end]:
+                raise DatasetError(f"{mate_where}: marked a near miss, yet its end is not one rewrite from its "
+                                   "chain's")
+        replayed.not_certified.append(f"{mate_where} ({mate.wrong})")
 
     # (tree, event) -> (the tree after it, its statement's certificate id): the chains repeat a
     # few thousand distinct steps millions of times, each worked out once
@@ -761,6 +802,9 @@ def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Re
                 replay(mate, mate_where, visited)
                 if training:
                     held.training(mate.events, mate_where, partner=True)
+                if mate.wrong:
+                    judge_wrong(mate, record, mate_where, name)
+                    continue
                 if mate.end != record.end:
                     raise DatasetError(f"{mate_where}: does not end at its chain's tree")
                 key = statements.equivalence(record.end, mate.end, lambda: f"{mate_where} equivalence")
@@ -779,6 +823,9 @@ def _replay_dataset(directory: Path, opened: _Opened, progress: Progress) -> _Re
             raise DatasetError(f"{opened.where}: {field} is {getattr(manifest, field)}, the files hold {value}")
     if held is not None:
         held.compare(manifest.trees)
+    if corrupt is not None and corrupt.get("replaced") != len(replayed.not_certified):
+        raise DatasetError(f"{opened.where}: corrupt_partners replaced {corrupt.get('replaced')} partners, the "
+                           f"files mark {len(replayed.not_certified)} wrong")
     return replayed
 
 
@@ -830,4 +877,5 @@ def _verify_report(directory: Path, opened: _Opened, replayed: _Replayed, rechec
             "failed": 0, "probes": len(replayed.probe_uses), "distinct_probes": rechecked.probes_checked,
             "lean_processes": rechecked.lean_processes, "seconds": round(time.perf_counter() - started, 3),
             "lean": opened.lean.describe(), "core_hash": opened.core.hash, "checker": opened.bridge.checker,
-            "manifest_checker": opened.manifest_checker}
+            "manifest_checker": opened.manifest_checker,
+            **({} if opened.manifest.corrupt_partners is None else {"not_certified": replayed.not_certified})}

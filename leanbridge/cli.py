@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from chains.corrupt import Corruption
 from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetError, DatasetSpec
 from chains.holdout import HoldOut, HoldOutRefused
 from chains.sampling import STARTS
@@ -27,6 +28,16 @@ def _hold_out(ctx, param, value: str | None) -> HoldOut | None:
         return None
     try:
         return HoldOut.parse(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def _corruption(ctx, param, value: str | None) -> Corruption | None:
+    """click callback: ``near:F`` or ``far:F`` as a ``Corruption``."""
+    if value is None:
+        return None
+    try:
+        return Corruption.parse(value)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
 
@@ -64,6 +75,13 @@ def _hold_out(ctx, param, value: str | None) -> HoldOut | None:
                    "unchanged. Under each, the manifest's holdout field records what was held out, the trees "
                    "training visits and, per test split, the chains ending at a tree training never visited; "
                    "--verify checks them.")
+@click.option("--corrupt-partners", "corrupt", default=None, metavar="KIND:SHARE", callback=_corruption,
+              help="A soft checker on purpose: replace this share of the training partners by wrong ones, drawn "
+                   "from the seed. near:F: a near miss, a history ending one rewrite from the chain's end; far:F: "
+                   "a random other class, a history ending at a start tree other than the chain's end. A wrong "
+                   "partner's steps are certified; it carries no equivalence certificate and is marked wrong in "
+                   "the file, the manifest's corrupt_partners says how many, --verify names each one as not "
+                   "certified, and the trainers refuse the dataset unless told --corrupted-checker.")
 @click.option("--test-chains", type=click.IntRange(1), default=512, show_default=True, help="Chains per test split.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
@@ -109,7 +127,7 @@ def _hold_out(ctx, param, value: str | None) -> HoldOut | None:
 @click.option("--repo", default=None,
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
-def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, start_walk, tier2_weight, hold_out, test_chains, seed, jobs, out, store,
+def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, start_walk, tier2_weight, hold_out, corrupt, test_chains, seed, jobs, out, store,
          timeout, memory_mb, probes, probe_chains, cluster, checker, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
@@ -121,7 +139,7 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, 
     mathlib_only = given(("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo"))
     if mathlib_dir is not None:
         chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts",
-                            "start_walk", "tier2_weight", "hold_out", "test_chains",
+                            "start_walk", "tier2_weight", "hold_out", "corrupt", "test_chains",
                             "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "cluster",
                             "checker", "verify_dir"))
         if chain_only:
@@ -139,7 +157,11 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, 
         if verify_dir is not None:
             report = verify_dataset(verify_dir, bridge, bars, checker)
             bars.close()
+            wrong = report.pop("not_certified", None)
             click.echo(json.dumps(report, indent=2))
+            if wrong:
+                click.echo(f"{len(wrong)} partners not certified (put there on purpose, as the manifest's "
+                           f"corrupt_partners says); first: {wrong[0]}")
             if report["checker"] != report["manifest_checker"]:
                 click.echo(f"note: {verify_dir} was certified by the {report['manifest_checker']} checker; "
                            f"re-checked with the {report['checker']} checker, as --checker asked")
@@ -150,7 +172,8 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, 
         try:
             test_lengths = test_lengths or (PROBE_TEST_LENGTHS if probes else DEFAULT_TEST_LENGTHS)
             spec = DatasetSpec(Domain(atoms, tier, max_size), chains, length, partners, test_lengths, test_chains, seed,
-                               probes, probe_chains, start_walk, tier2_weight, starts, holdout=hold_out)
+                               probes, probe_chains, start_walk, tier2_weight, starts, holdout=hold_out,
+                               corrupt=corrupt)
         except ValueError as e:
             raise click.UsageError(str(e)) from None
         out = out or Path("data") / f"tier{tier}-a{atoms}"
@@ -169,6 +192,9 @@ def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, 
                                                                   "accepted_fraction", "referee_disagreements")}
         if "holdout" in manifest:
             shown["holdout"] = {k: v for k, v in manifest["holdout"].items() if k != "protocol"}
+        if "corrupt_partners" in manifest:
+            shown["corrupt_partners"] = {k: manifest["corrupt_partners"][k] for k in ("kind", "share", "replaced",
+                                                                                      "partners")}
         click.echo(json.dumps(shown, indent=2))
         click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
 

@@ -65,10 +65,13 @@ D = OracleConfig()  # the defaults shown by --help
 @click.option("--skip-test", is_flag=True,
               help="Judge the run on its --validation chains only; the held-out test chains are not read.")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
+@click.option("--corrupted-checker", is_flag=True,
+              help="Train on a dataset whose partners are partly wrong on purpose (certify --corrupt-partners), "
+                   "which is refused without it; the report's dataset records the corruption.")
 @training_options(D, "Chains per step, each with its probes (and its certified partners for combo).")
 @run_options("runs/oracle-<arch>-<objective>-s<seed>")
 def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, log_every: int, tensorboard: bool,
-         skip_test: bool, device: str, **settings) -> None:
+         skip_test: bool, device: str, corrupted_checker: bool, **settings) -> None:
     """Train a kernel oracle: predict Lean's verdict on probe rewrites along a chain, without asking it."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
         where = resolve_device(device)
@@ -88,7 +91,8 @@ def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, log_e
                      interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig(),
-                       test=not skip_test, device=where, log=LogConfig(every=log_every, tensorboard=tensorboard))
+                       test=not skip_test, device=where, log=LogConfig(every=log_every, tensorboard=tensorboard),
+                       corrupted_checker=corrupted_checker)
     shown = {k: report.get(k) for k in ("arch", "objective", "seed", "device", "steps", "accuracy", "all_right",
                                         "binary", "pair_distance", "unrelated_distance", "seconds",
                                         "steps_per_second", "eval_seconds")}

@@ -287,9 +287,10 @@ def cache_path(directory: Path) -> Path:
     return Path(directory) / ".cache" / f"oracle-{key.hexdigest()[:16]}.pt"
 
 
-def load_probe_dataset(directory: Path | str, use_cache: bool = True) -> OracleData:
+def load_probe_dataset(directory: Path | str, use_cache: bool = True, corrupted_checker: bool = False) -> OracleData:
     """Either format, by the manifest's ``format``: a chain dataset made with ``certify --probes``
-    (``load_chain_probes``) or a Mathlib probe dataset made with ``certify --mathlib``."""
+    (``load_chain_probes``; with wrong partners on purpose, refused unless ``corrupted_checker``)
+    or a Mathlib probe dataset made with ``certify --mathlib``."""
     directory = Path(directory)
     manifest = read_manifest_json(directory)
     found = manifest.get("format") if isinstance(manifest, dict) else None
@@ -300,13 +301,14 @@ def load_probe_dataset(directory: Path | str, use_cache: bool = True) -> OracleD
     if found not in DATASET_FORMATS:
         raise DatasetError(f"{manifest_path(directory)}: format {found!r} is none of this project's "
                            f"probe datasets ({FORMAT_VERSION}: chains, {MATHLIB_FORMAT!r}: Mathlib probes)")
-    return load_chain_probes(directory, use_cache)
+    return load_chain_probes(directory, use_cache, corrupted_checker)
 
 
-def load_chain_probes(directory: Path, use_cache: bool = True) -> OracleData:
-    """The tracker's tensors (certification checked there) and the probes, from the cache
-    when the manifest and this code's cache version match."""
-    tracker = load_dataset(directory, use_cache=use_cache)
+def load_chain_probes(directory: Path, use_cache: bool = True, corrupted_checker: bool = False) -> OracleData:
+    """The tracker's tensors (certification checked there, ``corrupted_checker`` as
+    ``tracker.data.load_dataset`` takes it) and the probes, from the cache when the manifest and
+    this code's cache version match."""
+    tracker = load_dataset(directory, use_cache=use_cache, corrupted_checker=corrupted_checker)
     manifest = read_manifest(directory)
     cached = cache_path(directory)
     blob = torch.load(cached, weights_only=True) if use_cache and cached.is_file() else None

@@ -276,17 +276,19 @@ def choose_comparison(model: Oracle, config: OracleConfig, data: OracleData, val
 def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: OracleEvalConfig = OracleEvalConfig(), data: OracleData | None = None,
           validation: OracleData | None = None, test: bool = True, device: torch.device | str = "cpu",
-          log: LogConfig = LogConfig()) -> dict:
+          log: LogConfig = LogConfig(), corrupted_checker: bool = False) -> dict:
     """Train (or continue) into ``out`` on ``device`` (a torch.device or a spec such as ``auto``;
     DeviceUnavailable before anything is read or written when it is not here), logging to
     ``out``/metrics.jsonl as ``log`` says; choose the comparison's threshold; evaluate on the
     held-out test chains (unless ``test`` is False: a validation run reads only its validation
     chains), all on that device; return the report (also written there). ``resume`` with more
-    ``config.steps`` than the checkpoint's settings extends the run (``tracker.loop.extension``)."""
+    ``config.steps`` than the checkpoint's settings extends the run (``tracker.loop.extension``).
+    A dataset with wrong partners on purpose is refused unless ``corrupted_checker``; the
+    report's ``dataset`` then carries its ``corrupt_partners``."""
     out = Path(out)
     device = resolve_device(device)
     started = time.perf_counter()
-    data = data if data is not None else load_probe_dataset(config.data)
+    data = data if data is not None else load_probe_dataset(config.data, corrupted_checker=corrupted_checker)
     validation = load_validation(config, data, validation)
     if not test and validation is None:
         raise ValueError("a run that skips the test chains needs --validation (chains to be judged on)")

@@ -89,10 +89,14 @@ D = TrainConfig()  # the defaults shown by --help
               help="Once the checks say stop, train this many more steps with the learning rate falling "
                    "linearly towards zero, then stop.")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
+@click.option("--corrupted-checker", is_flag=True,
+              help="Train on a dataset whose partners are partly wrong on purpose (certify --corrupt-partners), "
+                   "which is refused without it; the report's dataset records the corruption.")
 @training_options(D, "Chains per step (each with its certified partners).")
 @run_options("runs/<arch>-<objective>-s<seed>")
 def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
-         check_patience: int, check_cooldown: int, device: str, out: Path | None, resume: bool, threads: int | None,
+         check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, out: Path | None,
+         resume: bool, threads: int | None,
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
@@ -119,7 +123,7 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()),
-                       log=LogConfig(every=log_every, tensorboard=tensorboard))
+                       log=LogConfig(every=log_every, tensorboard=tensorboard), corrupted_checker=corrupted_checker)
     shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "device", "steps", "exact", "in_distribution",
                                     "pair_distance", "pair_growth", "unrelated_distance", "seconds",
                                     "steps_per_second")}

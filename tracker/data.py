@@ -106,13 +106,20 @@ class TrackerData:
                        succ_items=self.succ_items.to(device), succ_trees=self.succ_trees.to(device))
 
 
-def check_certified(directory: Path) -> dict:
+def check_certified(directory: Path, corrupted_checker: bool = False) -> dict:
     """The manifest, if it says every step was certified and its files are the certified
     ones; otherwise DatasetError naming the file. (Re-running Lean is ``verify_dataset``'s job;
-    this is the cheap check that the certified flag can be trusted.)"""
+    this is the cheap check that the certified flag can be trusted.) A dataset whose partners
+    are partly wrong on purpose (``certify --corrupt-partners``) is refused unless
+    ``corrupted_checker`` says the caller means to train on a corrupted checker."""
     directory = Path(directory)
     manifest = read_manifest(directory)
     where = manifest_path(directory)
+    corrupt = manifest.get("corrupt_partners")
+    if corrupt is not None and not corrupted_checker:
+        raise DatasetError(f"{where}: {corrupt.get('replaced')} of its {corrupt.get('partners')} training partners "
+                           f"are wrong on purpose ({corrupt.get('kind')}:{corrupt.get('share')}); refusing to train "
+                           "on a corrupted checker unless told so (--corrupted-checker)")
     failed, certified = manifest.get("failed"), manifest.get("certified")
     if failed != 0:
         raise DatasetError(f"{where}: {failed} statement(s) failed certification; refusing to train on it")
@@ -200,7 +207,10 @@ def _build(directory: Path, manifest: dict) -> dict:
             chain = builder.history(record, where)
             mates = []
             for p, mate in enumerate(record.partners):
-                if mate.end != record.end:
+                if mate.wrong and not manifest.get("corrupt_partners"):
+                    raise DatasetError(f"{where} partner {p}: marked wrong, and the manifest declares no wrong "
+                                       "partners")
+                if mate.end != record.end and not mate.wrong:  # a wrong partner is trained on as a partner
                     raise DatasetError(f"{where} partner {p}: does not end at its chain's tree")
                 mates.append(builder.history(mate, f"{where} partner {p}"))
             steps += len(record.events) + sum(len(m.events) for m in record.partners)
@@ -315,9 +325,15 @@ def first_heldout(items: list[tuple[str, int]], marks: tuple[str, set]) -> int |
 
 
 def identity_of(directory: Path, manifest: dict) -> dict:
+    """The dataset and Lean a run trains on, as its checkpoint and report record them; with
+    wrong partners on purpose, the manifest's ``corrupt_partners`` too (a run on a corrupted
+    checker says so wherever its dataset is named)."""
     lean = manifest.get("lean", {})
-    return {"dataset": {"path": str(directory), "dataset_id": dataset_id(manifest),
-                        "seed": manifest.get("seed"), "tier": manifest.get("tier"), "atoms": manifest.get("atoms")},
+    dataset = {"path": str(directory), "dataset_id": dataset_id(manifest),
+               "seed": manifest.get("seed"), "tier": manifest.get("tier"), "atoms": manifest.get("atoms")}
+    if manifest.get("corrupt_partners") is not None:
+        dataset["corrupt_partners"] = manifest["corrupt_partners"]
+    return {"dataset": dataset,
             "lean": {"version": lean.get("version"), "githash": lean.get("githash"),
                      "core_hash": manifest.get("core_hash")}}
 
@@ -327,11 +343,13 @@ def cache_path(directory: Path) -> Path:
     return Path(directory) / ".cache" / f"tracker-{key.hexdigest()[:16]}.pt"
 
 
-def load_dataset(directory: Path | str, use_cache: bool = True) -> TrackerData:
+def load_dataset(directory: Path | str, use_cache: bool = True, corrupted_checker: bool = False) -> TrackerData:
     """Check the dataset's certification, then read it into tensors (from the cache when the
-    manifest and this code's cache version match, else by replaying it and writing the cache)."""
+    manifest and this code's cache version match, else by replaying it and writing the cache).
+    A dataset with wrong partners on purpose is refused unless ``corrupted_checker``; with it,
+    each wrong partner is read as a partner of its chain (what a soft checker would hand over)."""
     directory = Path(directory)
-    manifest = check_certified(directory)
+    manifest = check_certified(directory, corrupted_checker)
     cached = cache_path(directory)
     blob = _load_cache(cached) if use_cache else None
     if blob is None:

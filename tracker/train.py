@@ -192,18 +192,21 @@ def config_from_checkpoint(blob: dict) -> TrainConfig:
 
 def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: EvalConfig = EvalConfig(), data: TrackerData | None = None,
-          stop: StopConfig = StopConfig(), device: torch.device | str = "cpu", log: LogConfig = LogConfig()) -> dict:
+          stop: StopConfig = StopConfig(), device: torch.device | str = "cpu", log: LogConfig = LogConfig(),
+          corrupted_checker: bool = False) -> dict:
     """Train (or continue) into ``out`` on ``device`` (a torch.device or a spec such as
     ``auto``; DeviceUnavailable before anything is read or written when it is not here),
     stopping early when ``stop`` says so, logging to ``out``/metrics.jsonl as ``log`` says;
     evaluate; return the report (also written there). ``resume`` with more ``config.steps`` than
-    the checkpoint's settings extends the run (``tracker.loop.extension``)."""
+    the checkpoint's settings extends the run (``tracker.loop.extension``). A dataset with wrong
+    partners on purpose is refused unless ``corrupted_checker``; the report's ``dataset`` then
+    carries its ``corrupt_partners``."""
     out = Path(out)
     device = resolve_device(device)
     if data is None:
         if show_progress:  # a first read replays the dataset into tensors (cached for the next run)
             sys.stderr.write(f"reading {config.data}\n")
-        data = load_dataset(config.data)
+        data = load_dataset(config.data, corrupted_checker=corrupted_checker)
     path = out / CHECKPOINT
     until = config.steps
     blob = None
