@@ -413,6 +413,19 @@ def beyond_table(section: str) -> str:
     return table(BEYOND_HEADER, rows) if rows else "No run has finished yet.\n"
 
 
+def mechanism_runs() -> str:
+    runs = load("tracker-mechanism.json")["runs"]
+    rows = [[name, r["arch"], r["objective"], r["domain"]["atoms"], r["histories"], num(r["states"]), num(r["trees"]),
+             f3(r["purity_at_trees"]), num(r["pure_clusters"]), num(r["fewest_pure"]), r["code_width"], r["pc95"],
+             r["pc99"], f3(r["affine_r2"]), f3(r["permutation"]), f3(r["permutation_two"]), f3(r["fitted"]),
+             f3(r["fitted_two"]), f3(r["rotation"]), f"{r['singular_p05']:.2f}–{r['singular_p95']:.2f}"]
+            for name, r in runs.items()]
+    return table(["run", "arch", "objective", "atoms", "states from", "states", "trees", "purity at trees",
+                  "pure clusters", "fewest pure", "width", "PCs 95%", "PCs 99%", "affine R²", "permutation",
+                  "2 steps", "per-event map", "2 steps", "rotation", "singular values p5–p95"], rows) \
+        if rows else "No run has been analysed yet.\n"
+
+
 def soft_runs() -> str:
     found = load("tracker-soft.json") if (RESULTS / "tracker-soft.json").is_file() else {}
     rows = [[r["cell"], r["seed"], num(r["steps"]), *(f3(at(r["exact"], n)) for n in LENGTHS),
@@ -432,11 +445,12 @@ def cli() -> str:
     from leanbridge.cli import main as certify
     from oracle.cli import main as train_oracle
     from prover.cli import main as prove
+    from tracker.analysis_cli import main as analyse_tracker
     from tracker.cli import main as train_tracker
 
     parts = []
     for name, command in (("certify", certify), ("train-tracker", train_tracker), ("prove", prove),
-                          ("train-oracle", train_oracle)):
+                          ("train-oracle", train_oracle), ("analyse-tracker", analyse_tracker)):
         text = CliRunner().invoke(command, ["--help"], prog_name=name, terminal_width=100).output
         parts.append(f"### `{name}`\n\n```\n{text.rstrip()}\n```\n")
     return "\n".join(parts)
@@ -464,6 +478,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "beyond-validation": lambda: beyond_table("validation"), "beyond-batch": lambda: beyond_table("batch"),
     "beyond-predictions": lambda: predictions("tracker-beyond.json"),
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
+    "mechanism-runs": mechanism_runs, "mechanism-predictions": lambda: predictions("tracker-mechanism.json"),
     "cli": cli,
     "soft-runs": soft_runs, "soft-predictions": lambda: predictions("tracker-soft.json"),
 }
