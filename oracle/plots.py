@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracker.plots import SEED_STYLES, pyplot, by_length
+from tracker.plots import SEED_STYLES, by_length, pyplot, seed_handles
 
 
 def arm_name(report: dict) -> str:
@@ -19,21 +19,32 @@ def _colours(reports: list[dict]):
     return plt, arms, {a: cmap(i % 10) for i, a in enumerate(arms)}
 
 
-def _save_by_length(plt, fig, ax, ylabel: str, path: Path) -> Path:
-    """A fraction against chain length on a log-2 axis, legend outside, saved to ``path``."""
+def run_title(report: dict, name: str) -> str:
+    """A run figure's title: the run's name and what it trained."""
+    return f"{name}: {arm_name(report)}, seed {report['seed']}, {report['steps']:,} steps"
+
+
+def _save_by_length(plt, fig, ax, ylabel: str, path: Path, seeds: list[int], extra: list | None = None,
+                    title: str | None = None) -> Path:
+    """A fraction against chain length on a log-2 axis, saved to ``path``; the legend, outside,
+    names the colours' arms, then what each line style is (``seeds``' styles and ``extra`` handles)."""
     ax.set_xscale("log", base=2)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("chain length (events)")
     ax.set_ylabel(ylabel)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    handles, _ = ax.get_legend_handles_labels()
+    ax.legend(handles=handles + seed_handles(seeds) + (extra or []), fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.01, 1.0))
+    if title:
+        ax.set_title(title, fontsize=8, loc="left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def plot_accuracy(reports: list[dict], path: Path) -> Path:
-    """Verdict accuracy (solid) and the fraction of chains right on every verdict (faint, dashed
+def plot_accuracy(reports: list[dict], path: Path, title: str | None = None) -> Path:
+    """Verdict accuracy (o markers) and the fraction of chains right on every verdict (faint, x
     markers) against chain length: one colour per arm, one line style per seed."""
     plt, arms, colour = _colours(reports)
     fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -47,7 +58,12 @@ def plot_accuracy(reports: list[dict], path: Path) -> Path:
         x, y = by_length(r["all_right"])
         ax.plot(x, y, color=colour[arm], linestyle=style, marker="x", markersize=4, alpha=0.35)
         labelled.add(arm)
-    return _save_by_length(plt, fig, ax, "verdict accuracy (o); chains all right (x)", path)
+    from matplotlib.lines import Line2D
+
+    markers = [Line2D([], [], color="0.35", marker="o", linestyle="none", label="verdict accuracy"),
+               Line2D([], [], color="0.35", marker="x", linestyle="none", alpha=0.5, label="chains all right")]
+    return _save_by_length(plt, fig, ax, "verdict accuracy (o); chains all right (x)", path,
+                           sorted({r["seed"] for r in reports}), markers, title)
 
 
 def _bars(reports: list[dict], values, groups: list[str], path: Path, ylabel: str, title: str) -> Path:
@@ -85,16 +101,18 @@ def plot_depth(reports: list[dict], path: Path) -> Path:
                  "balanced accuracy, misplaced gold", "the hard class by depth band (mean over seeds)")
 
 
-def write_plots(reports: list[dict], directory: Path) -> list[Path]:
+def write_plots(reports: list[dict], directory: Path, title: str | None = None) -> list[Path]:
+    """accuracy.png, kinds.png and depth.png of ``reports`` in ``directory``; ``title`` heads the
+    first (a run's figures: ``run_title``)."""
     directory = Path(directory)
-    return [plot_accuracy(reports, directory / "accuracy.png"), plot_kinds(reports, directory / "kinds.png"),
+    return [plot_accuracy(reports, directory / "accuracy.png", title), plot_kinds(reports, directory / "kinds.png"),
             plot_depth(reports, directory / "depth.png")]
 
 
 def plot_gate(batches: dict[str, list[dict]], path: Path) -> Path:
     """The chain gate's own figure: the fraction of held-out chains with every five-class verdict
     right (complete by comparison) against chain length, one colour per batch, one line style per
-    seed. ``batches``: a label -> the reports of its stateful runs."""
+    seed (the legend says which). ``batches``: a label -> the reports of its stateful runs."""
     plt = pyplot()
     cmap = plt.get_cmap("tab10")
     fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -106,4 +124,6 @@ def plot_gate(batches: dict[str, list[dict]], path: Path) -> Path:
             x, y = by_length(all_right)
             ax.plot(x, y, color=cmap(i % 10), linestyle=SEED_STYLES[r["seed"] % len(SEED_STYLES)][0], marker="o",
                     markersize=4, label=label if j == 0 else None)
-    return _save_by_length(plt, fig, ax, "chains with every verdict right", path)
+    seeds = sorted({r["seed"] for reports in batches.values() for r in reports
+                    if (r.get("comparison") or {}).get("all_right")})
+    return _save_by_length(plt, fig, ax, "chains with every verdict right", path, seeds)

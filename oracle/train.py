@@ -347,12 +347,12 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
 
 def write_report(report: dict, out: Path) -> None:
     """report.json and the plots beside it, all together or none."""
-    from oracle.plots import write_plots  # matplotlib only when a report is written
+    from oracle.plots import run_title, write_plots  # matplotlib only when a report is written
 
     with staged_files(out) as staging:
         (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
         if report.get("tested", True):
-            write_plots([report], staging)
+            write_plots([report], staging, run_title(report, Path(out).resolve().name))
 
 
 # Per-event compute, in multiply-adds at C = 128, D = 64, V verdict classes, P probes per step.

@@ -31,51 +31,83 @@ def _arm(report: dict) -> str:
 SEED_STYLES = (("-", "solid"), ("--", "dashed"), (":", "dotted"), ("-.", "dashdot"))  # (matplotlib style, name)
 
 
-def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, log_y: bool) -> Path:
-    """``report[key]`` (keyed by chain length) against length, log2 x axis: one colour and
-    marker per arm, one line style per seed, one legend entry per arm."""
+def seed_handles(seeds: list[int]) -> list:
+    """Legend entries that say which line style is which seed (grey, no marker)."""
+    from matplotlib.lines import Line2D
+
+    return [Line2D([], [], color="0.35", linestyle=SEED_STYLES[s % len(SEED_STYLES)][0], label=f"seed {s}")
+            for s in seeds]
+
+
+def run_title(report: dict, name: str) -> str:
+    """A run figure's title: the run's name and what it trained."""
+    schedule = (report.get("schedule") or {}).get("name")
+    return (f"{name}: {_arm(report)}, {report['arch']}, seed {report['seed']}, {report['steps']:,} steps"
+            + (f", schedule {schedule}" if schedule else ""))
+
+
+def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, fraction: bool,
+                    title: str | None = None) -> Path:
+    """``report[key]`` (keyed by chain length) against length, log2 x axis, one panel per arm
+    (one colour and marker each), one line style per seed, the legend saying which is which. A
+    fraction's y axis is [0, 1]; any other starts at zero, so a flat line looks flat."""
     plt = pyplot()
-    arms = list(dict.fromkeys(_arm(r) for r in reports))
+    arms = list(dict.fromkeys(_arm(r) for r in reports if by_length(r[key])[0]))
     colours = plt.get_cmap("tab10")
     markers = "osD^v<>phX"
-    fig, ax = plt.subplots(figsize=(6.5, 3.5))
-    labelled = set()
-    for report in reports:
-        x, y = by_length(report[key])
-        if not x:
-            continue
-        arm = _arm(report)
-        i = arms.index(arm)
-        ax.plot(x, [max(v, 1e-7) for v in y] if log_y else y, color=colours(i % 10), marker=markers[i % len(markers)],
-                linestyle=SEED_STYLES[report["seed"] % len(SEED_STYLES)][0], markersize=4, alpha=0.85,
-                label=None if arm in labelled else arm)
-        labelled.add(arm)
-    ax.set_xscale("log", base=2)
-    if log_y:
-        ax.set_yscale("log")
-    else:
-        ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("chain length (events)")
-    ax.set_ylabel(ylabel)
+    columns = min(4, max(1, len(arms)))
+    rows = -(-max(1, len(arms)) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.3 * columns + (3.2 if len(arms) == 1 else 0.5), 2.8 * rows + 0.6),
+                             sharex=True, sharey=fraction, squeeze=False)
+    for ax in axes.flat[len(arms):]:
+        ax.set_visible(False)
+    for i, arm in enumerate(arms):
+        ax = axes.flat[i]
+        runs = sorted((r for r in reports if _arm(r) == arm), key=lambda r: r["seed"])
+        top = 0.0
+        for report in runs:
+            x, y = by_length(report[key])
+            if not x:
+                continue
+            top = max(top, max(y))
+            ax.plot(x, y, color=colours(i % 10), marker=markers[i % len(markers)],
+                    linestyle=SEED_STYLES[report["seed"] % len(SEED_STYLES)][0], markersize=4, alpha=0.85,
+                    label=f"seed {report['seed']}")
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(*((-0.02, 1.02) if fraction else (0, 1.1 * top or 1)))
+        if not fraction:
+            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
+        if len(arms) > 1:
+            ax.set_title(arm, fontsize=8)
+        ax.set_xlabel("chain length (events)", fontsize=8)
+        if i % columns == 0:
+            ax.set_ylabel(ylabel, fontsize=8)
+        ax.tick_params(labelsize=7)
     seeds = sorted({r["seed"] for r in reports})
-    title = None if len(seeds) < 2 else "seed " + ", ".join(
-        f"{s} {SEED_STYLES[s % len(SEED_STYLES)][1]}" for s in seeds)
-    ax.legend(fontsize=7, title=title, title_fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
+    if len(arms) == 1:  # one arm: its seeds in the panel's legend, outside on the right
+        axes.flat[0].legend(fontsize=7, title=arms[0], title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    elif arms:
+        fig.legend(handles=seed_handles(seeds), fontsize=7, loc="upper right", ncol=len(seeds), frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=8, x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95 if (title or len(arms) > 1) else 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def plot_exact(reports: list[dict], path: Path) -> Path:
-    return _plot_by_length(reports, "exact", path, "exact match at the last step", log_y=False)
+def plot_exact(reports: list[dict], path: Path, title: str | None = None) -> Path:
+    return _plot_by_length(reports, "exact", path, "exact match at the last step", fraction=True, title=title)
 
 
-def plot_pair_distance(reports: list[dict], path: Path) -> Path:
-    return _plot_by_length(reports, "pair_distance", path, "centred-cosine distance, certified partners", log_y=True)
+def plot_pair_distance(reports: list[dict], path: Path, title: str | None = None) -> Path:
+    return _plot_by_length(reports, "pair_distance", path, "centred-cosine distance, certified partners",
+                           fraction=False, title=title)
 
 
-def write_plots(reports: list[dict], directory: Path) -> list[Path]:
+def write_plots(reports: list[dict], directory: Path, title: str | None = None) -> list[Path]:
+    """exact.png and pair_distance.png of ``reports`` in ``directory``; ``title`` heads both (a
+    run's figures: ``run_title``)."""
     directory = Path(directory)
-    return [plot_exact(reports, directory / "exact.png"),
-            plot_pair_distance(reports, directory / "pair_distance.png")]
+    return [plot_exact(reports, directory / "exact.png", title),
+            plot_pair_distance(reports, directory / "pair_distance.png", title)]

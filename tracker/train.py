@@ -322,11 +322,11 @@ def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, che
 
 def write_report(report: dict, out: Path) -> None:
     """report.json and the two plots beside it."""
-    from tracker.plots import write_plots  # matplotlib only when a report is written
+    from tracker.plots import run_title, write_plots  # matplotlib only when a report is written
 
     with staged_files(out) as staging:  # all three appear together or none does
         (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-        write_plots([report], staging)
+        write_plots([report], staging, run_title(report, Path(out).resolve().name))
 
 
 def compute_note(config: TrainConfig) -> str:
