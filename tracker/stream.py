@@ -409,6 +409,7 @@ def stream(run: TrackedRun, source: DrawnChains | StoredChains, certifier: StepC
     state_path = Path(config.out) / STATE
     if resume:
         w, figures = _restore(state_path, config, source)
+        w = w.to(stepper.device)
     else:
         figures = Figures()
         w = stepper.start(np.array(source.here, dtype=np.int64))
