@@ -268,7 +268,7 @@ def test_every_training_setting_is_an_option_of_the_command():
     options = {p.name for p in train_tracker.params} - {"schedule", "eval_chains", "eval_threads", "check_every",
                                                          "check_chains", "check_patience", "check_cooldown", "device", "out",
                                                          "resume", "threads", "quiet", "help", "log_every",
-                                                         "tensorboard"}
+                                                         "tensorboard", "corrupted_checker"}
     assert options == {f.name for f in fields(TrainConfig)}
 
 
