@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from chains.corrupt import KINDS, Corruption, corrupt_split
 from chains.dataset import DatasetError, read_split
+from chains.manifest import load_manifest, manifest_text
 from chains.rules import successors
 from chains.sampling import sample_split, split_rng
 from chains.space import Domain, StateSpace
@@ -105,6 +106,7 @@ def test_the_option_is_recorded_and_the_wrong_partners_are_stored_as_what_they_a
     assert "corrupt_partners" not in clean
     for name, kind, share in (("near", "near", 0.1), ("far", "far", 0.2)):
         manifest = json.loads((made[name] / "manifest.json").read_text())
+        assert manifest_text(load_manifest(made[name])) == (made[name] / "manifest.json").read_text()
         field = manifest["corrupt_partners"]
         assert (field["kind"], field["share"], field["split"], field["partners"]) == (kind, share, "train", 120)
         places = wrong_places(made[name])
