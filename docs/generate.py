@@ -437,6 +437,35 @@ def soft_runs() -> str:
     return text + (f"\nNot run yet: {missing}.\n" if missing else "")
 
 
+# ---- a million events ---------------------------------------------------------------------------
+
+MILLION = ("256", "65536", "1048576")
+
+
+def million_runs() -> str:
+    found = load("tracker-million.json")
+    rows = [[r["arm"], r["seed"], num(r["chains"]), num(r["steps"]), *(f3(at(r["exact"], n)) for n in MILLION),
+             f3(at(r["right_throughout"], str(r["steps"]))), num(r["events_per_second"], 0),
+             num(r["minutes"], 1), num(r["cpu_seconds"] / 60, 1), num(r["ms_per_lockstep"], 2), num(r["peak_rss_mb"], 0),
+             DASH if not r.get("load_average_before_after") else "{:.1f} / {:.1f}".format(*r["load_average_before_after"])]
+            for r in found["runs"]]
+    rows += [[r["arm"], r["seed"], num(r["chains"]), f"{r['steps_done']:,} (cut)", *(f3(at(r["exact"], n)) for n in MILLION),
+              DASH, DASH, num(r["seconds"] / 60, 1), num(r["cpu_seconds"] / 60, 1), num(r["ms_per_lockstep_cpu"], 2), DASH,
+              DASH] for r in found.get("in_progress", [])]
+    header = ["arm", "seed", "chains", "steps", *(f"exact@{int(n):,}" for n in MILLION), "right throughout",
+              "events/s", "minutes", "CPU minutes", "ms per lock-step", "peak MB", "load before / after"]
+    return table(header, rows) if rows else "No evaluation has finished yet.\n"
+
+
+def million_histogram() -> str:
+    runs = load("tracker-million.json")["runs"]
+    if not runs:
+        return "No evaluation has finished yet.\n"
+    bins = list(runs[0]["first_wrong"])
+    return table(["arm", "seed", *bins], [[r["arm"], r["seed"], *(r["first_wrong"].get(b, 0) for b in bins)]
+                                          for r in runs])
+
+
 # ---- the command reference ----------------------------------------------------------------------
 
 def cli() -> str:
@@ -447,10 +476,12 @@ def cli() -> str:
     from prover.cli import main as prove
     from tracker.analysis_cli import main as analyse_tracker
     from tracker.cli import main as train_tracker
+    from tracker.stream_cli import main as evaluate_tracker
 
     parts = []
     for name, command in (("certify", certify), ("train-tracker", train_tracker), ("prove", prove),
-                          ("train-oracle", train_oracle), ("analyse-tracker", analyse_tracker)):
+                          ("train-oracle", train_oracle), ("analyse-tracker", analyse_tracker),
+                          ("evaluate-tracker", evaluate_tracker)):
         text = CliRunner().invoke(command, ["--help"], prog_name=name, terminal_width=100).output
         parts.append(f"### `{name}`\n\n```\n{text.rstrip()}\n```\n")
     return "\n".join(parts)
@@ -479,8 +510,10 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "beyond-predictions": lambda: predictions("tracker-beyond.json"),
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "mechanism-runs": mechanism_runs, "mechanism-predictions": lambda: predictions("tracker-mechanism.json"),
-    "cli": cli,
     "soft-runs": soft_runs, "soft-predictions": lambda: predictions("tracker-soft.json"),
+    "million-runs": million_runs, "million-histogram": million_histogram,
+    "million-predictions": lambda: predictions("tracker-million.json"),
+    "cli": cli,
 }
 
 

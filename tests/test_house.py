@@ -59,8 +59,10 @@ def help_texts() -> dict[str, str]:
     from oracle.cli import main as train_oracle
     from prover.cli import main as prove
     from tracker.cli import main as train_tracker
+    from tracker.stream_cli import main as evaluate_tracker
 
-    commands = {"certify": certify, "train-tracker": train_tracker, "prove": prove, "train-oracle": train_oracle}
+    commands = {"certify": certify, "train-tracker": train_tracker, "prove": prove, "train-oracle": train_oracle,
+                "evaluate-tracker": evaluate_tracker}
     return {f"help of {name}": CliRunner().invoke(command, ["--help"], terminal_width=100).output
             for name, command in commands.items()}
 
