@@ -39,7 +39,6 @@ from itertools import product
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from tracker.models import ModelConfig, Recurrent
 
@@ -120,6 +119,39 @@ def _heap_tokens(row: list[int], positions: int) -> list[int] | None:
     return None if stack else out
 
 
+class HardRead(torch.autograd.Function):
+    """A hard move's read: register j of row m takes its top-weighted source, pool[m, source[m, j, top]].
+
+    Forward it reads one source per register, a sixteenth of a soft move's reading. Backward it
+    gives what the straight-through product ``sum_s (onehot_s + w_s - sg(w_s)) * pool[source_s]`` would:
+    the read register's gradient to its one source, and to each weight w_s the dot product of its
+    candidate with the gradient (the candidates gathered only then, never kept). The bits equal that
+    product's, forward and backward (tests/test_registers.py)."""
+
+    @staticmethod
+    def forward(ctx, pool: torch.Tensor, weights: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+        # pool (M, P + 1, W) registers and the empty one; weights (M, P, S); source (M, P, S) indices into pool
+        m, p1, width = pool.shape
+        offset = torch.arange(m, device=pool.device).view(m, 1, 1) * p1
+        flat = source + offset  # (M, P, S) rows of pool.view(M * (P + 1), W)
+        read = flat.gather(-1, weights.argmax(-1, keepdim=True)).flatten()  # (M * P,)
+        ctx.save_for_backward(pool, weights, flat, read)
+        return pool.reshape(-1, width).index_select(0, read).view(m, -1, width)  # (M, P, W)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        pool, weights, flat, read = ctx.saved_tensors  # grad (M, P, W)
+        width = pool.shape[-1]
+        grad_rows = grad.reshape(-1, width)  # (M * P, W)
+        grad_pool = torch.zeros_like(pool).view(-1, width).index_add_(0, read, grad_rows).view_as(pool)
+        # only the candidates of non-zero weight: the softmax's backward multiplies every other
+        # one's gradient by its weight, 0 (a register outside the event's subtree has one candidate)
+        live = (weights > 0).flatten().nonzero()[:, 0]  # (K,) into weights.view(-1)
+        candidates = pool.reshape(-1, width).index_select(0, flat.flatten().index_select(0, live))  # (K, W)
+        dots = (candidates * grad_rows.index_select(0, live // weights.shape[-1])).sum(-1)  # (K,)
+        return grad_pool, torch.zeros_like(weights).view(-1).index_copy_(0, live, dots).view_as(weights), None
+
+
 class RegisterTracker(Recurrent):
     """Registers by tree position, moved by per-rule tables over relative heads (module docstring).
     The state is w (H, P, W); item 0 (padding) leaves it unchanged."""
@@ -197,14 +229,9 @@ class RegisterTracker(Recurrent):
         pool = torch.cat([w, empty], 1)  # (M, P + 1, W)
         rows = torch.arange(m, device=w.device)
         if self.config.moves == "hard":
-            top = weights.argmax(-1)  # (M, P)
-            if not torch.is_grad_enabled():
-                # no gradient to carry: read the top source alone, the same bits as the weighted
-                # sum below with its exact one-hot weights, a sixteenth of the reading
-                return self._update(self._normed(pool[rows[:, None], source.gather(-1, top[..., None])[..., 0]]))
-            # exactly the top source forward (soft - soft is exactly 0), the softmax's gradient
-            # backward (straight-through): a move copies registers without blending, however long the chain
-            weights = F.one_hot(top, weights.shape[-1]).to(weights.dtype) + (weights - weights.detach())
+            # exactly the top source forward, the softmax's gradient backward (straight-through):
+            # a move copies registers without blending, however long the chain
+            return self._update(self._normed(HardRead.apply(pool, weights, source.clamp(min=0))))
         gathered = pool[rows[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
         w = (weights.unsqueeze(-1) * gathered).sum(-2)  # (M, P, W)
         return self._update(self._normed(w))
@@ -219,12 +246,13 @@ class RegisterTracker(Recurrent):
     def _take(self, w: torch.Tensor | None, kind: torch.Tensor, heap: torch.Tensor, rule: torch.Tensor,
                node: torch.Tensor) -> torch.Tensor:
         """One item per row (kind 1 a start tree, 2 an event, 0 padding) -> registers (M, P, W)."""
-        start = self._write_tree(heap)
         if w is None:
-            return start
+            return self._write_tree(heap)
         moved = self._move(w, rule, node)
         kind = kind.view(-1, 1, 1)
-        return torch.where(kind == 1, start, torch.where(kind == 2, moved, w))
+        out = torch.where(kind == 2, moved, w)
+        # a start tree is read only where a row has one (the first item of a history, as a rule)
+        return torch.where(kind == 1, self._write_tree(heap), out) if bool((kind == 1).any()) else out
 
     def _run(self, items: torch.Tensor, keep_all: bool):
         w = None
