@@ -283,6 +283,30 @@ def prove(tracker: Path, data: Path, problems: int, distances: str, work: Path, 
         click.echo(f"{searcher}: success {row['success']}, kernel calls per solved {row['kernel_calls_per_solved']}")
 
 
+def table_check(run_dir: Path, report: dict) -> dict | None:
+    """A registers run on four atoms, tier 1: its tables' own moves on every application of every
+    event to the domain's 960 trees (tracker.registers.table_moves), the wrong ones named."""
+    domain = (report.get("dataset") or {})
+    if report.get("arch") != "registers" or domain.get("atoms") != 4 or domain.get("tier") != 1:
+        return None
+    from chains.trees import all_trees, atom_names
+    from tracker.inference import load_run
+    from tracker.registers import table_moves
+
+    run = load_run(run_dir)
+    moves = table_moves(run.model, run.vocab.rules, run.vocab.index(), all_trees(atom_names(4)))
+    return {"events": len(moves), "events_right": sum(m.right == m.applications for m in moves),
+            "wrong": {m.event: {"right": m.right, "applications": m.applications, "heads": list(m.wrong_heads)}
+                      for m in moves if m.right < m.applications}}
+
+
+def recorded(run_dir: Path, base: dict) -> dict:
+    report = json.loads((run_dir / "report.json").read_text())
+    row = {**base, **summary(report)}
+    tables = table_check(run_dir, report)
+    return row if tables is None else {**row, "tables": tables}
+
+
 @main.command()
 @click.option("--runs", type=click.Path(path_type=Path), default=RUNS, show_default=True,
               help="Holds validation/ and batch/.")
@@ -293,16 +317,14 @@ def collect(runs: Path, out: Path) -> None:
     results = json.loads(out.read_text()) if out.is_file() else {}
     validation = results.setdefault("validation", {})
     for name, (dataset, options) in VALIDATION.items():
-        path = runs / "validation" / name / "report.json"
-        if path.is_file():
-            validation[name] = {"dataset": dataset, "options": options, **summary(json.loads(path.read_text()))}
+        if (runs / "validation" / name / "report.json").is_file():
+            validation[name] = recorded(runs / "validation" / name, {"dataset": dataset, "options": options})
     batch_runs = results.setdefault("batch", {})
     for arm, (dataset, options) in BATCH.items():
         for seed in SEEDS:
-            path = runs / "batch" / f"{arm}-s{seed}" / "report.json"
-            if path.is_file():
-                batch_runs[f"{arm}-s{seed}"] = {"arm": arm, "dataset": dataset, "options": options,
-                                                **summary(json.loads(path.read_text()))}
+            run_dir = runs / "batch" / f"{arm}-s{seed}"
+            if (run_dir / "report.json").is_file():
+                batch_runs[run_dir.name] = recorded(run_dir, {"arm": arm, "dataset": dataset, "options": options})
     results["predictions"] = judge(batch_runs)
     write_results(out, results)
     click.echo(f"wrote {out}: {len(validation)} validation runs, {len(batch_runs)} batch runs")

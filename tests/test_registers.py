@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chains.rules import RULES, Event, apply, successors, tier_rules
-from chains.trees import atom_names, random_tree, tokens
+from chains.trees import atom_names, random_tree, subtree, tokens
 from tracker.data import Vocab
 from tracker.models import ModelConfig
-from tracker.registers import EMPTY, SOURCE_HEADS, TARGET_HEADS, HardRead, RegisterTracker, addressing, heap_index, heap_path
+from tracker.registers import (EMPTY, SOURCE_HEADS, TARGET_HEADS, HardRead, RegisterTracker, addressing, heap_index,
+                              heap_path, table_moves)
 
 ATOMS = atom_names(4)
 VOCAB = Vocab(ATOMS, tier_rules(2))
@@ -220,3 +221,24 @@ def test_a_hard_read_has_the_straight_through_products_bits(seed, spread):
     assert torch.equal(read, reference)
     for a, b in zip(torch.autograd.grad(read, [pool, scores], grad), torch.autograd.grad(reference, [pool, scores], grad)):
         assert torch.equal(a, b)
+
+
+def test_table_moves_name_the_one_head_a_table_gets_wrong(tables):
+    """Hand-set tables move every event right on every tree; send one head of add_assoc to a wrong
+    source and exactly the applications that have a node at that head go wrong, naming it."""
+    rng = random.Random(3)
+    trees = [random_walk(rng, 4, tier_rules(2))[0][-1] for _ in range(40)]
+    model = hand_set(tables, moves="hard")
+    moves = table_moves(model, VOCAB.rules, INDEX, trees, MAX_SIZE)
+    assert moves and all(m.right == m.applications and not m.wrong_heads for m in moves)
+    rule, h = tier_rules(2).index("add_assoc"), TARGET_HEADS.index("01")
+    with torch.no_grad():
+        model.table[rule, h] = 0.0
+        model.table[rule, h, SOURCE_HEADS.index("000")] = 2.0  # x's left child where its right one belongs
+    broken = {m.event: m for m in table_moves(model, VOCAB.rules, INDEX, trees, MAX_SIZE) if m.right < m.applications}
+    assert broken and all(e.startswith("add_assoc@") and m.wrong_heads == ("01",) for e, m in broken.items())
+    # right wherever the moved x (the left child of the event's left child) is an atom: it has no children
+    for e, m in broken.items():
+        path = e.split("@")[1]
+        assert m.right >= sum(1 for t in trees for ev, _ in successors(t, tier_rules(2), MAX_SIZE)
+                              if str(ev) == e and isinstance(subtree(t, path + "00"), str))

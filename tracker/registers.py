@@ -34,12 +34,16 @@ shared by all positions.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
 
 import torch
 import torch.nn as nn
 
+from chains.rules import successors
+from chains.trees import Tree, tokens
 from tracker.models import ModelConfig, Recurrent
 
 MOVES = ("soft", "hard")  # how a move reads its sources (ModelConfig.moves)
@@ -301,3 +305,41 @@ class RegisterTracker(Recurrent):
     def view(self, w: torch.Tensor) -> torch.Tensor:
         return self.ln_out(w).flatten(-2)  # (..., P * W)
 
+
+
+@dataclass(frozen=True)
+class TableMoves:
+    """How one event's table moves the registers, checked on every tree it applies to."""
+
+    event: str  # the event, as text (rule@path)
+    right: int  # applications where every register of the subtree reads the right token
+    applications: int
+    wrong_heads: tuple[str, ...]  # target heads (paths below the event, "" its node) whose top source is wrong somewhere
+
+
+def table_moves(model: RegisterTracker, rules: Sequence[str], index: dict[str, int], trees: Iterable[Tree],
+                max_size: int | None = None) -> list[TableMoves]:
+    """The moves a trained register tracker's tables make on their own (each register reading its
+    top-scored source, before the update network), against Python's rules on every application of
+    every event to ``trees``: where a table is right, the shape carries the event to any tree;
+    where it is wrong, on which heads. ``rules`` and ``index`` are the run's vocabulary's."""
+    head, source = (t.tolist() for t in addressing(model.tree_len))
+    top = model.table.detach().cpu()
+    found: dict[str, list] = {}
+    for tree in trees:
+        before = _heap_tokens([index[t] for t in tokens(tree)], model.tree_len) + [0]  # the empty register reads PAD
+        for event, after in successors(tree, tuple(rules), max_size):
+            want = _heap_tokens([index[t] for t in tokens(after)], model.tree_len)
+            q, r = heap_index(event.path), rules.index(event.rule)
+            wrong = set()
+            for j, h in enumerate(head[q]):
+                if h >= 0:
+                    live = [c for c, i in enumerate(source[q][j]) if i >= 0]
+                    chosen = max(live, key=lambda c: top[r, h, c].item())  # the first top one, as argmax
+                    if before[source[q][j][chosen]] != want[j]:
+                        wrong.add(TARGET_HEADS[h])
+            tally = found.setdefault(str(event), [0, 0, set()])
+            tally[0] += not wrong
+            tally[1] += 1
+            tally[2] |= wrong
+    return [TableMoves(e, right, n, tuple(sorted(heads))) for e, (right, n, heads) in sorted(found.items())]
