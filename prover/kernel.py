@@ -19,8 +19,6 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from chains.rules import Event
-from chains.trees import Tree
 from leanbridge.asker import AskConfig, Asker
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall
@@ -79,9 +77,6 @@ class Kernel:
         """Wall time spent in Lean, summed over processes."""
         return self._asker.lean_seconds
 
-    def remaining(self, owner: Hashable) -> int | None:
-        return None if self.budget is None else self.budget - self.calls[owner]
-
     def ask(self, questions: Sequence[tuple[Hashable, Question]]) -> list[Answer]:
         """Answer ``(owner, question)`` pairs, all counted; raises BudgetExceeded (asking
         nothing) when an owner would pass its budget."""
@@ -105,12 +100,6 @@ class Kernel:
             if self.config.reuse_answers:
                 self._memory.update(fresh)
         return [fresh[q] if q in fresh else self._memory[q] for _, q in questions]
-
-    def successor(self, owner: Hashable, tree: Tree, event: Event) -> Answer:
-        return self.ask([(owner, Probe(tree, event))])[0]
-
-    def certify_path(self, owner: Hashable, claim: PathClaim) -> Answer:
-        return self.ask([(owner, claim)])[0]
 
 
 def open_kernel(atoms: Sequence[str], config: KernelConfig = KernelConfig(), budget: int | None = None) -> Kernel:

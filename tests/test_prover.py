@@ -11,6 +11,7 @@ from chains.rules import Event, apply
 from chains.space import Domain
 from chains.trees import parse_polish
 from leanbridge.certify import certify_dataset
+from leanbridge.paths import portable_path
 from prover.cli import main
 from prover.imagination import CorruptImagination, OracleImagination
 from prover.kernel import BudgetExceeded, Kernel, KernelConfig, PathClaim, Probe
@@ -387,7 +388,7 @@ def test_prove_reports_prefix_steps_asked_and_served_from_the_store(dataset, tra
         reports.append(json.loads((out / "report.json").read_text()))
         rows.append((out / "results.jsonl").read_text())
     first, second = reports
-    assert first["prefix_steps"] == 5 * 4 and first["prefix_store"] == str(store)
+    assert first["prefix_steps"] == 5 * 4 and first["prefix_store"] == portable_path(store)
     assert first["prefix_asked"] == first["prefix_distinct_steps"] > 0 and first["prefix_from_store"] == 0
     assert second["prefix_asked"] == 0 and second["prefix_lean_processes"] == 0
     assert second["prefix_from_store"] == first["prefix_distinct_steps"]
