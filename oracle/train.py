@@ -32,12 +32,11 @@ from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
 from oracle.nerode import SkeletonPool, completion_term, verdict_metric
 from tracker.data import save_atomic
 from tracker.device import cpu_kernels, resolve_device
-from tracker.loop import (Optimised, check_resumable, descend, extension, load_checkpoint, lr_at, package_version,
-                          settings_from_checkpoint, train_loop)
+from tracker.loop import (CHECKPOINT, Optimised, check_resumable, descend, extension, load_checkpoint, lr_at,
+                          package_version, settings_from_checkpoint, train_loop)
 from tracker.objectives import NextLatHead, TermsConfig, invariance, nextlat
 from tracker.runlog import LogConfig, RunLog
 
-CHECKPOINT = "checkpoint.pt"
 OBJECTIVES = ("plain", "combo", "nerode")
 
 

@@ -37,9 +37,8 @@ from tracker.data import Vocab
 from tracker.device import resolve_device
 from tracker.build import build_model
 from tracker.models import DeltaProduct, EventTransformer, Recurrent
+from tracker.loop import CHECKPOINT
 from tracker.train import CheckpointError, TrainConfig, config_from_checkpoint, load_checkpoint
-
-CHECKPOINT = "checkpoint.pt"  # train-tracker's checkpoint inside a run directory
 
 State = Any  # what a state holds depends on the architecture (see the module's docstring)
 History = tuple["Tree | str", Sequence["Event | str"]]  # (start tree, events read after it)

@@ -35,6 +35,8 @@ from tracker.data import UnreadableFile, load_torch_file, save_atomic
 from tracker.device import to_cpu
 from tracker.runlog import RunLog
 
+CHECKPOINT = "checkpoint.pt"  # a run directory's checkpoint, for every trainer and loader
+
 
 @dataclass(frozen=True)
 class OptimConfig:

@@ -23,7 +23,7 @@ from tracker.device import cpu_kernels, default_device, resolve_device
 from tracker.evaluate import EvalConfig, evaluate, requested_chains, torch_threads
 from tracker.layouts import LAYOUTS, PAD_ID, laid_out
 # the shared loop's names are re-exported: the tracker's callers import them from here
-from tracker.loop import (CheckpointError, OptimConfig, Optimised, TrainingInterrupted, Write,  # noqa: F401
+from tracker.loop import (CHECKPOINT, CheckpointError, OptimConfig, Optimised, TrainingInterrupted, Write,  # noqa: F401
                           check_resumable, descend, extension, load_checkpoint, lr_at, package_version,
                           settings_from_checkpoint, stop_requests, train_loop)
 from tracker.build import build_model
@@ -33,7 +33,6 @@ from tracker.runlog import LogConfig, RunLog
 from tracker.objectives import OBJECTIVES, NextLatHead, TermsConfig, invariance, metric, nextlat, output_tv
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
 
-CHECKPOINT = "checkpoint.pt"
 IGNORED = -100  # a readout target the cross-entropy skips (F.cross_entropy's ignore_index)
 
 
