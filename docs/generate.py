@@ -453,7 +453,8 @@ def million_runs() -> str:
               DASH, DASH, num(r["seconds"] / 60, 1), num(r["cpu_seconds"] / 60, 1), num(r["ms_per_lockstep_cpu"], 2), DASH,
               DASH] for r in found.get("in_progress", [])]
     header = ["arm", "seed", "chains", "steps", *(f"exact@{int(n):,}" for n in MILLION), "right throughout",
-              "events/s", "minutes", "CPU minutes", "ms per lock-step", "peak MB", "load before / after"]
+              "events/s", "minutes", "CPU minutes", "ms per lock-step (stepping)", "peak MB",
+              "load before / after"]
     return table(header, rows) if rows else "No evaluation has finished yet.\n"
 
 
