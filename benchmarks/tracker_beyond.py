@@ -41,6 +41,9 @@ DATASETS: dict[str, list[str]] = {
                       "--test-chains", "256", "--test-lengths", "8,64,256,4096", "--seed", "1"],
     "val-tier2-a4": ["--atoms", "4", "--tier", "2", "--hold-out", "states", "--start-walk", "64",
                      "--test-lengths", "8,64,256,1024", "--seed", "1"],
+    # held-out events that include root associativity (the first seed from 2 up whose draw of four
+    # holds one): where the registered batch's free tables failed, for validating the tied tables
+    "val-root-events-a4": ["--atoms", "4", "--tier", "1", "--hold-out", "events:4", "--seed", "4"],
     # the registered batch's
     "events-a4": ["--atoms", "4", "--tier", "1", "--hold-out", "events:4", "--seed", "0"],
     "pairs-a4": ["--atoms", "4", "--tier", "1", "--hold-out", "pairs:4", "--seed", "0"],
@@ -73,6 +76,10 @@ VALIDATION: dict[str, tuple[str, list[str]]] = {
     "a6-registers-hard-s0": ("val-states-a6", HARD),
     "tier2-registers-hard-s0": ("val-tier2-a4", HARD),
     "a6-registers-hard-plain-s0": ("val-states-a6", [*HARD, "--objective", "plain"]),
+    # after the batch's held-out root associativity failed on free tables: free against tied on a
+    # validation set that holds a root associativity out (certified from another seed)
+    "root-events-registers-hard-s0": ("val-root-events-a4", HARD),
+    "root-events-registers-tied-s0": ("val-root-events-a4", [*HARD, "--tables", "tied"]),
 }
 
 

@@ -15,8 +15,8 @@ from chains.rules import RULES, Event, apply, successors, tier_rules
 from chains.trees import atom_names, random_tree, subtree, tokens
 from tracker.data import Vocab
 from tracker.models import ModelConfig
-from tracker.registers import (EMPTY, SOURCE_HEADS, TARGET_HEADS, HardRead, RegisterTracker, addressing, heap_index,
-                              heap_path, table_moves)
+from tracker.registers import (EMPTY, SOURCE_HEADS, TARGET_HEADS, TABLES, HardRead, RegisterTracker, addressing,
+                              heap_index, heap_path, table_moves)
 
 ATOMS = atom_names(4)
 VOCAB = Vocab(ATOMS, tier_rules(2))
@@ -88,18 +88,22 @@ def test_every_rule_of_both_tiers_has_one_exact_source_per_head(tables):
         assert columns, f"{rule}: no candidate source writes the registers of head {TARGET_HEADS[h]!r} right"
 
 
-def hand_set(tables, width: int = 16, moves: str = "soft", margin: float = 2.0) -> RegisterTracker:
+def hand_set(tables, width: int = 16, moves: str = "soft", margin: float = 2.0, tables_kind: str = "free"
+             ) -> RegisterTracker:
     """A register tracker whose tables choose one exact source per head, whose tokens are one-hot
-    and whose readout names each register's token: the shape's own reach, nothing learned."""
+    and whose readout names each register's token: the shape's own reach, nothing learned. Tied
+    tables add a parent's score (at most the parent row's own) to a head's, so there a head's
+    chosen source scores more, by depth, than any parent can add."""
     items = torch.zeros(1, MAX_SIZE, dtype=torch.long)
     torch.manual_seed(0)
-    model = RegisterTracker(ModelConfig(arch="registers", width=width, moves=moves), items, VOCAB.size, VOCAB.n_out,
-                            POSITIONS)
+    model = RegisterTracker(ModelConfig(arch="registers", width=width, moves=moves, tables=tables_kind), items,
+                            VOCAB.size, VOCAB.n_out, POSITIONS)
     with torch.no_grad():
         # the chosen source scores TABLE_SCALE * margin above the others (margin 2: e^-40 for each other)
         model.table.zero_()
         for (rule, h), columns in tables.items():
-            model.table[tier_rules(2).index(rule), h, min(columns)] = margin
+            depth = len(TARGET_HEADS[h]) if tables_kind == "tied" else 0
+            model.table[tier_rules(2).index(rule), h, min(columns)] = margin * (2 * depth + 1)
         model.content.weight.copy_(torch.eye(VOCAB.n_out, width))
         model.head.weight.copy_(torch.eye(VOCAB.n_out, width) * 10)
         model.head.bias.zero_()
@@ -242,3 +246,23 @@ def test_table_moves_name_the_one_head_a_table_gets_wrong(tables):
         path = e.split("@")[1]
         assert m.right >= sum(1 for t in trees for ev, _ in successors(t, tier_rules(2), MAX_SIZE)
                               if str(ev) == e and isinstance(subtree(t, path + "00"), str))
+
+
+def test_tied_tables_move_a_subtrees_children_on_heads_never_set(tables):
+    """Root associativity's heads 00 and 01 move the children of x, which only a tree where x is a
+    subtree exercises. With those two rows left empty, free tables read the wrong source there;
+    tied tables inherit the parent head's move (x from 00: its children from 000 and 001)."""
+    rng = random.Random(11)
+    trees = [random_walk(rng, 4, tier_rules(2))[0][-1] for _ in range(40)]
+    rule = tier_rules(2).index("add_assoc")
+    found = {}
+    for kind in TABLES:
+        model = hand_set(tables, moves="hard", tables_kind=kind)
+        with torch.no_grad():
+            for h in ("00", "01"):
+                model.table[rule, TARGET_HEADS.index(h)] = 0.0
+        moves = {m.event: m for m in table_moves(model, VOCAB.rules, INDEX, trees, MAX_SIZE)}
+        found[kind] = {e: m for e, m in moves.items() if m.right < m.applications}
+        assert all(e.startswith("add_assoc@") for e in found[kind])  # no other rule is touched
+        assert sum(m.applications for e, m in moves.items() if e.startswith("add_assoc@")) > 0
+    assert found["free"] and not found["tied"]

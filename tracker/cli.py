@@ -15,7 +15,7 @@ from leanbridge.cliutil import user_errors
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
 from tracker.layouts import LAYOUTS
-from tracker.registers import MOVES
+from tracker.registers import MOVES, TABLES
 from tracker.runlog import LogConfig
 from tracker.models import ARCHS
 from tracker.objectives import OBJECTIVES
@@ -74,6 +74,10 @@ D = TrainConfig()  # the defaults shown by --help
 @click.option("--moves", type=click.Choice(MOVES), default=D.moves, show_default=True,
               help="Registers: a move reads the softmax mixture of its candidate sources (soft), or exactly the top "
                    "one, trained through the softmax's gradient (hard).")
+@click.option("--tables", type=click.Choice(TABLES), default=D.tables, show_default=True,
+              help="Registers: every target head's table row its own (free), or adding its parent head's score for "
+                   "the source's parent where both end in the same bit (tied: a subtree moved whole moves its "
+                   "children with it).")
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,

@@ -40,6 +40,7 @@ class ModelConfig:
     embed_init_std: float = 0.02  # std of the token embedding table at init
     embedding: str = "bound"  # one of EMBEDDINGS: how an item's tokens are embedded (see ItemEmbedding)
     moves: str = "soft"  # registers: a move reads the softmax mixture of its sources, or (hard) the top one
+    tables: str = "free"  # registers: each head's row its own (free), or leaning on its parent head's move (tied)
 
     @property
     def layers(self) -> int:

@@ -20,6 +20,11 @@ has no node). A rewrite event (rule r at node q) then acts on the registers in t
    it mostly holds, so small errors of a move do not add up along a chain.
 3. **Normalisation after every write**: each register rescaled to norm sqrt(W).
 
+With ``tables="tied"`` a head's score for a source adds its parent head's score for the source's
+parent wherever both end in the same bit: a subtree moved whole moves its children with it, so a
+head that training never moved content through (the children of x in root associativity, on four
+atoms the one place x is a subtree) leans on its parent's move instead of on nothing.
+
 What the shape gives for free, and what it does not: a rule's move is the same table at every
 position (so a rule learned at some positions reads at the others, where its heads fit) and never
 looks at the registers' content (so a tree training never showed is moved like any other); the
@@ -47,6 +52,7 @@ from chains.trees import Tree, tokens
 from tracker.models import ModelConfig, Recurrent
 
 MOVES = ("soft", "hard")  # how a move reads its sources (ModelConfig.moves)
+TABLES = ("free", "tied")  # how a table's rows relate (ModelConfig.tables)
 TARGET_HEADS = ("",) + tuple("".join(b) for n in (1, 2) for b in product("01", repeat=n))  # 7
 SOURCE_HEADS = ("",) + tuple("".join(b) for n in (1, 2, 3) for b in product("01", repeat=n))  # 15
 # the tables' scores are TABLE_SCALE * T: an optimiser step moves a score by about TABLE_SCALE * lr,
@@ -72,6 +78,20 @@ def heap_path(i: int) -> str:
         bits.append("0" if i % 2 == 1 else "1")
         i = (i - 1) // 2
     return "".join(reversed(bits))
+
+
+def parent_scores() -> tuple[torch.Tensor, torch.Tensor]:
+    """For the tied tables: (target head, source column) -> the index into a rule's flattened table
+    row of (the head's parent, the source's parent) where both end in the same bit, and a 0/1 mask
+    of where that holds (a target head of one or two bits against a source head of at least one)."""
+    index = torch.zeros(len(TARGET_HEADS), EMPTY + 1, dtype=torch.long)
+    mask = torch.zeros(len(TARGET_HEADS), EMPTY + 1)
+    for h, target in enumerate(TARGET_HEADS):
+        for c, source in enumerate(SOURCE_HEADS):
+            if target and source and target[-1] == source[-1]:
+                index[h, c] = TARGET_HEADS.index(target[:-1]) * (EMPTY + 1) + SOURCE_HEADS.index(source[:-1])
+                mask[h, c] = 1.0
+    return index, mask
 
 
 @lru_cache(maxsize=8)
@@ -179,6 +199,9 @@ class RegisterTracker(Recurrent):
         head, source = addressing(tree_len)
         self.register_buffer("target_head", head, persistent=False)  # (Q, P)
         self.register_buffer("source", source, persistent=False)  # (Q, P, S)
+        parent, tied = parent_scores()
+        self.register_buffer("parent", parent, persistent=False)  # (7, S) into a rule's flattened (7 * S) row
+        self.register_buffer("tied", tied if config.tables == "tied" else torch.zeros_like(tied), persistent=False)
         kind, heap, rule, node = self._parse(item_tokens.tolist())
         self.register_buffer("item_kind", kind, persistent=False)  # (I,) 1 tree, 2 event, 0 padding
         self.register_buffer("item_heap", heap, persistent=False)  # (I, P) a tree item's tokens by position
@@ -226,7 +249,7 @@ class RegisterTracker(Recurrent):
         m, p, width = w.shape
         head = self.target_head[node]  # (M, P), -1 outside the subtree (its own register, weight 1)
         source = self.source[node]  # (M, P, S)
-        scores = TABLE_SCALE * self.table[rule.unsqueeze(1), head.clamp(min=0)]  # (M, P, S)
+        scores = TABLE_SCALE * self.scores()[rule.unsqueeze(1), head.clamp(min=0)]  # (M, P, S)
         scores = scores.masked_fill(source < 0, float("-inf"))
         weights = scores.softmax(-1)  # (M, P, S)
         empty = self._normed(self.content.weight[0]).expand(m, 1, width)  # the PAD register
@@ -239,6 +262,14 @@ class RegisterTracker(Recurrent):
         gathered = pool[rows[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
         w = (weights.unsqueeze(-1) * gathered).sum(-2)  # (M, P, W)
         return self._update(self._normed(w))
+
+    def scores(self) -> torch.Tensor:
+        """The tables a move reads (R, 7, S): T itself (free), or T plus, where a head and a source end
+        in the same bit, the score of their parents (tied: a head training never exercised inherits
+        its parent's move, since a subtree moved whole moves its children with it)."""
+        if self.config.tables == "free":
+            return self.table
+        return self.table + self.table.flatten(1)[:, self.parent] * self.tied
 
     def _update(self, w: torch.Tensor) -> torch.Tensor:
         """The shared update network: registers (M, P, W) read against the token embeddings and
@@ -319,12 +350,12 @@ class TableMoves:
 
 def table_moves(model: RegisterTracker, rules: Sequence[str], index: dict[str, int], trees: Iterable[Tree],
                 max_size: int | None = None) -> list[TableMoves]:
-    """The moves a trained register tracker's tables make on their own (each register reading its
+    """The moves a trained register tracker's tables (as its moves read them) make on their own (each register reading its
     top-scored source, before the update network), against Python's rules on every application of
     every event to ``trees``: where a table is right, the shape carries the event to any tree;
     where it is wrong, on which heads. ``rules`` and ``index`` are the run's vocabulary's."""
     head, source = (t.tolist() for t in addressing(model.tree_len))
-    top = model.table.detach().cpu()
+    top = model.scores().detach().cpu()
     found: dict[str, list] = {}
     for tree in trees:
         before = _heap_tokens([index[t] for t in tokens(tree)], model.tree_len) + [0]  # the empty register reads PAD

@@ -28,7 +28,7 @@ from tracker.loop import (CHECKPOINT, CheckpointError, OptimConfig, Optimised, T
                           settings_from_checkpoint, stop_requests, train_loop)
 from tracker.build import build_model
 from tracker.models import ARCHS, ModelConfig, Tracker
-from tracker.registers import MOVES
+from tracker.registers import MOVES, TABLES
 from tracker.runlog import LogConfig, RunLog
 from tracker.objectives import OBJECTIVES, NextLatHead, TermsConfig, invariance, metric, nextlat, output_tv
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
@@ -60,6 +60,10 @@ class TrainConfig(TermsConfig):
     # registers: a move reads the softmax mixture of its candidate sources (soft), or exactly the top
     # one, trained through the softmax's gradient (hard: straight-through)
     moves: str = "soft"
+    # registers: every target head's table row its own (free), or each row's score for a source
+    # adding its parent head's score for that source's parent when both end in the same bit (tied):
+    # a subtree moved whole moves its children with it, on heads training never exercised
+    tables: str = "free"
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -80,6 +84,8 @@ class TrainConfig(TermsConfig):
             raise ValueError(f"unknown layout {self.layout!r}; choose one of {', '.join(LAYOUTS)}")
         if self.moves not in MOVES or (self.moves != "soft" and self.arch != "registers"):
             raise ValueError(f"moves must be one of {', '.join(MOVES)}, and other than soft only for the registers")
+        if self.tables not in TABLES or (self.tables != "free" and self.arch != "registers"):
+            raise ValueError(f"tables must be one of {', '.join(TABLES)}, and other than free only for the registers")
         if self.arch == "registers" and self.layout != "paths":
             raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
         super().__post_init__()
@@ -87,7 +93,8 @@ class TrainConfig(TermsConfig):
     @property
     def model(self) -> ModelConfig:
         return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm, ticks=self.ticks,
-                           slot_init=self.slot_init, embed_init_std=self.embed_init_std, moves=self.moves)
+                           slot_init=self.slot_init, embed_init_std=self.embed_init_std, moves=self.moves,
+                           tables=self.tables)
 
     @property
     def terms(self) -> set[str]:
