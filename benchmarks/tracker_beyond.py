@@ -133,6 +133,14 @@ def certify(name: str, data: Path) -> None:
     subprocess.run([str(BIN / "certify"), *DATASETS[name], "--out", str(data / name)], check=True)
 
 
+def recorded_runs(plan: dict[str, tuple[str, list[str]]] | None) -> set[str]:
+    """The runs of ``plan`` the results already record: finished in another checkout, whose run
+    directories (untracked) are gone; trained again only once their row is removed."""
+    if not RESULTS.is_file():
+        return set()
+    return set(json.loads(RESULTS.read_text()).get("batch" if plan is BATCH else "validation", {}))
+
+
 def train(name: str, runs: Path, data: Path, plan: dict[str, tuple[str, list[str]]] | None = None,
           seed: int | None = None) -> None:
     """Train run ``name`` of ``plan`` (the validation runs by default; a batch arm with ``seed``),
@@ -141,7 +149,7 @@ def train(name: str, runs: Path, data: Path, plan: dict[str, tuple[str, list[str
     if seed is not None:
         options, name = [*options, "--seed", str(seed)], f"{name}-s{seed}"
     out = runs / name
-    if (out / "report.json").is_file():
+    if (out / "report.json").is_file() or name in recorded_runs(plan):
         click.echo(f"{name}: finished already")
         return
     resume = ["--resume"] if (out / "checkpoint.pt").is_file() else []
