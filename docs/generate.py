@@ -488,6 +488,21 @@ def cli() -> str:
     return "\n".join(parts)
 
 
+def beyond_speed() -> str:
+    """Training speed at one thread of each recipe timed by benchmarks/tracker_speed.py --schedule."""
+    rows = []
+    for path in sorted(RESULTS.glob("tracker-speed-*.json")):
+        s = json.loads(path.read_text(encoding="utf-8"))
+        if "steps_per_cpu_second" not in s:
+            continue
+        c = s["config"]
+        rows.append([s["schedule"], s["dataset"]["path"].rsplit("/", 1)[-1], c["arch"], num(c["steps"], 0),
+                     num(s["steps_per_cpu_second"], 2), num(c["steps"] / s["steps_per_cpu_second"] / 60, 1),
+                     num(s["steps_per_second"], 2), f"{s['eval_chains']} x {s['eval_length']:,}"])
+    return table(["schedule", "dataset", "arch", "recipe steps", "steps per CPU second", "recipe, CPU minutes",
+                  "steps/s (wall, shared cores)", "evaluated chains x events"], rows)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "tracker-runs": tracker_runs, "tracker-predictions": lambda: predictions("tracker.json"),
     "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,
@@ -508,7 +523,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "tier2-coverage": tier2_coverage,
     "tier2-predictions": lambda: predictions("tracker-tier2.json"),
     "beyond-validation": lambda: beyond_table("validation"), "beyond-batch": lambda: beyond_table("batch"),
-    "beyond-predictions": lambda: predictions("tracker-beyond.json"),
+    "beyond-predictions": lambda: predictions("tracker-beyond.json"), "beyond-speed": beyond_speed,
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "mechanism-runs": mechanism_runs, "mechanism-predictions": lambda: predictions("tracker-mechanism.json"),
     "soft-runs": soft_runs, "soft-predictions": lambda: predictions("tracker-soft.json"),
