@@ -503,6 +503,16 @@ def beyond_speed() -> str:
                   "steps/s (wall, shared cores)", "evaluated chains x events"], rows)
 
 
+def beyond_prover() -> str:
+    """Six atoms, problems between trees training never visited: each searcher's success and kernel calls."""
+    found = load("tracker-beyond.json").get("prover")
+    if not found:
+        return "Not run yet.\n"
+    rows = [[name, num(r["problems"], 0), num(r["solved"], 0), f3(r["success"]), num(r["budget_calls"], 0),
+             num(r["kernel_calls_per_solved"], 1)] for name, r in found["searchers"].items()]
+    return table(["searcher", "problems", "solved", "success", "kernel budget", "kernel calls per solved"], rows)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "tracker-runs": tracker_runs, "tracker-predictions": lambda: predictions("tracker.json"),
     "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,
@@ -523,7 +533,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "tier2-coverage": tier2_coverage,
     "tier2-predictions": lambda: predictions("tracker-tier2.json"),
     "beyond-validation": lambda: beyond_table("validation"), "beyond-batch": lambda: beyond_table("batch"),
-    "beyond-predictions": lambda: predictions("tracker-beyond.json"), "beyond-speed": beyond_speed,
+    "beyond-predictions": lambda: predictions("tracker-beyond.json"), "beyond-speed": beyond_speed, "beyond-prover": beyond_prover,
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "mechanism-runs": mechanism_runs, "mechanism-predictions": lambda: predictions("tracker-mechanism.json"),
     "soft-runs": soft_runs, "soft-predictions": lambda: predictions("tracker-soft.json"),
