@@ -407,7 +407,8 @@ BEYOND_HEADER = ["run", "dataset", "arch", "objective", "steps", *(f"exact@{n}" 
 
 def beyond_table(section: str) -> str:
     runs = load("tracker-beyond.json").get(section, {})
-    rows = [[name, r["dataset"], r["arch"] + (f" ({r['moves']})" if r["arch"] == "registers" else ""),
+    rows = [[name, r["dataset"], r["arch"] + (f" ({r['moves']}{', tied' if r.get('tables') == 'tied' else ''})"
+                                                if r["arch"] == "registers" else ""),
              r["objective"], num(r["steps"]), *(f3(at(r["exact"], n)) for n in LENGTHS),
              *beyond_cells(r), f3(r.get("steps_per_second"))] for name, r in runs.items()]
     return table(BEYOND_HEADER, rows) if rows else "No run has finished yet.\n"
