@@ -20,6 +20,7 @@ optional ``tensorboard`` package (``pip install 'exact-state[tensorboard]'``).
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +62,7 @@ class RunLog:
     continues, None when it starts (a log left by an earlier run of that directory is replaced)."""
 
     def __init__(self, out: Path, config: LogConfig = LogConfig(), resumed_from: int | None = None) -> None:
-        self.config = config
+        self.config, self.out, self.fresh = config, Path(out), resumed_from is None
         self.path = Path(out) / METRICS
         self.board = None
         if config.tensorboard:
@@ -109,5 +110,9 @@ class RunLog:
     def __enter__(self) -> RunLog:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, *exc) -> None:
         self.close()
+        # a fresh run that fails before its first checkpoint leaves no log of itself (nothing half-written)
+        if kind is not None and self.fresh and not (self.out / "checkpoint.pt").exists():  # tracker.loop.CHECKPOINT
+            self.path.unlink(missing_ok=True)
+            shutil.rmtree(self.out / TENSORBOARD, ignore_errors=True)
