@@ -12,7 +12,7 @@ says, from the measured statements per core-second, what a 64-core cluster would
 seed paper's figure: about 1.3 million certificates in about fifteen minutes on a laptop
 (Lean 4.35), about 1,440 per second.
 
-    .venv/bin/python benchmarks/certify_bench.py [--tiers 1,2] [--atoms 4] [--jobs N]
+    .venv/bin/python -m benchmarks.certify_bench [--tiers 1,2] [--atoms 4] [--jobs N]
         [--checker elaborator|kernel] [--cluster-atoms 5] [--estimate] [--probes]
 
 With ``--checker kernel`` the steps and equivalences go through the kernel route (kcheck) and
@@ -34,8 +34,9 @@ from pathlib import Path
 from chains.dataset import PROBE_TEST_LENGTHS, DatasetSpec
 from chains.sampling import sample_split, split_rng
 from chains.space import Domain, StateSpace
-from leanbridge.asker import CHECKERS, AskConfig
+from leanbridge.asker import AskConfig
 from leanbridge.certify import certify_dataset
+from leanbridge.checker import CHECKERS, Checker
 
 SEED_STEPS_PER_SECOND = 1.3e6 / (15 * 60)
 ESTIMATE_CORES = 64
@@ -50,7 +51,7 @@ def bench(spec: DatasetSpec, config: AskConfig, cores: int, workdir: Path, label
     instances = manifest["steps"] + manifest["equivalences"]
     phases = manifest["phase_seconds"]
     where = f"--cluster {config.cluster}" if config.cluster else f"--jobs {config.jobs}"
-    where += f" --checker {config.checker}"
+    where += f" --checker {config.checker.value}"
     return {
         "atoms": spec.domain.atoms,
         "tier": spec.domain.tier,
@@ -89,12 +90,12 @@ def _probe_figures(manifest: dict) -> dict:
             "distinct_probes_per_lean_second": round(p["kernel_checked"] / manifest["phase_seconds"]["lean probes"], 1)}
 
 
-def cluster_comparison(atoms: int, jobs: int, workdir: Path, checker: str) -> dict:
+def cluster_comparison(atoms: int, jobs: int, workdir: Path, checker: Checker) -> dict:
     """The same dataset on the local backend and on a two-node Ray cluster, one after the other."""
     import ray
     from ray.cluster_utils import Cluster
 
-    spec = DatasetSpec(Domain(atoms=atoms, tier=1))
+    spec = DatasetSpec(domain=Domain(atoms=atoms, tier=1))
     node = {"num_cpus": 1, "object_store_memory": 80 * 1024 * 1024}
     started = time.perf_counter()
     # Ray runs its workers at nice 15 by default; on this shared machine that hands Lean's CPU
@@ -202,33 +203,34 @@ def main() -> None:
     parser.add_argument("--checker", choices=CHECKERS, default="elaborator",
                         help="who certifies steps and equivalences (probes always go to the elaborator)")
     args = parser.parse_args()
+    checker = Checker(args.checker)
     results = json.loads(args.out.read_text()) if args.out.exists() else {"runs": {}}
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
     suffix = "" if args.checker == "elaborator" else f"-{args.checker}"
     with tempfile.TemporaryDirectory(prefix="certify-bench-") as tmp:
         for tier in (int(t) for t in args.tiers.split(",") if t):
-            spec = DatasetSpec(Domain(atoms=args.atoms, tier=tier))
-            entry = bench(spec, AskConfig(jobs=args.jobs, checker=args.checker), args.jobs, Path(tmp),
+            spec = DatasetSpec(domain=Domain(atoms=args.atoms, tier=tier))
+            entry = bench(spec, AskConfig(jobs=args.jobs, checker=checker), args.jobs, Path(tmp),
                           f"tier{tier}-a{args.atoms}")
             entry["machine"] = machine
             results["runs"][f"tier{tier}" + ("" if args.atoms == 4 else f"-a{args.atoms}") + suffix] = entry
             print(json.dumps(entry, indent=2), flush=True)
         if args.probes:
-            spec = DatasetSpec(Domain(atoms=4, tier=1), test_lengths=PROBE_TEST_LENGTHS, probes=True)
-            entry = bench(spec, AskConfig(jobs=args.jobs, checker=args.checker), args.jobs, Path(tmp), "tier1-probes")
+            spec = DatasetSpec(domain=Domain(atoms=4, tier=1), test_lengths=PROBE_TEST_LENGTHS, probes=True)
+            entry = bench(spec, AskConfig(jobs=args.jobs, checker=checker), args.jobs, Path(tmp), "tier1-probes")
             entry["command"] += " --probes"
             entry["machine"] = machine
             results["runs"]["tier1-probes" + suffix] = entry
             print(json.dumps(entry, indent=2), flush=True)
         if args.cluster_atoms is not None:
-            comparison = cluster_comparison(args.cluster_atoms, args.jobs, Path(tmp), args.checker)
+            comparison = cluster_comparison(args.cluster_atoms, args.jobs, Path(tmp), checker)
             comparison["machine"] = machine
             measured = comparison["ray"]
             earlier = results.get("cluster", {}).get("estimates", {})
             if args.estimate:
                 comparison["estimates"] = {
-                    "tier1-a6": estimate(measured, DatasetSpec(Domain(atoms=6, tier=1))),
-                    "tier2-a5": estimate(measured, DatasetSpec(Domain(atoms=5, tier=2))),
+                    "tier1-a6": estimate(measured, DatasetSpec(domain=Domain(atoms=6, tier=1))),
+                    "tier2-a5": estimate(measured, DatasetSpec(domain=Domain(atoms=5, tier=2))),
                 }
             elif earlier:
                 comparison["estimates"] = {name: estimate_from_counts(counted, measured)

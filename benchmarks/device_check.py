@@ -4,8 +4,8 @@ once exact on a few held-out chains of every length for two checks in a row), ev
 exactness beside the CPU's figures for the same seeds (the fast schedule's rows of
 ``results/time-to-exact.json``).
 
-    python benchmarks/device_check.py                        # seed 0 on the first CUDA device
-    python benchmarks/device_check.py --seeds 0,1,2 --device cuda:1 --machine h100-node
+    python -m benchmarks.device_check                        # seed 0 on the first CUDA device
+    python -m benchmarks.device_check --seeds 0,1,2 --device cuda:1 --machine h100-node
 
 It measures a GPU and nothing else: on a machine without the device asked for it stops with one
 line and writes nothing. The GPU's rows go to ``results/device-check.json`` (device name, torch
@@ -15,7 +15,6 @@ with the CPU rows they are set beside.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -23,14 +22,12 @@ from pathlib import Path
 import click
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import seed_list, write_results  # noqa: E402
-from tracker.device import DeviceUnavailable, resolve_device  # noqa: E402
-from tracker.evaluate import EvalConfig  # noqa: E402
-from tracker.schedules import scheduled  # noqa: E402
-from tracker.stopping import StopConfig  # noqa: E402
-from tracker.train import train  # noqa: E402
+from benchmarks.harness import seed_list, write_results
+from tracker.device import DeviceUnavailable, resolve_device
+from tracker.evaluate import EvalConfig
+from tracker.schedules import scheduled
+from tracker.stopping import StopConfig
+from tracker.train import train
 
 LONGEST = "4096"
 

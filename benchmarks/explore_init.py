@@ -6,7 +6,7 @@ The init changes are applied after the seeded init, as they were on the device r
 ``results/time-to-exact-exploration.json``; the ``slot_init``, ``embed_init_std`` and ``ticks``
 settings of TrainConfig now make them properly.
 
-    python benchmarks/explore_init.py OUT.json BUDGET_SECONDS [DATA_DIR]   # 14 processes at once
+    python -m benchmarks.explore_init OUT.json BUDGET_SECONDS [DATA_DIR]   # 14 processes at once
 """
 import json
 import sys
@@ -18,7 +18,6 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 VARIANTS = {
     "base-b28": {},

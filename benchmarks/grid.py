@@ -2,10 +2,10 @@
 trained here, in worker processes, or as tasks on a Ray cluster, and collected into one results
 file with a table on stdout.
 
-    python benchmarks/grid.py --arm combo --arm plain --seeds 0,1,2 --schedule fast
-    python benchmarks/grid.py --arm combo --arm tr:arch=transformer,objective=plain --seeds 0,1 \\
+    python -m benchmarks.grid --arm combo --arm plain --seeds 0,1,2 --schedule fast
+    python -m benchmarks.grid --arm combo --arm tr:arch=transformer,objective=plain --seeds 0,1 \\
         --set steps=2000 --cluster auto --runs /shared/runs/grid --out /shared/results/grid.json
-    python benchmarks/grid.py --arm combo --arm plain --seeds 0,1,2 --collect     # what is finished
+    python -m benchmarks.grid --arm combo --arm plain --seeds 0,1,2 --collect     # what is finished
 
 Each run lives in ``<runs>/<arm>-s<seed>``. A finished run with the same settings is reused (from
 its directory or from the results file), an interrupted one resumes from its checkpoint, so a
@@ -15,23 +15,20 @@ where its last checkpoint left it.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import (batch_options, checked_device, figure, finished_report, recorded_runs,  # noqa: E402
+from benchmarks.harness import (batch_options, checked_device, figure, finished_report, recorded_runs,
                               run_batch, seed_list, write_results)
-from tracker.evaluate import EvalConfig  # noqa: E402
-from tracker.grid import RunSpec, run_spec  # noqa: E402
-from tracker.models import ARCHS  # noqa: E402
-from tracker.objectives import OBJECTIVES  # noqa: E402
-from tracker.schedules import SCHEDULES, scheduled  # noqa: E402
-from tracker.train import TrainConfig  # noqa: E402
+from tracker.evaluate import EvalConfig
+from tracker.grid import RunSpec, run_spec
+from tracker.models import ARCHS
+from tracker.config import OBJECTIVES
+from tracker.schedules import SCHEDULES, scheduled
+from tracker.train import TrainConfig
 
 FIELDS = {f.name: f for f in fields(TrainConfig)}
 NOT_PER_ARM = ("data", "seed")  # set by --data and --seeds

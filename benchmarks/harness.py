@@ -1,17 +1,25 @@
-"""The driver the registered comparisons share: parse the arms and seeds asked for, train the
-missing runs (one at a time, several in processes of their own, or each as a task on a Ray
-cluster), collect the finished ones, and write the judged results atomically.
+"""The comparison harness: what every registered comparison is made of, declared once.
 
-A comparison script supplies what differs: its arms, how one run is trained or found finished,
-how a finished run is summarised on the console, its judge, table and figures.
+A comparison declares itself here as a ``Comparison``: its arms with their registered seeds, its
+predictions (written before any of its runs) and the judge that tests them, and how one arm at one
+seed is configured and where its run lives. A ``Plan`` binds that to one call (the runs directory,
+the steps, the device): it finds a run finished, trains or resumes it, or sends it to a cluster as
+data. ``run_batch`` drives the jobs (one at a time, several in processes of their own, or each as a
+task on a Ray cluster) and the results are written atomically.
+
+A comparison's script supplies only what differs: its arms, its judge, its table and figures, and
+a thin click command over them, run as ``python -m benchmarks.NAME``.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -19,11 +27,129 @@ import click
 
 from chains.files import user_mode
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
-from tracker.grid import (Run, RunSpec, finished_or_trained, finished_report,  # noqa: F401 - the drivers
-                         same_settings)  # import them from here
+from tracker.grid import Run, RunSpec, finished_report
 from tracker.options import stacked
 
 Job = tuple[str, int]  # (arm, seed)
+
+# Every registered comparison: its name -> (the module under benchmarks/ that declares it, its key in
+# that module's DECLARED). The module is its command: python -m benchmarks.<module>.
+REGISTRY: dict[str, tuple[str, str]] = {
+    "tracker": ("tracker_comparison", "tracker"),
+    "tracker-hard": ("tracker_hard", "hard"),
+    "tracker-tier2": ("tracker_tier2", "batch"),
+    "tracker-beyond": ("tracker_beyond", "batch"),
+    "oracle-initial": ("oracle_comparison", "initial"),
+    "oracle-gate": ("oracle_comparison", "gate"),
+    "oracle-completion": ("oracle_completion", "completion"),
+    "oracle-tree": ("oracle_completion", "tree"),
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A registered comparison as it declares itself: what it compares, what it predicted before any
+    of its runs, how it judges, and how one arm at one seed is configured and where it lives."""
+
+    arms: Mapping[str, tuple[int, ...]]  # arm -> its registered seeds (none: an opt-in arm outside the batch)
+    predictions: Mapping[str, str]  # prediction id -> its text, as registered
+    judge: Callable[[list[dict]], list[dict]]  # run reports -> every prediction with what was measured and its verdict
+    config: Callable[[str, int], object]  # (arm, seed) -> the run's settings at the comparison's defaults
+    run_dir: Callable[[str, int, Path], Path]  # (arm, seed, runs directory) -> the run's directory
+    runs: str  # the default runs directory
+    results: str  # the default results file
+    settings: Mapping[str, object] = field(default_factory=dict)  # what it registered beside its arms (recipe, datasets)
+    table: Callable[[list[dict], list[dict]], str] | None = None  # (reports, judged predictions) -> its markdown table
+
+    @property
+    def registered(self) -> tuple[str, ...]:
+        """The arms of the registered batch (those with registered seeds), in declaration order."""
+        return tuple(arm for arm, seeds in self.arms.items() if seeds)
+
+
+def comparison(name: str) -> Comparison:
+    """The registered comparison ``name`` (a key of REGISTRY), read from the module that declares it."""
+    if name not in REGISTRY:
+        raise KeyError(f"no registered comparison {name!r}; choose among {', '.join(REGISTRY)}")
+    module, key = REGISTRY[name]
+    return importlib.import_module(f"benchmarks.{module}").DECLARED[key]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One call's way to a comparison's runs: each job (arm, seed) has one config and one directory,
+    and from them one run as data, found finished, trained (or resumed) here, or sent to a cluster.
+    Picklable (module-level functions and partials of them), so a worker process receives it whole."""
+
+    config: Callable[[str, int], object]  # (arm, seed) -> what is trained: a TrainConfig or an OracleConfig
+    directory: Callable[[str, int], Path]  # (arm, seed) -> the run's directory
+    spec: Callable[[object, str], Run] = RunSpec  # (config, directory) -> the run as data, with its evaluation
+    label: Callable[[str, int, dict], dict] | None = None  # (arm, seed, report) -> the report with its arm's labels
+    device: str = "cpu"  # where the runs train (as checked_device resolved it)
+    threads: int | None = None  # torch threads of each run, fixed (None: the driver's count)
+
+    def plan(self, arm: str, seed: int) -> Run:
+        """One run as data (what a cluster task trains)."""
+        return self.spec(self.config(arm, seed), str(self.directory(arm, seed)))
+
+    def labelled(self, arm: str, seed: int, report: dict) -> dict:
+        return report if self.label is None else self.label(arm, seed, report)
+
+    def finished(self, arm: str, seed: int, recorded: Sequence[dict] = ()) -> dict | None:
+        """The report of a run finished earlier with exactly these settings (from its directory or
+        the ``recorded`` results), else None."""
+        report = finished_report(self.config(arm, seed), self.directory(arm, seed), recorded)
+        return None if report is None else self.labelled(arm, seed, report)
+
+    def run(self, arm: str, seed: int, quiet: bool, threads: int | None) -> dict:
+        """Train (or resume, or find finished) one run on the plan's device."""
+        return self.labelled(arm, seed, self.plan(arm, seed).run(self.device, quiet, self.threads or threads))
+
+    def batch(self, jobs: Sequence[Job], recorded: Sequence[dict], summary: Callable[[dict], str], workers: int,
+              collect: bool, quiet: bool, cluster: str | None) -> tuple[list[dict], list[dict]]:
+        """``run_batch`` over the plan: the jobs' reports and the jobs left without one."""
+        return run_batch(jobs, self.run, partial(self.finished, recorded=recorded), summary,
+                         workers if self.threads is None else 1, collect, quiet, cluster=cluster, plan=self.plan,
+                         label=self.label, device=self.device)
+
+
+def whole_batch(jobs: Sequence[Job], found: Callable[[str, int], dict | None]) -> tuple[list[dict], list[dict]]:
+    """The reports of the ``jobs`` that ``found(arm, seed)`` finds finished, and the jobs still missing
+    ({"arm", "seed"}): what a batch is judged on, whatever part of it a call trained."""
+    by_job = {(name, seed): found(name, seed) for name, seed in jobs}
+    return ([r for r in by_job.values() if r is not None],
+            [{"arm": name, "seed": seed} for (name, seed), r in by_job.items() if r is None])
+
+
+def verdict(key: str, text: str, ok: bool | None, measured: object) -> dict:
+    """One judged prediction: untested while ``ok`` is None, else passed or failed."""
+    return {"id": key, "prediction": text, "measured": measured,
+            "verdict": "untested" if ok is None else ("pass" if ok else "fail")}
+
+
+def spearman(x: list[float], y: list[float]) -> float | None:
+    """Spearman's rank correlation with average ranks for ties; None when undefined."""
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(v):
+            j = i
+            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+
+    if len(x) < 3:
+        return None
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sx = sum((a - mx) ** 2 for a in rx) ** 0.5
+    sy = sum((b - my) ** 2 for b in ry) ** 0.5
+    return None if sx == 0 or sy == 0 else sxy / (sx * sy)
 
 
 def batch_options(runs: str, out: str, devices: bool = False) -> Callable[[Callable], Callable]:
@@ -193,6 +319,28 @@ def length_list(text: str, option: str = "--lengths") -> tuple[int, ...]:
         return tuple(int(n) for n in text.split(",") if n.strip())
     except ValueError:
         raise click.UsageError(f"{option} {text!r} is not a comma-separated list of integers") from None
+
+
+def merge_timed_runs(rows: list[dict], path: Path, exact: float) -> list[dict]:
+    """Add the stop-when-exact rows ``rows`` to the file's rows (the file records the ``exact`` bar
+    beside them); a row with the same candidate, seed, machine, dataset and stop rule (every setting
+    of it) is replaced."""
+    old = json.loads(path.read_text())["runs"] if path.is_file() else []
+
+    def key(r: dict) -> tuple:
+        stop = {"cooldown": 0, **r["stop"]}  # rows from before the cooldown existed
+        return r["candidate"], r["seed"], r["machine"], r["dataset_id"], tuple(sorted(stop.items()))
+
+    fresh = {key(r) for r in rows}
+    merged = [r for r in old if key(r) not in fresh] + rows
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+    os.fchmod(fd, user_mode())  # mkstemp's 0600 would outlive the rename
+    with os.fdopen(fd, "w") as handle:
+        json.dump({"exact_threshold": exact, "runs": merged}, handle, indent=2)
+        handle.write("\n")
+    os.replace(tmp, path)
+    return merged
 
 
 def replace_runs(out: Path, found: list[dict]) -> None:

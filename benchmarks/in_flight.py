@@ -6,8 +6,8 @@ from step 0. ``save`` copies the checkpoint of every unfinished run (a ``checkpo
 since finished; ``restore`` puts them back where the batch resumes them (its own settings and
 dataset checks still decide whether a checkpoint is resumed).
 
-    python benchmarks/in_flight.py save       # before committing at the end of a sitting
-    python benchmarks/in_flight.py restore    # in a fresh checkout, before resuming the batch
+    python -m benchmarks.in_flight save       # before committing at the end of a sitting
+    python -m benchmarks.in_flight restore    # in a fresh checkout, before resuming the batch
 """
 from __future__ import annotations
 

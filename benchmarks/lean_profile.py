@@ -29,7 +29,7 @@ with those marked *text*; the others change the file only):
 - ``def``, ``opaque``: the declaration keyword (outside the statement's text);
 - ``cmdline-snapshots``: ``set_option internal.cmdlineSnapshots true`` in the header.
 
-    .venv/bin/python benchmarks/lean_profile.py [--atoms 4] [--count 1000] [--callgrind]
+    .venv/bin/python -m benchmarks.lean_profile [--atoms 4] [--count 1000] [--callgrind]
 """
 from __future__ import annotations
 

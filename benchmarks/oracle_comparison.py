@@ -7,12 +7,12 @@ steps (``GATE_*`` below). ``--batch initial``: the first batch (8,000 steps, the
 the start, five-class head only; its runs were made by an earlier version of the code, whose
 data layout this one no longer reads; its rows keep their meaning in the results file).
 
-    OMP_NUM_THREADS=1 python benchmarks/oracle_comparison.py --threads 1      # the gate batch, one run at a time
-    python benchmarks/oracle_comparison.py --arms chosen --seeds 0 --steps 500  # a part
-    python benchmarks/oracle_comparison.py --collect                           # judge the runs already finished
-    python benchmarks/oracle_comparison.py --collect-validation runs/oracle-validation   # record validation runs
-    python benchmarks/oracle_comparison.py --device cuda                       # the gate batch on this machine's GPU
-    python benchmarks/oracle_comparison.py --cluster auto                      # each missing run a Ray task
+    OMP_NUM_THREADS=1 python -m benchmarks.oracle_comparison --threads 1      # the gate batch, one run at a time
+    python -m benchmarks.oracle_comparison --arms chosen --seeds 0 --steps 500  # a part
+    python -m benchmarks.oracle_comparison --collect                           # judge the runs already finished
+    python -m benchmarks.oracle_comparison --collect-validation runs/oracle-validation   # record validation runs
+    python -m benchmarks.oracle_comparison --device cuda                       # the gate batch on this machine's GPU
+    python -m benchmarks.oracle_comparison --cluster auto                      # each missing run a Ray task
 
 Each run lives in ``<runs>/oracle-<arch>-<objective>-s<seed>`` (a finished run with the same
 settings is reused, an interrupted one resumed); the collected reports and the verdicts go to
@@ -23,19 +23,16 @@ file, such as the searchers' section written by ``prover_bench.py``, are kept) a
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import (batch_options, checked_device, chosen_arms, figure, finished_report,  # noqa: E402
-                              prediction_lines, recorded_runs, run_batch, seed_list, write_results)
-from oracle.grid import OracleRunSpec  # noqa: E402
-from oracle.train import OracleConfig  # noqa: E402
+from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, figure,
+                                prediction_lines, recorded_runs, seed_list, whole_batch, write_results)
+from oracle.grid import OracleRunSpec
+from oracle.train import OracleConfig
 
 SEEDS = (0, 1)  # two seeds per arm
 # arm -> (arch, objective)
@@ -161,6 +158,7 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
 
 
 def run_dir(name: str, seed: int, runs: Path) -> Path:
+    """``<runs>/oracle-<arch>-<objective>-s<seed>``."""
     arch, objective = ARMS[name]
     return runs / f"oracle-{arch}-{objective}-s{seed}"
 
@@ -168,23 +166,6 @@ def run_dir(name: str, seed: int, runs: Path) -> Path:
 def arm_config(name: str, seed: int, base: OracleConfig) -> OracleConfig:
     arch, objective = ARMS[name]
     return replace(base, arch=arch, objective=objective, seed=seed)
-
-
-def finished(name: str, seed: int, base: OracleConfig, runs: Path, recorded: list[dict]) -> dict | None:
-    """The report of a run finished earlier with exactly these settings (from its directory or the
-    ``recorded`` results), else None."""
-    return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs), recorded)
-
-
-def plan_arm(name: str, seed: int, *, base: OracleConfig, runs: Path) -> OracleRunSpec:
-    """One run of the batch as data (what a cluster task trains)."""
-    return OracleRunSpec(arm_config(name, seed, base), str(run_dir(name, seed, runs)))
-
-
-def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path,
-            device: str = "cpu") -> dict:
-    """Train (or resume, or find finished) one run of the batch on ``device``."""
-    return plan_arm(name, seed, base=base, runs=runs).run(device, quiet, threads)
 
 
 # ---- the chain gate at 24,000 steps ------------------------------------------------------------
@@ -325,19 +306,17 @@ def gate_config(name: str, seed: int, base: OracleConfig) -> OracleConfig:
 
 
 def gate_dir(name: str, seed: int, runs: Path) -> Path:
+    """``<runs>/oracle-<arch>-<objective>-s<seed>``."""
     arch, objective = GATE_ARMS[name]
     return runs / f"oracle-{arch}-{objective}-s{seed}"
 
 
-def plan_gate_arm(name: str, seed: int, *, base: OracleConfig, runs: Path) -> OracleRunSpec:
-    """One run of the gate batch as data (what a cluster task trains)."""
-    return OracleRunSpec(gate_config(name, seed, base), str(gate_dir(name, seed, runs)))
-
-
-def run_gate_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path,
-                 device: str = "cpu") -> dict:
-    """Train (or resume, or find finished) one run of the gate batch on ``device``."""
-    return plan_gate_arm(name, seed, base=base, runs=runs).run(device, quiet, threads)
+def plan(gate: bool, base: OracleConfig, runs: Path, device: str = "cpu", threads: int | None = None) -> Plan:
+    """A batch's runs under ``runs`` (the gate batch's, or the initial one's), each ``base`` with its
+    arm's settings; ``threads`` fixes each run's torch threads (one run at a time)."""
+    return Plan(partial(gate_config if gate else arm_config, base=base), partial(gate_dir if gate else run_dir,
+                                                                                  runs=runs),
+                OracleRunSpec, device=device, threads=threads)
 
 
 def gate_table(reports: list[dict], predictions: list[dict]) -> str:
@@ -429,13 +408,21 @@ def collect_validation(runs: Path) -> list[dict]:
     return rows
 
 
-def whole_batch(arms: tuple[str, ...], found) -> tuple[list[dict], list[dict]]:
-    """The reports of every arm and seed of a batch that ``found(arm, seed)`` finds finished, and
-    the jobs still missing ({"arm", "seed"}): what a batch is judged on, whatever part of it a call
-    trained."""
-    by_job = {(name, seed): found(name, seed) for name in arms for seed in SEEDS}
-    return ([r for r in by_job.values() if r is not None],
-            [{"arm": name, "seed": seed} for (name, seed), r in by_job.items() if r is None])
+def recorded_in(out: Path, gate: bool) -> list[dict]:
+    """The runs a collection recorded in ``out``: the gate batch's (under ``gate``) or the initial one's."""
+    if gate:
+        return (json.loads(out.read_text()).get("gate") or {}).get("runs", []) if out.is_file() else []
+    return recorded_runs(out)
+
+
+DECLARED = {
+    "initial": Comparison(arms={name: SEEDS for name in ARMS}, predictions=dict(PREDICTIONS), judge=judge,
+                          config=partial(arm_config, base=OracleConfig()), run_dir=run_dir, runs="runs/oracle-gate",
+                          results="results/oracle.json", table=table),
+    "gate": Comparison(arms={name: SEEDS for name in GATE_ARMS}, predictions=dict(GATE_PREDICTIONS), judge=gate_judge,
+                       config=partial(gate_config, base=gate_base(Path("data/tier1-a4"))), run_dir=gate_dir,
+                       runs="runs/oracle-gate", results="results/oracle.json", table=gate_table),
+}
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -472,27 +459,13 @@ def main(batch, data, arms, seeds, threads, validation_runs, steps, runs, out, w
     if steps is not None:
         base = replace(base, steps=steps)
     jobs = [(name, seed) for name in chosen for seed in seed_list(seeds)]
-    if gate:
-        recorded = (json.loads(out.read_text()).get("gate") or {}).get("runs", []) if out.is_file() else []
-        trained = partial(run_gate_arm, base=base, runs=Path(runs), device=device)
-        planned = partial(plan_gate_arm, base=base, runs=Path(runs))
-        found = lambda name, seed: finished_report(gate_config(name, seed, base),  # noqa: E731
-                                                   gate_dir(name, seed, Path(runs)), recorded)
-    else:
-        recorded = recorded_runs(out)
-        trained = partial(run_arm, base=base, runs=Path(runs), device=device)
-        planned = partial(plan_arm, base=base, runs=Path(runs))
-        found = lambda name, seed: finished(name, seed, base, Path(runs), recorded)  # noqa: E731
-    one_thread = (lambda name, seed, quiet_, _threads: trained(name, seed, quiet_, threads)) if threads else trained
-    run_batch(jobs, one_thread, found, lambda report: f"accuracy {json.dumps(report['accuracy'])}",
-              workers if not threads else 1, collect, quiet, cluster=cluster, plan=planned, device=device)
+    runs_of = plan(gate, base, Path(runs), device, threads)
+    runs_of.batch(jobs, recorded_in(out, gate), lambda report: f"accuracy {json.dumps(report['accuracy'])}", workers,
+                  collect, quiet, cluster)
     # judged on the whole batch, whichever part this call trained: every arm and seed found finished
     # (its run directory, or the row already recorded in --out), read again after training
-    if gate:
-        recorded = (json.loads(out.read_text()).get("gate") or {}).get("runs", []) if out.is_file() else []
-    else:
-        recorded = recorded_runs(out)
-    reports, missing = whole_batch(tuple(known), found)
+    reports, missing = whole_batch([(name, seed) for name in known for seed in SEEDS],
+                                   partial(runs_of.finished, recorded=recorded_in(out, gate)))
     if gate:
         predictions = gate_judge(reports)
         write_results(out, {"gate": {"runs": reports, "missing": missing, "predictions": predictions,

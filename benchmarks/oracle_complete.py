@@ -12,7 +12,7 @@ the goal in one of three groups, by the true successor tree (Python's rules engi
 - ``same skeleton``: accepted, the successor has the goal's skeleton but other atoms at its leaves;
 - ``other skeleton``: accepted, the successor's skeleton differs from the goal's.
 
-    python benchmarks/oracle_complete.py runs/oracle-gate/oracle-recurrence-combo-s0
+    python -m benchmarks.oracle_complete runs/oracle-gate/oracle-recurrence-combo-s0
 
 The threshold of the run, its quantiles per group, and how many probes of each group fall on the
 wrong side of the threshold go to ``--out`` (one entry per run). Read on validation chains only
@@ -21,36 +21,26 @@ wrong side of the threshold go to ``--out`` (one entry per run). Read on validat
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import length_list, replace_runs  # noqa: E402
-from chains.dataset import DatasetError  # noqa: E402
-from chains.manifest import domain_of, manifest_path, read_manifest  # noqa: E402
-from chains.rules import Event, apply  # noqa: E402
-from chains.space import Domain  # noqa: E402
-from chains.trees import Tree, parse_polish  # noqa: E402
-from oracle.compare import reading  # noqa: E402
-from oracle.data import load_probe_dataset  # noqa: E402
-from oracle.evaluate import OracleEvalConfig, predict_split  # noqa: E402
-from oracle.train import OracleTrainer, config_from_checkpoint  # noqa: E402
-from tracker.train import CheckpointError, load_checkpoint  # noqa: E402
+from benchmarks.harness import length_list, replace_runs
+from chains.dataset import DatasetError
+from chains.manifest import domain_of, manifest_path, read_manifest
+from chains.rules import Event, apply
+from chains.space import Domain
+from chains.trees import parse_polish, skeleton
+from oracle.compare import reading
+from oracle.data import load_probe_dataset
+from oracle.evaluate import OracleEvalConfig, predict_split
+from oracle.config import OracleConfig
+from oracle.train import OracleTrainer
+from tracker.checkpoint import Checkpoint, CheckpointError
 
 GROUPS = ("complete", "same skeleton", "other skeleton")
 QUANTILES = (0.001, 0.01, 0.1, 0.5, 0.9, 0.99)
-
-
-def skeleton(tree: Tree) -> tuple:
-    """The tree with every leaf forgotten: its shape and its operators."""
-    if isinstance(tree, str):
-        return ()
-    op, left, right = tree
-    return (op, skeleton(left), skeleton(right))
 
 
 def probe_groups(path: Path, domain: Domain) -> list[list[list[int]]]:
@@ -94,16 +84,14 @@ def group_tensor(groups: list[list[list[int]]], shape: torch.Size) -> torch.Tens
 
 @torch.inference_mode()
 def complete_diagnosis(run: Path, data: Path | None, lengths: tuple[int, ...]) -> dict:
-    blob = load_checkpoint(run / "checkpoint.pt")
-    config = config_from_checkpoint(blob)
-    comparison = blob.get("comparison")
+    checkpoint = Checkpoint.of_run(run, OracleConfig)
+    config = checkpoint.config
+    comparison = checkpoint.blob.get("comparison")
     if comparison is None or comparison.get("threshold") is None:
         raise CheckpointError(f"{run}: this arm does not decide complete by comparison")
     threshold = comparison["threshold"]
     source = Path(data or comparison["source"]["dataset"]["path"])
-    trainer = OracleTrainer(config, load_probe_dataset(config.data))
-    trainer.load(blob)
-    model = trainer.model.eval()
+    model = checkpoint.restore(OracleTrainer, load_probe_dataset(config.data)).model.eval()
     validation = load_probe_dataset(source)
     domain = domain_of(read_manifest(source), str(manifest_path(source)))
     distances: dict[str, list[torch.Tensor]] = {g: [] for g in GROUPS}

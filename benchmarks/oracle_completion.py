@@ -9,11 +9,11 @@ pairs the comparison must separate are the term's own pairs. The recipe was chos
 chains of another seed (``COMPLETION_VALIDATION``, recorded under ``gate_validation``); the
 predictions below were committed before any run of the batch.
 
-    OMP_NUM_THREADS=1 python benchmarks/oracle_completion.py --threads 1          # both seeds, one after the other
-    OMP_NUM_THREADS=1 python benchmarks/oracle_completion.py --threads 1 --seeds 1
-    python benchmarks/oracle_completion.py --collect                             # judge the runs finished
-    python benchmarks/oracle_completion.py --device cuda                         # on this machine's GPU
-    python benchmarks/oracle_completion.py --cluster auto                        # each missing seed a Ray task
+    OMP_NUM_THREADS=1 python -m benchmarks.oracle_completion --threads 1          # both seeds, one after the other
+    OMP_NUM_THREADS=1 python -m benchmarks.oracle_completion --threads 1 --seeds 1
+    python -m benchmarks.oracle_completion --collect                             # judge the runs finished
+    python -m benchmarks.oracle_completion --device cuda                         # on this machine's GPU
+    python -m benchmarks.oracle_completion --cluster auto                        # each missing seed a Ray task
 
 Runs live in ``<runs>/oracle-recurrence-nerode-s<seed>``; reports and verdicts go to ``--out``
 under ``completion`` (other keys of the file are kept).
@@ -27,20 +27,16 @@ tree_planners --planners ...`` writes with those runs.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import (batch_options, checked_device, finished_report, run_batch,  # noqa: E402
-                              seed_list, write_results)
-from benchmarks.oracle_comparison import LONG, SEEDS, SHORT, gate_base  # noqa: E402
-from oracle.grid import OracleRunSpec  # noqa: E402
-from oracle.train import OracleConfig  # noqa: E402
+from benchmarks.harness import Comparison, Plan, batch_options, checked_device, seed_list, write_results
+from benchmarks.oracle_comparison import LONG, SEEDS, SHORT, gate_base
+from oracle.grid import OracleRunSpec
+from oracle.train import OracleConfig
 
 ARCH = "recurrence"
 # the recipe chosen on validation: nerode with the verdict metric reduced to one pair a step (at
@@ -166,16 +162,28 @@ def part_planners(out: Path, part: Part, runs: Path) -> list[dict]:
             if (p.get("oracle") or {}).get("run") in dirs]
 
 
-def plan_one(part: str, seed: int, *, base: OracleConfig, runs: Path) -> OracleRunSpec:
-    """One seed of a part of the batch as data (what a cluster task trains)."""
-    return OracleRunSpec(completion_config(seed, base, PARTS[part]), str(run_dir(seed, runs, PARTS[part])))
+def part_config(part: str, seed: int, base: OracleConfig) -> OracleConfig:
+    """The settings of one seed of the part named ``part``."""
+    return completion_config(seed, base, PARTS[part])
 
 
-def run_one(part: str, seed: int, quiet: bool, threads: int | None, *, base: OracleConfig, runs: Path,
-            fixed_threads: int | None = None, device: str = "cpu") -> dict:
-    """Train (or resume, or find finished) one seed on ``device``; ``fixed_threads`` overrides the
-    driver's count."""
-    return plan_one(part, seed, base=base, runs=runs).run(device, quiet, fixed_threads or threads)
+def part_dir(part: str, seed: int, runs: Path) -> Path:
+    """The directory of one seed of the part named ``part``."""
+    return run_dir(seed, runs, PARTS[part])
+
+
+def plan(base: OracleConfig, runs: Path, device: str = "cpu", threads: int | None = None) -> Plan:
+    """The batch's runs under ``runs`` (a job is (part, seed)), each ``base`` with its part's recipe;
+    ``threads`` fixes each run's torch threads (one run at a time)."""
+    return Plan(partial(part_config, base=base), partial(part_dir, runs=runs), OracleRunSpec, device=device,
+                threads=threads)
+
+
+DECLARED = {key: Comparison(arms={key: SEEDS}, predictions=dict(part.predictions), judge=partial(judge, part=part),
+                            config=partial(part_config, base=gate_base(Path("data/tier1-a4"))), run_dir=part_dir,
+                            runs="runs/oracle-gate", results="results/oracle.json",
+                            settings={"recipe": part.recipe, "validation_runs": part.validation_runs})
+            for key, part in PARTS.items()}
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -197,12 +205,8 @@ def main(data, part_key, seeds, threads, steps, runs, out, workers, device, clus
     runs = Path(runs)
     recorded = (json.loads(out.read_text()).get(part.key) or {}).get("runs", []) if out.is_file() else []
     jobs = [(part.key, seed) for seed in seed_list(seeds)]
-    train_one = partial(run_one, base=base, runs=runs, fixed_threads=threads, device=device)
-    found = lambda _name, seed: finished_report(completion_config(seed, base, part), run_dir(seed, runs, part),  # noqa: E731
-                                                recorded)
-    reports, missing = run_batch(jobs, train_one, found, lambda r: f"accuracy {json.dumps(r['accuracy'])}",
-                                 workers if not threads else 1, collect, quiet, cluster=cluster,
-                                 plan=partial(plan_one, base=base, runs=runs), device=device)
+    reports, missing = plan(base, runs, device, threads).batch(
+        jobs, recorded, lambda r: f"accuracy {json.dumps(r['accuracy'])}", workers, collect, quiet, cluster)
     # runs of other seeds recorded earlier (another process of the batch) are judged with these
     mine = {r["seed"] for r in reports}
     reports += [r for r in recorded if r["seed"] not in mine and r["seed"] in SEEDS]

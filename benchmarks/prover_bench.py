@@ -4,7 +4,7 @@ verdict searchers (``--blind``: every (rule, position) of the domain; ``--oracle
 trained oracle predicts accepted). Writes ``results/prover.json`` ({"runs": [report, ...]}) and
 prints a markdown table.
 
-    .venv/bin/python benchmarks/prover_bench.py --data data/tier1-a4 \\
+    .venv/bin/python -m benchmarks.prover_bench --data data/tier1-a4 \\
         --trackers runs/comparison/recurrence-combo-s0,runs/comparison/recurrence-combo-s1,runs/comparison/recurrence-combo-s2 \\
         --prefix-trackers runs/comparison/recurrence-plain-s0,runs/comparison/recurrence-plain-free-s0,runs/comparison/recurrence-combo-s0 --prefix 4096
 
@@ -12,14 +12,14 @@ The tracker runs are those of the registered comparison (benchmarks/tracker_comp
 Kernel calls spared by the oracle, into the ``searchers`` section of
 ``results/oracle.json`` beside the oracle comparison's runs:
 
-    .venv/bin/python benchmarks/prover_bench.py --no-kernel --blind --problems 100 --kernel-budget 20000 \\
+    .venv/bin/python -m benchmarks.prover_bench --no-kernel --blind --problems 100 --kernel-budget 20000 \\
         --oracles runs/oracle-comparison/oracle-recurrence-combo-s0,runs/oracle-comparison/oracle-recurrence-combo-s1 \\
         --out results/oracle.json --section searchers --work results/oracle-search-runs
 
 The search that never reads a tree (``--planners``: ``prove --searcher oracle-imagination``, one
 question to Lean per claimed path) on the same 600 problems, into a section of its own:
 
-    .venv/bin/python benchmarks/prover_bench.py --no-kernel --problems 100 --kernel-budget 20000 \
+    .venv/bin/python -m benchmarks.prover_bench --no-kernel --problems 100 --kernel-budget 20000 \
         --planners runs/oracle-registered/oracle-recurrence-nerode-s0,runs/oracle-registered/oracle-recurrence-nerode-s1 \
         --out results/oracle.json --section planners --work results/oracle-search-runs
 """

@@ -27,9 +27,9 @@ scratch directory holds the copies, the worktrees and the dataset, and is remove
 The verdicts go to ``--out`` (relative paths only) and a short table is printed; ``table``
 prints the Markdown table of a results file (the docs page's).
 
-    .venv/bin/python benchmarks/reproduce_check.py run runs/oracle-gate/oracle-recurrence-combo-s0 \\
+    .venv/bin/python -m benchmarks.reproduce_check run runs/oracle-gate/oracle-recurrence-combo-s0 \\
         runs/tier2-diagnosis/paths-combo-s0 --reference 7d0b9a2 --steps 20 --max-length 256
-    .venv/bin/python benchmarks/reproduce_check.py table
+    .venv/bin/python -m benchmarks.reproduce_check table
 """
 from __future__ import annotations
 
@@ -255,9 +255,12 @@ def _load_probe_data(directory: str):
 
 def _load_checkpoint(path: Path) -> dict:
     try:
-        from tracker.loop import load_checkpoint
-    except ImportError:  # before the one loop
-        from tracker.train import load_checkpoint
+        from tracker.checkpoint import load_checkpoint
+    except ImportError:  # before the one way to restore a run
+        try:
+            from tracker.loop import load_checkpoint
+        except ImportError:  # before the one loop
+            from tracker.train import load_checkpoint
     return load_checkpoint(path)
 
 
@@ -270,13 +273,13 @@ def _up_to(data, max_length: int | None):
 
 
 def _evaluate_tracker(task: dict) -> dict:
+    from tracker.checkpoint import Checkpoint
+    from tracker.config import TrainConfig
     from tracker.evaluate import EvalConfig, evaluate
-    from tracker.train import Trainer, config_from_checkpoint
+    from tracker.train import Trainer
 
-    blob = _load_checkpoint(Path(task["run"]) / "checkpoint.pt")
-    config = config_from_checkpoint(blob)
-    trainer = Trainer(config, _load_tracker_data(config.data))
-    trainer.load(blob)
+    checkpoint = Checkpoint.of_run(task["run"], TrainConfig)
+    trainer = checkpoint.restore(Trainer, _load_tracker_data(checkpoint.config.data))
     # the evaluation train() ends with (EvalConfig(): 512 chains a split), on the laid-out targets
     results = evaluate(trainer.model, _up_to(trainer.data, task["max_length"]), EvalConfig(threads=1))
     results.pop("correct")
@@ -286,14 +289,15 @@ def _evaluate_tracker(task: dict) -> dict:
 
 
 def _evaluate_oracle(task: dict) -> dict:
+    from oracle.config import OracleConfig
     from oracle.evaluate import OracleEvalConfig, evaluate
-    from oracle.train import OracleTrainer, choose_comparison, config_from_checkpoint
+    from oracle.train import OracleTrainer, choose_comparison
+    from tracker.checkpoint import Checkpoint
 
-    blob = _load_checkpoint(Path(task["run"]) / "checkpoint.pt")
-    config = config_from_checkpoint(blob)
+    checkpoint = Checkpoint.of_run(task["run"], OracleConfig)
+    config, blob = checkpoint.config, checkpoint.blob
     data = _load_probe_data(config.data)
-    trainer = OracleTrainer(config, data)
-    trainer.load(blob)
+    trainer = checkpoint.restore(OracleTrainer, data)
     # the threshold chosen again as train() chose it (on the validation chains up to 256 events,
     # or on a sample of the training chains), beside the test chains read at the stored one
     validation = _load_probe_data(config.validation) if config.validation else None

@@ -7,9 +7,9 @@ included): its settings, seed, steps, wall time, when it became exact, exact by 
 threads and the machine it ran on, and how many runs shared the machine with it. The figure
 ``results/time-to-exact.png`` plots exact at 4,096 against training seconds.
 
-    python benchmarks/time_to_exact.py --candidates fast --seeds 0,1,2        # runs, one at a time
-    python benchmarks/time_to_exact.py --candidates fast,fast-b8 --workers 14 --machine device-16core
-    python benchmarks/time_to_exact.py --plot-only                            # table and figure from the JSON
+    python -m benchmarks.time_to_exact --candidates fast --seeds 0,1,2        # runs, one at a time
+    python -m benchmarks.time_to_exact --candidates fast,fast-b8 --workers 14 --machine device-16core
+    python -m benchmarks.time_to_exact --plot-only                            # table and figure from the JSON
 
 Wall times are whole-machine figures: read them with the machine, the torch threads and the
 runs in flight beside each row.
@@ -17,9 +17,6 @@ runs in flight beside each row.
 from __future__ import annotations
 
 import json
-import os
-import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict
@@ -29,14 +26,12 @@ from pathlib import Path
 import click
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from chains.files import user_mode  # noqa: E402
-from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device  # noqa: E402
-from tracker.evaluate import EvalConfig  # noqa: E402
-from tracker.schedules import SCHEDULES, scheduled  # noqa: E402
-from tracker.stopping import StopConfig  # noqa: E402
-from tracker.train import train  # noqa: E402
+from benchmarks.harness import merge_timed_runs
+from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
+from tracker.evaluate import EvalConfig
+from tracker.schedules import SCHEDULES, scheduled
+from tracker.stopping import StopConfig
+from tracker.train import train
 
 EXACT = 0.99
 
@@ -112,27 +107,6 @@ def run_one(name: str, seed: int, data: str, runs: Path, stop: StopConfig, eval_
             "device": report["device"],
             "checks": s["checks"], "stop": asdict(stop), "eval_chains": eval_chains,
             "torch_version": report["torch_version"], "dataset_id": report["dataset"]["dataset_id"]}
-
-
-def merge(rows: list[dict], path: Path) -> list[dict]:
-    """Add ``rows`` to the file's rows; a row with the same candidate, seed, machine, dataset and stop
-    rule (every setting of it) is replaced."""
-    old = json.loads(path.read_text())["runs"] if path.is_file() else []
-
-    def key(r: dict) -> tuple:
-        stop = {"cooldown": 0, **r["stop"]}  # rows from before the cooldown existed
-        return r["candidate"], r["seed"], r["machine"], r["dataset_id"], tuple(sorted(stop.items()))
-
-    fresh = {key(r) for r in rows}
-    merged = [r for r in old if key(r) not in fresh] + rows
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
-    os.fchmod(fd, user_mode())  # mkstemp's 0600 would outlive the rename
-    with os.fdopen(fd, "w") as handle:
-        json.dump({"exact_threshold": EXACT, "runs": merged}, handle, indent=2)
-        handle.write("\n")
-    os.replace(tmp, path)
-    return merged
 
 
 def table(rows: list[dict]) -> str:
@@ -231,7 +205,7 @@ def main(candidates, seeds, data, runs, out, workers, threads, machine, check_ev
                     click.echo(f"== {c} seed {s}: failed: {e!r}", err=True)
                     continue
                 rows.append(row)
-                merge([row], out)
+                merge_timed_runs([row], out, EXACT)
                 click.echo(f"== {c} seed {s}: exact {json.dumps(row['exact'])}, exact at step {row['exact_at_step']}, "
                            f"{row['wall_seconds']:.0f} s", err=True)
     merged = json.loads(out.read_text())["runs"] if out.is_file() else rows

@@ -1,11 +1,11 @@
 """Exact beyond what training showed: held-out events, held-out ordered pairs, unseen states on six
 atoms and the large tier-2 trees, for the registers arch beside the best one-slot recipe.
 
-    python benchmarks/tracker_beyond.py datasets [--which validation|batch]   # certify them
-    python benchmarks/tracker_beyond.py validate [--names a,b]                # train validation runs (one thread)
-    python benchmarks/tracker_beyond.py collect                               # write results/tracker-beyond.json
-    python benchmarks/tracker_beyond.py batch [--workers 2] [--arms a,b] [--seeds 0,1,2]   # the registered batch
-    python benchmarks/tracker_beyond.py prove --tracker RUN   # six atoms, unvisited problems, beside kernel search
+    python -m benchmarks.tracker_beyond datasets [--which validation|batch]   # certify them
+    python -m benchmarks.tracker_beyond validate [--names a,b]                # train validation runs (one thread)
+    python -m benchmarks.tracker_beyond collect                               # write results/tracker-beyond.json
+    python -m benchmarks.tracker_beyond batch [--workers 2] [--arms a,b] [--seeds 0,1,2]   # the registered batch
+    python -m benchmarks.tracker_beyond prove --tracker RUN   # six atoms, unvisited problems, beside kernel search
 
 Validation datasets are certified from seed 1 and the registered batch's from seed 0, so no choice
 made on validation chains reads a registered test chain. A run is trained by ``train-tracker`` in a
@@ -23,10 +23,8 @@ from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import write_results  # noqa: E402
-from chains.manifest import has_manifest  # noqa: E402
+from benchmarks.harness import Comparison, chosen_arms, write_results
+from chains.manifest import has_manifest
 
 BIN = Path(sys.executable).parent
 RESULTS = Path("results/tracker-beyond.json")
@@ -157,7 +155,7 @@ def train(name: str, runs: Path, data: Path, plan: dict[str, tuple[str, list[str
     resumed when its checkpoint is there, at one thread."""
     dataset, options = (plan or VALIDATION)[name]
     if seed is not None:
-        options, name = [*options, "--seed", str(seed)], f"{name}-s{seed}"
+        options, name = run_options(name, seed), f"{name}-s{seed}"
     out = runs / name
     if (out / "report.json").is_file() or name in recorded_runs(plan):
         click.echo(f"{name}: finished already")
@@ -216,10 +214,7 @@ def batch(runs: Path, data: Path, arms: str, seeds: str, workers: int) -> None:
     """Train the registered batch's runs not yet finished (arm by arm, seed by seed)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    chosen = [a for a in arms.split(",") if a]
-    unknown = [a for a in chosen if a not in BATCH]
-    if unknown:
-        raise click.UsageError(f"unknown arm(s) {', '.join(unknown)}; choose among {', '.join(BATCH)}")
+    chosen = chosen_arms(arms, tuple(BATCH))
     jobs = [(arm, int(seed)) for arm in chosen for seed in seeds.split(",") if seed]
     with ThreadPoolExecutor(workers) as pool:
         for done in [pool.submit(train, arm, runs, data, BATCH, seed) for arm, seed in jobs]:
@@ -283,6 +278,26 @@ def judge(runs: dict[str, dict]) -> list[dict]:
                             part("a6 unseen@4096", "a6-registers-plain", unseen("4096"), high),
                             part("tier2 exact@4096", "tier2-registers-plain", exact("4096"), high)])
     return out
+
+
+def judge_reports(reports: list[dict]) -> list[dict]:
+    """``judge`` over batch rows given as a list (each with its arm and seed)."""
+    return judge({f"{r['arm']}-s{r['seed']}": r for r in reports})
+
+
+def run_options(arm: str, seed: int) -> list[str]:
+    """The train-tracker options of one run of the batch (its dataset given as ``--data`` beside them)."""
+    return [*BATCH[arm][1], "--seed", str(seed)]
+
+
+def batch_dir(arm: str, seed: int, runs: Path) -> Path:
+    """``<runs>/<arm>-s<seed>``."""
+    return runs / f"{arm}-s{seed}"
+
+
+DECLARED = {"batch": Comparison(arms={arm: SEEDS for arm in BATCH}, predictions=dict(PREDICTIONS),
+                                judge=judge_reports, config=run_options, run_dir=batch_dir, runs=str(RUNS / "batch"),
+                                results=str(RESULTS))}
 
 
 PROVE_SEARCHERS = {"imagination": 1, "kernel-uniform": 2000, "kernel-lookahead": 2000}  # searcher -> kernel budget
@@ -353,7 +368,7 @@ def collect(runs: Path, out: Path) -> None:
     batch_runs = results.setdefault("batch", {})
     for arm, (dataset, options) in BATCH.items():
         for seed in SEEDS:
-            run_dir = runs / "batch" / f"{arm}-s{seed}"
+            run_dir = batch_dir(arm, seed, runs / "batch")
             if (run_dir / "report.json").is_file():
                 batch_runs[run_dir.name] = recorded(run_dir, {"arm": arm, "dataset": dataset, "options": options})
     results["predictions"] = judge(batch_runs)

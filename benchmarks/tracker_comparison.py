@@ -1,9 +1,9 @@
 """The registered tracker comparison: train every arm, evaluate free-running, and test
 the predictions written below before the batch was run.
 
-    python benchmarks/tracker_comparison.py                      # the whole registered batch (hours)
-    python benchmarks/tracker_comparison.py --arms combo,plain --seeds 0 --steps 2000   # a part
-    python benchmarks/tracker_comparison.py --workers 2            # two runs at a time, one thread each
+    python -m benchmarks.tracker_comparison                      # the whole registered batch (hours)
+    python -m benchmarks.tracker_comparison --arms combo,plain --seeds 0 --steps 2000   # a part
+    python -m benchmarks.tracker_comparison --workers 2            # two runs at a time, one thread each
 
 Each run lives in ``<runs>/<arch>-<objective>-s<seed>`` (a finished run with the same settings is
 reused, an interrupted one resumed), and the collected reports go to ``--out``
@@ -12,21 +12,17 @@ reused, an interrupted one resumed), and the collected reports go to ``--out``
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import (batch_options, checked_device, chosen_arms, figure, finished_or_trained,  # noqa: E402
-                              finished_report, prediction_lines, recorded_runs, run_batch, seed_list,
-                              write_results)
-from tracker.evaluate import EvalConfig  # noqa: E402
-from tracker.grid import RunSpec  # noqa: E402
-from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
+from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, figure,
+                                prediction_lines, recorded_runs, seed_list, spearman, write_results)
+from tracker.evaluate import EvalConfig
+from tracker.grid import RunSpec
+from tracker.train import TrainConfig
 
 # arm -> (arch, objective, registered seeds, fixed norm). The recurrence arms run at a fixed
 # norm (the README's decision, registered before the batch); the "-free" arms are the same
@@ -59,31 +55,6 @@ PREDICTIONS = [
     ("growth_predicts_drift", "Over the recurrence runs, the growth of the partner distance from 8 to 256 "
                               "(pair_growth = d(256) / d(8)) predicts the drift (1 - exact at 256): Spearman >= 0.7"),
 ]
-
-
-def spearman(x: list[float], y: list[float]) -> float | None:
-    """Spearman's rank correlation with average ranks for ties; None when undefined."""
-    def ranks(v):
-        order = sorted(range(len(v)), key=lambda i: v[i])
-        r = [0.0] * len(v)
-        i = 0
-        while i < len(v):
-            j = i
-            while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2
-            i = j + 1
-        return r
-
-    if len(x) < 3:
-        return None
-    rx, ry = ranks(x), ranks(y)
-    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sx = sum((a - mx) ** 2 for a in rx) ** 0.5
-    sy = sum((b - my) ** 2 for b in ry) ** 0.5
-    return None if sx == 0 or sy == 0 else sxy / (sx * sy)
 
 
 def _arm_of(report: dict) -> str:
@@ -167,6 +138,7 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
 
 
 def run_dir(name: str, seed: int, runs: Path) -> Path:
+    """``<runs>/<arch>-<objective>-s<seed>`` (``-free`` before the seed where the norm is free)."""
     arch, objective, _, fixed_norm = ARMS[name]
     return runs / (f"{arch}-{objective}-s{seed}" if fixed_norm else f"{arch}-{objective}-free-s{seed}")
 
@@ -176,22 +148,16 @@ def arm_config(name: str, seed: int, base: TrainConfig) -> TrainConfig:
     return replace(base, arch=arch, objective=objective, seed=seed, fixed_norm=fixed_norm)
 
 
-def finished(name: str, seed: int, base: TrainConfig, runs: Path, recorded: list[dict]) -> dict | None:
-    """The report of a run finished earlier with exactly these settings (from its directory or the
-    ``recorded`` results), else None."""
-    return finished_report(arm_config(name, seed, base), run_dir(name, seed, runs), recorded)
+def plan(base: TrainConfig, runs: Path, eval_config: EvalConfig, device: str = "cpu") -> Plan:
+    """The batch's runs under ``runs``, each ``base`` with its arm's settings, evaluated by ``eval_config``."""
+    return Plan(partial(arm_config, base=base), partial(run_dir, runs=runs), partial(RunSpec, eval_config=eval_config),
+                device=device)
 
 
-def run_arm(name: str, seed: int, quiet: bool, threads: int | None, *, base: TrainConfig, runs: Path,
-            eval_config: EvalConfig, device: str = "cpu") -> dict:
-    """Train (or resume, or find finished) one run of the batch."""
-    return finished_or_trained(arm_config(name, seed, base), run_dir(name, seed, runs), train, config_from_checkpoint,
-                               quiet, threads, eval_config=eval_config, device=device)
-
-
-def plan_arm(name: str, seed: int, *, base: TrainConfig, runs: Path, eval_config: EvalConfig) -> RunSpec:
-    """One run of the batch as a cluster task."""
-    return RunSpec(arm_config(name, seed, base), str(run_dir(name, seed, runs)), eval_config)
+DECLARED = {"tracker": Comparison(
+    arms={name: seeds for name, (_, _, seeds, _) in ARMS.items()}, predictions=dict(PREDICTIONS), judge=judge,
+    config=partial(arm_config, base=TrainConfig()), run_dir=run_dir, runs="runs/comparison",
+    results="results/tracker.json")}
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -215,12 +181,9 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, device, clus
     jobs = [(name, seed) for name in chosen
             for seed in (seeds_given if seeds_given is not None else ARMS[name][2] or (0,))]
     device = checked_device(device, cluster)
-    planning = {"base": base, "runs": Path(runs), "eval_config": EvalConfig(max_chains=eval_chains)}
-    train_one = partial(run_arm, **planning, device=device)
-    recorded = recorded_runs(out)
-    reports, missing = run_batch(jobs, train_one, lambda name, seed: finished(name, seed, base, Path(runs), recorded),
-                                 lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet,
-                                 cluster=cluster, plan=partial(plan_arm, **planning), device=device)
+    runs_of = plan(base, Path(runs), EvalConfig(max_chains=eval_chains), device)
+    reports, missing = runs_of.batch(jobs, recorded_runs(out), lambda report: f"exact {json.dumps(report['exact'])}",
+                                     workers, collect, quiet, cluster)
     from tracker.plots import write_plots
 
     predictions = judge(reports)

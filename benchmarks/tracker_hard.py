@@ -1,9 +1,9 @@
 """The registered comparison on the hard domains: tier 2 (four atoms, every rule) and
 five atoms (tier 1), where the tier-1 comparison could not tell the objectives apart.
 
-    python benchmarks/tracker_hard.py --workers 2      # the registered batch (hours; resumable)
-    python benchmarks/tracker_hard.py --collect        # judge the runs finished so far
-    python benchmarks/tracker_hard.py --domains tier2 --arms combo --seeds 0 --steps 200   # a part
+    python -m benchmarks.tracker_hard --workers 2      # the registered batch (hours; resumable)
+    python -m benchmarks.tracker_hard --collect        # judge the runs finished so far
+    python -m benchmarks.tracker_hard --domains tier2 --arms combo --seeds 0 --steps 200   # a part
 
 The recurrence's settings (RECIPE) were chosen on validation datasets, the same domains
 certified from another seed (VALIDATION), and written down with the predictions before any run
@@ -15,22 +15,17 @@ one figure directory per domain.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import (batch_options, checked_device, chosen_arms, figure, finished_or_trained,  # noqa: E402
-                              finished_report, prediction_lines, recorded_runs, run_batch, seed_list,
-                              write_results)
-from benchmarks.tracker_comparison import spearman  # noqa: E402
-from tracker.evaluate import EvalConfig  # noqa: E402
-from tracker.grid import RunSpec  # noqa: E402
-from tracker.train import TrainConfig, config_from_checkpoint, train  # noqa: E402
+from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, figure,
+                                prediction_lines, recorded_runs, seed_list, spearman, write_results)
+from tracker.evaluate import EvalConfig
+from tracker.grid import RunSpec
+from tracker.train import TrainConfig
 
 # The recurrence's settings, chosen on the validation runs (README "Hard domains", registered before
 # any run of the batch): the seed's 4 ticks, its longer budget of 24,000 steps, the small start slot
@@ -85,43 +80,29 @@ def batch_jobs(domains, arms, seeds: tuple[int, ...] | None) -> list[tuple[str, 
 
 
 def run_dir(job: str, seed: int, runs: Path) -> Path:
+    """``<runs>/<domain>/<arm>-s<seed>``."""
     domain, arm = job.split("/")
     return runs / domain / f"{arm}-s{seed}"
 
 
-def arm_config(job: str, seed: int) -> TrainConfig:
+def arm_config(job: str, seed: int, steps: int | None = None) -> TrainConfig:
+    """The registered settings of ``job`` ("<domain>/<arm>") at ``seed``; ``steps`` overrides the budget."""
     domain, arm = job.split("/")
     data = MANY_CHAINS[domain] if arm in FRESH_CHAIN_ARMS else DOMAINS[domain]
-    return replace(TrainConfig(), **ARMS[arm][0], data=data, seed=seed)
+    config = replace(TrainConfig(), **ARMS[arm][0], data=data, seed=seed)
+    return config if steps is None else replace(config, steps=steps)
 
 
-def finished(job: str, seed: int, *, runs: Path, steps: int | None, recorded: list[dict]) -> dict | None:
-    """The report of a run finished earlier with exactly these settings (with its domain and arm),
-    from its directory or from the ``recorded`` results, else None."""
-    report = finished_report(with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs), recorded)
-    return None if report is None else labelled(report, job)
-
-
-def labelled(report: dict, job: str) -> dict:
+def labelled(job: str, seed: int, report: dict) -> dict:
+    """A run's report with its domain and arm."""
     domain, arm = job.split("/")
     return {**report, "domain": domain, "arm": arm}
 
 
-def with_steps(config: TrainConfig, steps: int | None) -> TrainConfig:
-    return config if steps is None else replace(config, steps=steps)
-
-
-def run_job(job: str, seed: int, quiet: bool, threads: int | None, *, runs: Path, steps: int | None,
-            eval_config: EvalConfig, device: str = "cpu") -> dict:
-    """Train (or resume, or find finished) one run of the batch."""
-    report = finished_or_trained(with_steps(arm_config(job, seed), steps), run_dir(job, seed, runs), train,
-                                 config_from_checkpoint, quiet, threads, eval_config=eval_config, device=device)
-    return labelled(report, job)
-
-
-def plan_job(job: str, seed: int, *, runs: Path, steps: int | None, eval_config: EvalConfig) -> RunSpec:
-    """One run of the batch as a cluster task (its report is labelled on the driver)."""
-    return RunSpec(with_steps(arm_config(job, seed), steps), str(run_dir(job, seed, runs)), eval_config)
+def plan(runs: Path, steps: int | None, eval_config: EvalConfig, device: str = "cpu") -> Plan:
+    """The batch's runs under ``runs``, at ``steps`` (None: the recipe's), labelled with their domain and arm."""
+    return Plan(partial(arm_config, steps=steps), partial(run_dir, runs=runs), partial(RunSpec, eval_config=eval_config),
+                label=labelled, device=device)
 
 
 def judge(reports: list[dict]) -> list[dict]:
@@ -188,6 +169,12 @@ def table(reports: list[dict], predictions: list[dict]) -> str:
     return "\n".join(lines)
 
 
+DECLARED = {"hard": Comparison(
+    arms={f"{domain}/{arm}": seeds for domain in DOMAINS for arm, (_, seeds) in ARMS.items()},
+    predictions=dict(PREDICTIONS), judge=judge, config=arm_config, run_dir=run_dir, runs="runs/hard",
+    results="results/tracker-hard.json", settings={"recipe": RECIPE, "domains": DOMAINS, "many_chains": MANY_CHAINS})}
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--domains", default=",".join(DOMAINS), show_default=True,
               help=f"Comma-separated domains among {', '.join(DOMAINS)}.")
@@ -202,15 +189,12 @@ def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, device, c
     chosen_domains = chosen_arms(domains, tuple(DOMAINS))
     jobs = batch_jobs(chosen_domains, chosen_arms(arms, tuple(ARMS)), None if seeds is None else seed_list(seeds))
     device = checked_device(device, cluster)
-    planning = {"runs": Path(runs), "steps": steps, "eval_config": EvalConfig(max_chains=eval_chains)}
-    train_one = partial(run_job, **planning, device=device)
-    found = partial(finished, runs=Path(runs), steps=steps, recorded=recorded_runs(out))
-    trained, _ = run_batch(jobs, train_one, found, lambda report: f"exact {json.dumps(report['exact'])}", workers,
-                           collect, quiet, cluster=cluster, plan=partial(plan_job, **planning),
-                           label=lambda job, seed, report: labelled(report, job), device=device)
+    runs_of = plan(Path(runs), steps, EvalConfig(max_chains=eval_chains), device)
+    trained, _ = runs_of.batch(jobs, recorded_runs(out), lambda report: f"exact {json.dumps(report['exact'])}",
+                               workers, collect, quiet, cluster)
     # the results always hold the whole batch as far as it is finished, whatever part this call ran;
     # read again, since another part may have been written while this one trained
-    found = partial(finished, runs=Path(runs), steps=steps, recorded=recorded_runs(out))
+    found = partial(runs_of.finished, recorded=recorded_runs(out))
     by_job = {(f"{r['domain']}/{r['arm']}", r["seed"]): r for r in trained}
     whole = batch_jobs(tuple(DOMAINS), REGISTERED, None)
     whole += [job for job in jobs if job not in whole]

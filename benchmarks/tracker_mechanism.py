@@ -2,9 +2,9 @@
 schedule and the registers arch (seed section 48), against the predictions written below before
 any run was analysed.
 
-    python benchmarks/tracker_mechanism.py                                  # analyse what is trained
-    python benchmarks/tracker_mechanism.py --train --arms combo,plain       # train the missing arms first
-    python benchmarks/tracker_mechanism.py --run fast=runs/demo-fast        # and other runs, by name
+    python -m benchmarks.tracker_mechanism                                  # analyse what is trained
+    python -m benchmarks.tracker_mechanism --train --arms combo,plain       # train the missing arms first
+    python -m benchmarks.tracker_mechanism --run fast=runs/demo-fast        # and other runs, by name
 
 The comparison's arms live where ``benchmarks/tracker_comparison.py`` trains them
 (``<runs>/<arch>-<objective>-s<seed>``); with ``--train`` a missing or unfinished one is trained
@@ -16,21 +16,18 @@ run's checkpoint step and the analysis settings are unchanged, so an interrupted
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 
 import click
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import figure, prediction_lines, write_results  # noqa: E402
-from benchmarks.tracker_comparison import ARMS, REGISTERED, run_arm, run_dir  # noqa: E402
-from tracker.analysis import AnalysisConfig, analyse_run, write_analysis  # noqa: E402
-from tracker.evaluate import EvalConfig  # noqa: E402
-from tracker.inference import CHECKPOINT  # noqa: E402
-from tracker.train import TrainConfig, load_checkpoint  # noqa: E402
+from benchmarks.harness import figure, prediction_lines, write_results
+from benchmarks.tracker_comparison import ARMS, REGISTERED, plan, run_dir
+from tracker.analysis import AnalysisConfig, analyse_run, write_analysis
+from tracker.evaluate import EvalConfig
+from tracker.checkpoint import CHECKPOINT, load_checkpoint
+from tracker.config import TrainConfig
 
 # Registered before any run was analysed: the seed's figures for section 48, read as this
 # command measures them (the code's dimension: principal components to 95% of its variance; the
@@ -181,7 +178,7 @@ def main(arms, runs, data, train_missing, extra, chains, length, seed, analyses,
             where = run_dir(arm, s, runs)
             if train_missing and not (where / "report.json").is_file():
                 click.echo(f"training {where.name} (one thread)", err=True)
-                run_arm(arm, s, quiet, 1, base=base, runs=runs, eval_config=EvalConfig(max_chains=512))
+                plan(base, runs, EvalConfig(max_chains=512)).run(arm, s, quiet, 1)
                 trained.append(where.name)
             if (where / "report.json").is_file():
                 jobs.append((where.name, arm, where, None))

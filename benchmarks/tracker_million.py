@@ -11,9 +11,9 @@ cut short, then evaluated with ``evaluate-tracker --threads 1``, itself resumed 
   from its recipe;
 - ``plain``: the comparison's plain recurrence, seeds 0-2, run to 65,536 (its prediction's length).
 
-    python benchmarks/tracker_million.py                      # the demo arm only
-    python benchmarks/tracker_million.py --arms fast,combo,plain   # the registered batch (hours)
-    python benchmarks/tracker_million.py --collect            # judge what has finished
+    python -m benchmarks.tracker_million                      # the demo arm only
+    python -m benchmarks.tracker_million --arms fast,combo,plain   # the registered batch (hours)
+    python -m benchmarks.tracker_million --collect            # judge what has finished
 """
 from __future__ import annotations
 
@@ -26,9 +26,8 @@ from pathlib import Path
 import click
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from chains.files import write_bytes_atomic  # noqa: E402
+from chains.files import write_bytes_atomic
 
 BIN = Path(sys.executable).parent
 LENGTHS = (256, 65_536, 1_048_576)

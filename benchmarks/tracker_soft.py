@@ -1,9 +1,9 @@
 """Soft checkers: the fast schedule trained on datasets whose certified partners are partly wrong
 on purpose (certify --corrupt-partners), near misses or far classes, two seeds per cell.
 
-    python benchmarks/tracker_soft.py                      # every missing run, the deciding cells first
-    python benchmarks/tracker_soft.py --cells far-0.01 --seeds 0   # a part
-    python benchmarks/tracker_soft.py --collect            # train nothing: judge the finished runs
+    python -m benchmarks.tracker_soft                      # every missing run, the deciding cells first
+    python -m benchmarks.tracker_soft --cells far-0.01 --seeds 0   # a part
+    python -m benchmarks.tracker_soft --collect            # train nothing: judge the finished runs
 
 Each cell's dataset is the default tier-1 spec from seed 0 (5,000 chains of 8 events, two partners
 each, 512 test chains at 8 to 4,096 events) with its share of the training partners replaced
@@ -27,13 +27,11 @@ from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from chains.corrupt import Corruption  # noqa: E402
-from chains.dataset import DatasetSpec, read_split  # noqa: E402
-from chains.files import write_bytes_atomic  # noqa: E402
-from chains.manifest import has_manifest, read_manifest  # noqa: E402
-from chains.space import Domain  # noqa: E402
+from chains.corrupt import Corruption
+from chains.dataset import DatasetSpec, read_split
+from chains.files import write_bytes_atomic
+from chains.manifest import has_manifest, read_manifest
+from chains.space import Domain
 
 # cell -> the corruption of its training partners (None: the clean control); in the order the grid
 # runs them: the cells that decide the registered predictions first, then the rest
@@ -69,7 +67,8 @@ def dataset_dir(data: Path, cell: str) -> Path:
 
 def ensure_dataset(data: Path, cell: str, store: Path | None) -> Path:
     """The cell's certified dataset, certified now unless it is there with this corruption."""
-    from leanbridge.certify import certify_dataset, default_store
+    from leanbridge.certificates import default_store
+    from leanbridge.certify import certify_dataset
 
     out = dataset_dir(data, cell)
     corruption = CELLS[cell]
@@ -78,7 +77,7 @@ def ensure_dataset(data: Path, cell: str, store: Path | None) -> Path:
         found = None if field is None else Corruption(field["kind"], field["share"])
         if found == corruption:
             return out
-    spec = DatasetSpec(Domain(4, 1), seed=DATASET_SEED, corrupt=corruption)
+    spec = DatasetSpec(domain=Domain(4, 1), seed=DATASET_SEED, corrupt=corruption)
     click.echo(f"certify {out} ({corruption or 'clean'})", err=True)
     certify_dataset(spec, out, store or default_store())
     return out

@@ -5,7 +5,7 @@ per step) after a short warm-up, splits one profiled stretch of steps by operato
 times the free-running evaluation of the 512 test chains at 4,096 events. Writes
 ``results/tracker_speed.json``. Run it on a quiet machine: other processes share the cores.
 
-    .venv/bin/python benchmarks/tracker_speed.py [--steps 200] [--threads 2] [--schedule registers --out F]
+    .venv/bin/python -m benchmarks.tracker_speed [--steps 200] [--threads 2] [--schedule registers --out F]
 
 ``--schedule`` times another recipe (``tracker.schedules``) the same way: the registers arch beside
 the recurrence, each at one thread (``--threads 1``). Beside the wall clock it records the process's
@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,13 +25,12 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from chains.files import user_mode  # noqa: E402
-from tracker.data import load_dataset  # noqa: E402
-from tracker.evaluate import EvalConfig, end_views  # noqa: E402
-from tracker.schedules import scheduled  # noqa: E402
-from tracker.train import Trainer, package_version  # noqa: E402
+from chains.files import user_mode
+from chains.version import package_version
+from tracker.data import load_dataset
+from tracker.evaluate import EvalConfig, end_views
+from tracker.schedules import scheduled
+from tracker.train import Trainer
 
 # operator families: the first pattern an aten op's name contains decides its family
 FAMILIES = (("matmul (MLP, keys/values, readout)", ("mm", "addmm", "linear")),

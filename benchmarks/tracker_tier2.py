@@ -1,10 +1,10 @@
 """Tier 2 exact: the diagnosis on validation datasets, and the recipe it picks.
 
-    python benchmarks/tracker_tier2.py datasets            # certify the validation datasets (seconds)
-    python benchmarks/tracker_tier2.py diagnose --runs R   # train the diagnosis runs not yet finished (one thread)
-    python benchmarks/tracker_tier2.py collect             # summarise every diagnosis run into the results
-    python benchmarks/tracker_tier2.py batch --workers 2   # the registered batch (hours; resumable)
-    python benchmarks/tracker_tier2.py batch-where         # exact by tier-2 events for each finished batch run
+    python -m benchmarks.tracker_tier2 datasets            # certify the validation datasets (seconds)
+    python -m benchmarks.tracker_tier2 diagnose --runs R   # train the diagnosis runs not yet finished (one thread)
+    python -m benchmarks.tracker_tier2 collect             # summarise every diagnosis run into the results
+    python -m benchmarks.tracker_tier2 batch --workers 2   # the registered batch (hours; resumable)
+    python -m benchmarks.tracker_tier2 batch-where         # exact by tier-2 events for each finished batch run
 
 The validation datasets are tier 2 certified from seed 1 (the registered datasets use seed 0), so
 no choice made here reads a registered test chain. They share their test chains byte for byte
@@ -26,11 +26,9 @@ from pathlib import Path
 
 import click
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import (batch_options, checked_device, chosen_arms, finished_or_trained,  # noqa: E402
-                              finished_report, recorded_runs, run_batch, seed_list, write_results)
-from chains.manifest import has_manifest  # noqa: E402
+from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, recorded_runs,
+                                seed_list, spearman, verdict, write_results)
+from chains.manifest import has_manifest
 
 VALIDATION = Path("data/validation")
 # dataset name -> certify options on top of tier 2, four atoms, seed 1, tests at 8, 64 and 256
@@ -114,7 +112,8 @@ BATCH_PREDICTIONS = [
 ]
 
 
-def batch_config(arm: str, seed: int, steps: int | None):
+def batch_config(arm: str, seed: int, steps: int | None = None):
+    """The registered settings of ``arm`` at ``seed`` (the tier2 schedule on its domain); ``steps`` overrides."""
     from tracker.schedules import scheduled
 
     domain, settings, _ = BATCH_ARMS[arm]
@@ -122,37 +121,28 @@ def batch_config(arm: str, seed: int, steps: int | None):
     return config if steps is None else replace(config, steps=steps)
 
 
-def batch_finished(arm: str, seed: int, *, runs: Path, steps: int | None, recorded: list[dict]) -> dict | None:
-    report = finished_report(batch_config(arm, seed, steps), runs / f"{arm}-s{seed}", recorded)
-    return None if report is None else {**report, "arm": arm, "domain": BATCH_ARMS[arm][0]}
+def batch_dir(arm: str, seed: int, runs: Path) -> Path:
+    """``<runs>/<arm>-s<seed>``."""
+    return runs / f"{arm}-s{seed}"
 
 
-def batch_run(arm: str, seed: int, quiet: bool, threads: int | None, *, runs: Path, steps: int | None,
-              device: str = "cpu") -> dict:
-    from tracker.evaluate import EvalConfig
-    from tracker.train import config_from_checkpoint, train
-
-    report = finished_or_trained(batch_config(arm, seed, steps), runs / f"{arm}-s{seed}", train,
-                                 config_from_checkpoint, quiet, threads, eval_config=EvalConfig(), device=device)
+def batch_label(arm: str, seed: int, report: dict) -> dict:
+    """A run's report with its arm and domain."""
     return {**report, "arm": arm, "domain": BATCH_ARMS[arm][0]}
 
 
-def batch_plan(arm: str, seed: int, *, runs: Path, steps: int | None):
-    from tracker.grid import RunSpec
-
-    return RunSpec(batch_config(arm, seed, steps), str(runs / f"{arm}-s{seed}"))
+def batch_plan(runs: Path, steps: int | None, device: str = "cpu") -> Plan:
+    """The batch's runs under ``runs``, at ``steps`` (None: the schedule's), labelled with their arm and domain."""
+    return Plan(partial(batch_config, steps=steps), partial(batch_dir, runs=runs), label=batch_label, device=device)
 
 
 def judge(reports: list[dict]) -> list[dict]:
     """Every registered prediction with what was measured and its verdict (untested while the runs
     it needs are missing; failed by the first seed below its bar)."""
-    from benchmarks.tracker_comparison import spearman
-
     text, out = dict(BATCH_PREDICTIONS), []
 
-    def verdict(key: str, ok: bool | None, measured) -> None:
-        out.append({"id": key, "prediction": text[key], "measured": measured,
-                    "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+    def judged(key: str, ok: bool | None, measured) -> None:
+        out.append(verdict(key, text[key], ok, measured))
 
     def exact(arm: str, length: str) -> dict[int, float]:
         return {r["seed"]: r["exact"][length] for r in reports if r["arm"] == arm and length in r["exact"]}
@@ -166,18 +156,18 @@ def judge(reports: list[dict]) -> list[dict]:
         """Every seed of ``arm`` at least EXACT at each of ``lengths``."""
         measured = {n: exact(arm, n) for n in lengths}
         ok = [all_of(arm, v, EXACT) for v in measured.values()]
-        verdict(key, False if False in ok else (None if None in ok else True),
+        judged(key, False if False in ok else (None if None in ok else True),
                 measured if len(lengths) > 1 else measured[lengths[0]])
 
     exact_verdict("combo_exact_256", "combo", ("256",))
     exact_verdict("combo_exact_long", "combo", ("1024", "4096"))
     plain = exact("plain", "256")
-    verdict("plain_drifts", True if any(v < 0.95 for v in plain.values())
+    judged("plain_drifts", True if any(v < 0.95 for v in plain.values())
             else (False if len(plain) == len(BATCH_ARMS["plain"][2]) else None), plain)
     tier2 = [r for r in reports if r["domain"] == "tier2" and r.get("pair_growth") is not None]
     rho = spearman([r["pair_growth"] for r in tier2], [1 - r["exact"]["256"] for r in tier2])
     expected = sum(len(seeds) for domain, _, seeds in BATCH_ARMS.values() if domain == "tier2")
-    verdict("growth_predicts_drift", None if rho is None or len(tier2) < expected else rho >= 0.7,
+    judged("growth_predicts_drift", None if rho is None or len(tier2) < expected else rho >= 0.7,
             {"spearman_256": rho, "runs": len(tier2)})
     exact_verdict("atoms5_exact_256", "atoms5-combo", ("256",))
     exact_verdict("c50k_exact_256", "c50k-combo", ("256",))
@@ -185,7 +175,7 @@ def judge(reports: list[dict]) -> list[dict]:
     more, fewer = exact("c50k-combo", "4096"), exact("combo", "4096")
     pairs = {seed: [more[seed], fewer[seed]] for seed in more if seed in fewer}
     beats = [a > b for a, b in pairs.values()]
-    verdict("c50k_beats_5k", False if False in beats else (True if len(beats) == len(BATCH_ARMS["c50k-combo"][2])
+    judged("c50k_beats_5k", False if False in beats else (True if len(beats) == len(BATCH_ARMS["c50k-combo"][2])
                                                           else None), pairs)
     return out
 
@@ -204,6 +194,13 @@ def _row(run: Path, name: str) -> dict:
             "steps_per_second": report["steps_per_second"], "dataset_id": report["dataset"]["dataset_id"],
             "lean": report["lean"], "package_version": report.get("package_version"),
             "by_group": {length: at["groups"] for length, at in where["lengths"].items()}}
+
+
+DECLARED = {"batch": Comparison(
+    arms={arm: seeds for arm, (_, _, seeds) in BATCH_ARMS.items()}, predictions=dict(BATCH_PREDICTIONS), judge=judge,
+    config=batch_config, run_dir=batch_dir, runs="runs/tier2", results=str(RESULTS),
+    settings={"data": BATCH_DATA, "domains": {arm: domain for arm, (domain, _, _) in BATCH_ARMS.items()},
+              "diagnosis": DIAGNOSIS, "datasets": DATASETS})}
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -281,14 +278,11 @@ def batch(arms, seeds, steps, runs, out, workers, device, cluster, collect, quie
     wanted = None if seeds is None else seed_list(seeds)
     jobs = [(arm, seed) for arm in chosen for seed in BATCH_ARMS[arm][2] if wanted is None or seed in wanted]
     device = checked_device(device, cluster)
-    runs = Path(runs)
-    found = partial(batch_finished, runs=runs, steps=steps, recorded=recorded_runs(out))
-    run_batch(jobs, partial(batch_run, runs=runs, steps=steps, device=device), found,
-              lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet, cluster=cluster,
-              plan=partial(batch_plan, runs=runs, steps=steps),
-              label=lambda arm, seed, report: {**report, "arm": arm, "domain": BATCH_ARMS[arm][0]}, device=device)
+    runs_of = batch_plan(Path(runs), steps, device)
+    runs_of.batch(jobs, recorded_runs(out), lambda report: f"exact {json.dumps(report['exact'])}", workers, collect,
+                  quiet, cluster)
     # read again: another part of the batch may have been written while this one trained
-    found = partial(batch_finished, runs=runs, steps=steps, recorded=recorded_runs(out))
+    found = partial(runs_of.finished, recorded=recorded_runs(out))
     whole = [(arm, seed) for arm in BATCH_ARMS for seed in BATCH_ARMS[arm][2]]
     by_job = {job: found(*job) for job in whole}
     reports = [r for r in by_job.values() if r is not None]

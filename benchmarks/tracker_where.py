@@ -2,7 +2,7 @@
 (distributivity and factoring, the rules that change a tree's size) a held-out chain holds, and
 by the size of its end tree.
 
-    python benchmarks/tracker_where.py runs/hard/tier2/combo-s2 runs/hard/tier2/plain-s2
+    python -m benchmarks.tracker_where runs/hard/tier2/combo-s2 runs/hard/tier2/plain-s2
 
 Each run is read from its checkpoint and run free on the first chains of its own dataset's test
 splits (the same chains and the same verdicts as its report's ``exact``). Results go to
@@ -10,7 +10,6 @@ splits (the same chains and the same verdicts as its report's ``exact``). Result
 """
 from __future__ import annotations
 
-import sys
 from collections import Counter, defaultdict
 from itertools import islice
 from pathlib import Path
@@ -19,19 +18,18 @@ from typing import NamedTuple
 import click
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
-
-from benchmarks.batch import length_list, replace_runs  # noqa: E402
-from chains.dataset import DatasetError, read_split  # noqa: E402
-from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere  # noqa: E402
-from chains.rules import RULES, Event  # noqa: E402
-from chains.space import reachable_trees  # noqa: E402
-from chains.trees import size  # noqa: E402
-from tracker.data import TrackerData, load_dataset  # noqa: E402
-from tracker.evaluate import end_views, right_trees  # noqa: E402
-from tracker.models import Tracker  # noqa: E402
-from tracker.train import (CheckpointError, TrainConfig, Trainer, config_from_checkpoint,  # noqa: E402
-                           load_checkpoint)
+from benchmarks.harness import length_list, replace_runs
+from chains.dataset import DatasetError, read_split
+from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere
+from chains.rules import RULES, Event
+from chains.space import reachable_trees
+from chains.trees import size
+from tracker.data import TrackerData, load_dataset
+from tracker.evaluate import end_views, right_trees
+from tracker.models import Tracker
+from tracker.checkpoint import Checkpoint, CheckpointError
+from tracker.config import TrainConfig
+from tracker.train import Trainer
 
 
 def tier2_events(events: tuple[Event, ...]) -> int:
@@ -65,17 +63,16 @@ class TrainedRun(NamedTuple):
 def trained_run(run: Path) -> TrainedRun:
     """CheckpointError when the run was trained on another dataset than the one now at its path,
     or when its weights do not fit its settings."""
-    blob = load_checkpoint(run / "checkpoint.pt")
-    config = config_from_checkpoint(blob)
+    checkpoint = Checkpoint.of_run(run, TrainConfig)
+    config = checkpoint.config
     directory = Path(config.data)
     manifest = read_manifest(directory)
-    elsewhere = trained_elsewhere(blob["identity"], manifest)
+    elsewhere = trained_elsewhere(checkpoint.blob["identity"], manifest)
     if elsewhere is not None:
         raise CheckpointError(f"{run}: trained on {elsewhere}, not on the dataset now at {directory}")
     stored = load_dataset(directory)
-    trainer = Trainer(config, stored)  # lays the targets out on a copy
-    trainer.load(blob)
-    return TrainedRun(run, blob["step"], config, directory, manifest, trainer.model.eval(), trainer.data, stored)
+    trainer = checkpoint.restore(Trainer, stored)  # lays the targets out on a copy
+    return TrainedRun(run, checkpoint.step, config, directory, manifest, trainer.model.eval(), trainer.data, stored)
 
 
 @torch.inference_mode()

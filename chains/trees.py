@@ -89,6 +89,14 @@ def size(tree: Tree) -> int:
     return 1 if isinstance(tree, str) else 1 + size(tree[1]) + size(tree[2])
 
 
+def skeleton(tree: Tree) -> tuple:
+    """The tree with every leaf forgotten: its shape and its operators."""
+    if isinstance(tree, str):
+        return ()
+    op, left, right = tree
+    return (op, skeleton(left), skeleton(right))
+
+
 def subtree(tree: Tree, path: str) -> Tree | None:
     """The subtree at ``path``, or None when the path leaves the tree."""
     for step in path:

@@ -1,21 +1,38 @@
 """The judge of the registered tracker comparison: a prediction is decided only when the runs it
 ranges over are in, and each verdict follows from the measured numbers."""
-import importlib.util
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-_path = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_comparison.py"
-_spec = importlib.util.spec_from_file_location("tracker_comparison", _path)
-comparison = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(comparison)
+from benchmarks import harness
+
+ROOT = Path(__file__).resolve().parents[1]
+comparison = harness.comparison("tracker")
+
+
+def benchmark(module: str, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.<module> args`` run from ``cwd`` with this checkout's code."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", f"benchmarks.{module}", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True)
+
+
+def arm_of(report: dict) -> str:
+    """The registered arm whose settings made ``report`` (the arms below are told apart by arch and objective)."""
+    return next(arm for arm in comparison.registered
+                if (comparison.config(arm, 0).arch, comparison.config(arm, 0).objective)
+                == (report["arch"], report["objective"]))
 
 
 def report(arm: str, seed: int, exact: dict[int, float], growth: float = 1.0) -> dict:
-    arch, objective, _, fixed_norm = comparison.ARMS[arm]
-    return {"arch": arch, "objective": objective, "seed": seed, "config": {"fixed_norm": fixed_norm},
+    config = comparison.config(arm, seed)
+    return {"arch": config.arch, "objective": config.objective, "seed": seed,
+            "config": {"fixed_norm": config.fixed_norm},
             "exact": {str(k): v for k, v in exact.items()}, "pair_growth": growth}
 
 
@@ -24,8 +41,8 @@ EXACT_EVERYWHERE = {8: 1.0, 256: 1.0, 1024: 1.0, 4096: 1.0}
 
 def full_batch(plain_256: float = 1.0) -> list[dict]:
     runs = []
-    for arm in comparison.REGISTERED:
-        for seed in comparison.ARMS[arm][2]:
+    for arm in comparison.registered:
+        for seed in comparison.arms[arm]:
             exact = dict(EXACT_EVERYWHERE)
             if arm == "plain":
                 exact[256] = plain_256
@@ -54,7 +71,7 @@ def test_a_plain_seed_that_drifts_passes_its_prediction_even_before_the_other_se
 
 @pytest.mark.parametrize("missing", ["combo", "plain", "control", "metric"])
 def test_a_missing_run_leaves_the_predictions_over_it_untested(missing):
-    runs = [r for r in full_batch() if not (comparison._arm_of(r) == missing and r["seed"] == 0)]
+    runs = [r for r in full_batch() if not (arm_of(r) == missing and r["seed"] == 0)]
     v = verdicts(runs)
     assert v["growth_predicts_drift"] == "untested"  # it ranges over every recurrence run
     if missing == "combo":
@@ -70,22 +87,20 @@ def test_runs_outside_the_registered_batch_are_not_judged():
 
 # ---- the registered comparison on the hard domains -----------------------------------------------
 
-_hard_path = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_hard.py"
-_hard_spec = importlib.util.spec_from_file_location("tracker_hard", _hard_path)
-hard = importlib.util.module_from_spec(_hard_spec)
-_hard_spec.loader.exec_module(hard)
+hard = harness.comparison("tracker-hard")
+DOMAINS, MANY_CHAINS, RECIPE = hard.settings["domains"], hard.settings["many_chains"], hard.settings["recipe"]
 
 
 def hard_batch(plain_256: dict[str, float]) -> list[dict]:
     """Every registered run of both domains: combo exact, DeltaProduct lost, plain at the given
     exact@256 per domain; the partner distance grows with the drift."""
     runs = []
-    for domain in hard.DOMAINS:
-        for arm, (settings, seeds) in hard.ARMS.items():
-            for seed in seeds:
-                at_256 = {"combo": 1.0, "plain": plain_256[domain], "deltaproduct": 0.1, "transformer": 0.0}[arm]
-                runs.append({"domain": domain, "arm": arm, "seed": seed, "arch": settings.get("arch", "recurrence"),
-                             "exact": {"8": 1.0, "256": at_256}, "pair_growth": 2.0 - at_256 + seed * 1e-3})
+    for job, seeds in hard.arms.items():
+        domain, arm = job.split("/")
+        for seed in seeds:
+            at_256 = {"combo": 1.0, "plain": plain_256[domain], "deltaproduct": 0.1, "transformer": 0.0}[arm]
+            runs.append({"domain": domain, "arm": arm, "seed": seed, "arch": hard.config(job, seed).arch,
+                         "exact": {"8": 1.0, "256": at_256}, "pair_growth": 2.0 - at_256 + seed * 1e-3})
     return runs
 
 
@@ -129,38 +144,46 @@ def test_a_transformer_at_or_above_half_fails_its_prediction():
 
 def test_the_hard_arms_train_the_registered_recipe():
     for job, seed in (("tier2/combo", 1), ("atoms5/plain", 0), ("tier2/deltaproduct", 0), ("tier2/transformer", 0)):
-        config = hard.arm_config(job, seed)
+        config = hard.config(job, seed)
         domain, arm = job.split("/")
-        assert config.data == (hard.MANY_CHAINS if arm == "transformer" else hard.DOMAINS)[domain]
+        assert config.data == (MANY_CHAINS if arm == "transformer" else DOMAINS)[domain]
         assert config.seed == seed
-        assert config.steps == hard.RECIPE["steps"]
+        assert config.steps == RECIPE["steps"]
         if config.arch == "recurrence":
-            assert all(getattr(config, k) == v for k, v in hard.RECIPE.items())
+            assert all(getattr(config, k) == v for k, v in RECIPE.items())
 
 
 
-def test_the_hard_jobs_run_seed_major():
-    jobs = hard.batch_jobs(("tier2", "atoms5"), ("combo", "transformer"), None)
+def collected_jobs(tmp_path: Path, *args: str) -> list[tuple[str, int]]:
+    """The jobs a collection of the hard batch goes through, in its order (each one it finds not run)."""
+    done = benchmark("tracker_hard", "--collect", *args, "--runs", str(tmp_path / "runs"),
+                     "--out", str(tmp_path / "hard.json"))
+    assert done.returncode == 0, done.stderr
+    return [(job, int(seed)) for job, seed in re.findall(r"^== (\S+) seed (\d+): not run", done.stderr, re.M)]
+
+
+def test_the_hard_jobs_run_seed_major(tmp_path):
+    jobs = collected_jobs(tmp_path, "--domains", "tier2,atoms5", "--arms", "combo,transformer")
     assert jobs == [("tier2/combo", 0), ("tier2/transformer", 0), ("atoms5/combo", 0), ("atoms5/transformer", 0),
                     ("tier2/combo", 1), ("atoms5/combo", 1), ("tier2/combo", 2), ("atoms5/combo", 2)]
-    assert hard.batch_jobs(("atoms5",), ("plain",), (2,)) == [("atoms5/plain", 2)]
+    assert collected_jobs(tmp_path, "--domains", "atoms5", "--arms", "plain", "--seeds", "2") == [("atoms5/plain", 2)]
 
 
 def test_collecting_a_part_of_the_hard_batch_keeps_the_whole_batch_recorded(tmp_path):
     # a fresh checkout: no run directories, the runs only in the results file
-    template = json.loads((_hard_path.parents[1] / "results" / "tracker-hard.json").read_text())["runs"][0]
+    template = json.loads((ROOT / hard.results).read_text())["runs"][0]
 
     def recorded(job: str, seed: int) -> dict:  # a real report of the batch, relabelled
         domain, arm = job.split("/")
-        config = json.loads(json.dumps(hard.arm_config(job, seed).__dict__))
+        config = json.loads(json.dumps(hard.config(job, seed).__dict__))
         return {**template, "domain": domain, "arm": arm, "seed": seed, "arch": config["arch"], "config": config}
 
     out = tmp_path / "hard.json"
     runs = [recorded("atoms5/plain", 0), recorded("tier2/combo", 1)]
     out.write_text(json.dumps({"runs": runs}))
-    result = CliRunner().invoke(hard.main, ["--collect", "--domains", "atoms5", "--arms", "plain", "--seeds", "0",
-                                            "--runs", str(tmp_path / "runs"), "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    result = benchmark("tracker_hard", "--collect", "--domains", "atoms5", "--arms", "plain", "--seeds", "0",
+                       "--runs", str(tmp_path / "runs"), "--out", str(out))
+    assert result.returncode == 0, result.stderr
     written = json.loads(out.read_text())
     assert [(r["domain"], r["arm"], r["seed"]) for r in written["runs"]] == [("atoms5", "plain", 0),
                                                                               ("tier2", "combo", 1)]
@@ -169,10 +192,6 @@ def test_collecting_a_part_of_the_hard_batch_keeps_the_whole_batch_recorded(tmp_
 
 # ---- the time-to-exact record ------------------------------------------------------------------
 
-_tte_path = Path(__file__).resolve().parents[1] / "benchmarks" / "time_to_exact.py"
-_tte_spec = importlib.util.spec_from_file_location("time_to_exact", _tte_path)
-tte = importlib.util.module_from_spec(_tte_spec)
-_tte_spec.loader.exec_module(tte)
 
 
 def test_a_run_under_another_stop_rule_or_dataset_is_kept_beside_the_old_row(tmp_path):
@@ -181,17 +200,16 @@ def test_a_run_under_another_stop_rule_or_dataset_is_kept_beside_the_old_row(tmp
                 "stop": {"every": 250, "chains": 64, "patience": patience, "threshold": 0.99, "cooldown": cooldown}}
 
     path = tmp_path / "tte.json"
-    tte.merge([row(1, 250), row(2, 0)], path)
-    tte.merge([row(2, 250), row(1, 250, dataset="d2")], path)
+    harness.merge_timed_runs([row(1, 250), row(2, 0)], path, 0.99)
+    harness.merge_timed_runs([row(2, 250), row(1, 250, dataset="d2")], path, 0.99)
     assert len(json.loads(path.read_text())["runs"]) == 4
-    tte.merge([row(2, 250, exact=0.5)], path)  # the same run again replaces its row
+    harness.merge_timed_runs([row(2, 250, exact=0.5)], path, 0.99)  # the same run again replaces its row
     runs = json.loads(path.read_text())["runs"]
     assert len(runs) == 4 and [r["exact_at_longest"] for r in runs if r["stop"]["patience"] == 2
                                  and r["stop"]["cooldown"] == 250] == [0.5]
 
 
 # the finished-or-trained helper every batch shares
-from benchmarks import batch  # noqa: E402
 from tracker import grid  # noqa: E402
 from tracker.train import TrainConfig  # noqa: E402
 
@@ -200,10 +218,10 @@ def test_a_finished_run_is_reused_only_with_exactly_its_settings(tmp_path):
     config = TrainConfig(steps=7, seed=3)
     stored = {k: v for k, v in json.loads(json.dumps(config.__dict__)).items() if k != "ticks"}  # an older report
     (tmp_path / "report.json").write_text(json.dumps({"config": stored, "exact": {"8": 1.0}}))
-    assert batch.finished_report(config, tmp_path)["exact"] == {"8": 1.0}  # ticks missing = at its default
-    assert batch.finished_report(TrainConfig(steps=8, seed=3), tmp_path) is None
-    assert batch.finished_report(TrainConfig(steps=7, seed=3, ticks=2), tmp_path) is None
-    assert batch.finished_report(config, tmp_path / "elsewhere") is None
+    assert grid.finished_report(config, tmp_path)["exact"] == {"8": 1.0}  # ticks missing = at its default
+    assert grid.finished_report(TrainConfig(steps=8, seed=3), tmp_path) is None
+    assert grid.finished_report(TrainConfig(steps=7, seed=3, ticks=2), tmp_path) is None
+    assert grid.finished_report(config, tmp_path / "elsewhere") is None
 
 
 def test_an_unfinished_run_is_trained_and_resumed_only_from_its_own_checkpoint(tmp_path, monkeypatch):
@@ -213,15 +231,15 @@ def test_an_unfinished_run_is_trained_and_resumed_only_from_its_own_checkpoint(t
         calls.append((cfg, resume, show_progress, options))
         return {"trained": True}
 
-    assert batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=True, threads=None,
+    assert grid.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=True, threads=None,
                                      eval_config="E") == {"trained": True}
     assert calls[-1] == (config, False, False, {"eval_config": "E"})  # no checkpoint: a fresh run
     (tmp_path / "checkpoint.pt").write_bytes(b"x")
     monkeypatch.setattr(grid, "load_checkpoint", lambda path: config)
-    batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
+    grid.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
     assert calls[-1][1] is True  # the checkpoint holds these settings: resumed
     monkeypatch.setattr(grid, "load_checkpoint", lambda path: TrainConfig(steps=9))
-    batch.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
+    grid.finished_or_trained(config, tmp_path, fake_train, lambda blob: blob, quiet=False, threads=None)
     assert calls[-1][1] is False  # another run's checkpoint: trained afresh
 
 
@@ -229,16 +247,16 @@ def test_a_run_recorded_in_the_results_counts_as_finished_without_its_directory(
     # a fresh checkout has results/*.json but not the runs directory that produced them
     config = TrainConfig(steps=7, seed=3)
     results = tmp_path / "results.json"
-    assert batch.recorded_runs(results) == []
-    batch.write_results(results, {"runs": [{"config": json.loads(json.dumps(TrainConfig(steps=7, seed=4).__dict__)),
+    assert harness.recorded_runs(results) == []
+    harness.write_results(results, {"runs": [{"config": json.loads(json.dumps(TrainConfig(steps=7, seed=4).__dict__)),
                                             "exact": {"8": 0.5}},
                                            {"config": json.loads(json.dumps(config.__dict__)), "exact": {"8": 1.0}}]})
-    recorded = batch.recorded_runs(results)
-    assert batch.finished_report(config, tmp_path / "gone", recorded)["exact"] == {"8": 1.0}
-    assert batch.finished_report(TrainConfig(steps=7, seed=5), tmp_path / "gone", recorded) is None
+    recorded = harness.recorded_runs(results)
+    assert grid.finished_report(config, tmp_path / "gone", recorded)["exact"] == {"8": 1.0}
+    assert grid.finished_report(TrainConfig(steps=7, seed=5), tmp_path / "gone", recorded) is None
     (tmp_path / "run").mkdir()  # the run's own report, where there is one, comes first
     (tmp_path / "run" / "report.json").write_text(json.dumps({"config": recorded[1]["config"], "exact": {"8": 0.25}}))
-    assert batch.finished_report(config, tmp_path / "run", recorded)["exact"] == {"8": 0.25}
+    assert grid.finished_report(config, tmp_path / "run", recorded)["exact"] == {"8": 0.25}
 
 
 def test_a_batch_trains_only_the_jobs_not_finished(tmp_path):
@@ -252,15 +270,23 @@ def test_a_batch_trains_only_the_jobs_not_finished(tmp_path):
         return {"name": name, "seed": seed, "trained": False} if seed == 0 else None
 
     jobs = [("a", 0), ("a", 1), ("b", 0)]
-    reports, missing = batch.run_batch(jobs, train_one, finished, str, workers=1, collect=False, quiet=True)
+    reports, missing = harness.run_batch(jobs, train_one, finished, str, workers=1, collect=False, quiet=True)
     assert trained == [("a", 1)] and missing == []
     assert [(r["name"], r["seed"], r["trained"]) for r in reports] == [("a", 0, False), ("a", 1, True), ("b", 0, False)]
-    reports, missing = batch.run_batch(jobs, train_one, finished, str, workers=1, collect=True, quiet=True)
+    reports, missing = harness.run_batch(jobs, train_one, finished, str, workers=1, collect=True, quiet=True)
     assert trained == [("a", 1)] and missing == [{"arm": "a", "seed": 1}] and len(reports) == 2
 
 
 def test_unfinished_runs_are_carried_to_a_fresh_checkout_and_finished_ones_dropped(tmp_path):
-    from benchmarks import in_flight
+    def carry_command(command: str, *args: Path) -> tuple[list[str], list[str]]:
+        """``python -m benchmarks.in_flight COMMAND``: the paths it names first, and those it names second."""
+        flags = {"save": ("--runs", "--carry"), "restore": ("--carry", "--runs")}[command]
+        done = benchmark("in_flight", command, flags[0], str(args[0]), flags[1], str(args[1]))
+        assert done.returncode == 0, done.stderr
+        first, second = {"save": ("saved ", "dropped "), "restore": ("restored ", "kept the local ")}[command]
+        lines = done.stdout.splitlines()
+        return ([line.removeprefix(first) for line in lines if line.startswith(first)],
+                [line.removeprefix(second).removesuffix(" (finished)") for line in lines if line.startswith(second)])
 
     runs, carry, fresh = tmp_path / "runs", tmp_path / "in-flight", tmp_path / "fresh-runs"
     for name, finished in (("a/combo-s2", False), ("a/plain-s0", True), ("b/dp-s0", False)):
@@ -268,15 +294,15 @@ def test_unfinished_runs_are_carried_to_a_fresh_checkout_and_finished_ones_dropp
         (runs / name / "checkpoint.pt").write_bytes(name.encode())
         if finished:
             (runs / name / "report.json").write_text("{}")
-    saved, dropped = in_flight.save(runs, carry)
-    assert [str(p) for p in saved] == ["a/combo-s2/checkpoint.pt", "b/dp-s0/checkpoint.pt"] and dropped == []
+    saved, dropped = carry_command("save", runs, carry)
+    assert saved == ["a/combo-s2/checkpoint.pt", "b/dp-s0/checkpoint.pt"] and dropped == []
     (fresh / "b/dp-s0").mkdir(parents=True)
     (fresh / "b/dp-s0/checkpoint.pt").write_bytes(b"newer")  # a local checkpoint is never overwritten
-    restored, kept = in_flight.restore(carry, fresh)
-    assert [str(p) for p in restored] == ["a/combo-s2/checkpoint.pt"] and [str(p) for p in kept] == ["b/dp-s0/checkpoint.pt"]
+    restored, kept = carry_command("restore", carry, fresh)
+    assert restored == ["a/combo-s2/checkpoint.pt"] and kept == ["b/dp-s0/checkpoint.pt"]
     assert (fresh / "a/combo-s2/checkpoint.pt").read_bytes() == b"a/combo-s2"
     assert (fresh / "b/dp-s0/checkpoint.pt").read_bytes() == b"newer"
     (runs / "a/combo-s2/report.json").write_text("{}")  # finished since: its carried copy goes
-    saved, dropped = in_flight.save(runs, carry)
-    assert [str(p) for p in saved] == ["b/dp-s0/checkpoint.pt"] and [str(p) for p in dropped] == ["a/combo-s2/checkpoint.pt"]
+    saved, dropped = carry_command("save", runs, carry)
+    assert saved == ["b/dp-s0/checkpoint.pt"] and dropped == ["a/combo-s2/checkpoint.pt"]
     assert sorted(str(p.relative_to(carry)) for p in carry.rglob("*.pt")) == ["b/dp-s0/checkpoint.pt"]

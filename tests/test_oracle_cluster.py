@@ -2,14 +2,20 @@
 two-node Ray cluster started on this machine: each run one task, the same reports, figures and
 weights as the local driver's (CPU, one thread), finished runs never trained again."""
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 from click.testing import CliRunner
 
-from benchmarks import oracle_comparison, oracle_completion
+from benchmarks.harness import comparison
 from leanbridge.cli import main as certify
+
+ROOT = Path(__file__).resolve().parents[1]
+GATE_VALIDATION = comparison("oracle-gate").config("chosen", 0).validation  # relative to the working directory
 
 STEPS = 3
 TIMED = {"seconds", "steps_per_second", "load_seconds", "eval_seconds", "eval_seconds_by_length"}
@@ -21,7 +27,7 @@ def workspace(tmp_path_factory):
     ``tiny``, and one of another seed where the gate's recipe finds its validation chains
     (``GATE_VALIDATION``, a path relative to the working directory)."""
     root = tmp_path_factory.mktemp("oracle-cluster")
-    for seed, out in ((0, root / "tiny"), (1, root / oracle_comparison.GATE_VALIDATION)):
+    for seed, out in ((0, root / "tiny"), (1, root / GATE_VALIDATION)):
         result = CliRunner().invoke(certify, ["--atoms", "4", "--tier", "1", "--chains", "20", "--test-chains", "8",
                                               "--test-lengths", "8,16", "--probes", "--seed", str(seed),
                                               "--out", str(out), "--store", str(root / "store.sqlite")])
@@ -47,11 +53,14 @@ def untimed(value):
     return value
 
 
-def drive(main, where: str, extra: list[str]):
+def drive(module: str, where: str, extra: list[str]) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.<module>`` on the tiny dataset, from the working directory."""
     args = ["--data", "tiny", "--seeds", "0,1", "--steps", str(STEPS), "--threads", "1", "--device", "cpu",
             "--runs", f"{where}/runs", "--out", f"{where}/oracle.json", "--quiet"]
-    result = CliRunner().invoke(main, args + extra)
-    assert result.exit_code == 0, result.output
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-m", f"benchmarks.{module}", *args, *extra], env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
     return result
 
 
@@ -64,14 +73,14 @@ def same_weights(a: Path, b: Path) -> None:
 
 
 @pytest.mark.parametrize("driver, section, runs", [
-    (oracle_comparison, "gate", ["oracle-recurrence-combo-s0", "oracle-recurrence-combo-s1"]),
-    (oracle_completion, "completion", ["oracle-recurrence-nerode-s0", "oracle-recurrence-nerode-s1"]),
+    ("oracle_comparison", "gate", ["oracle-recurrence-combo-s0", "oracle-recurrence-combo-s1"]),
+    ("oracle_completion", "completion", ["oracle-recurrence-nerode-s0", "oracle-recurrence-nerode-s1"]),
 ])
 def test_an_oracle_batch_on_a_two_node_cluster_gives_the_local_driver_s_reports(cluster, here, driver, section, runs):
-    arms = ["--arms", "chosen"] if driver is oracle_comparison else []
-    drive(driver.main, f"local-{section}", arms)
-    remote = drive(driver.main, f"cluster-{section}", arms + ["--cluster", cluster.address])
-    assert "2 run(s) to the cluster" in remote.output, remote.output
+    arms = ["--arms", "chosen"] if driver == "oracle_comparison" else []
+    drive(driver, f"local-{section}", arms)
+    remote = drive(driver, f"cluster-{section}", arms + ["--cluster", cluster.address])
+    assert "2 run(s) to the cluster" in remote.stderr, remote.stderr
     local, there = (json.loads((here / f"{w}-{section}" / "oracle.json").read_text())[section]
                     for w in ("local", "cluster"))
     assert [r["seed"] for r in there["runs"]] == [0, 1]
@@ -82,5 +91,5 @@ def test_an_oracle_batch_on_a_two_node_cluster_gives_the_local_driver_s_reports(
         figures = sorted(p.name for p in (here / f"cluster-{section}" / "runs" / run).glob("*.png"))
         assert figures and figures == sorted(p.name for p in (here / f"local-{section}" / "runs" / run).glob("*.png"))
     # driven again: every run is finished, nothing goes to the cluster
-    again = drive(driver.main, f"cluster-{section}", arms + ["--cluster", cluster.address])
-    assert "to the cluster" not in again.output, again.output
+    again = drive(driver, f"cluster-{section}", arms + ["--cluster", cluster.address])
+    assert "to the cluster" not in again.stderr, again.stderr

@@ -1,19 +1,16 @@
 """The judge of the registered oracle comparison: a prediction is decided only when the runs it
 ranges over are in, and each verdict follows from the measured numbers."""
-import importlib.util
-from pathlib import Path
+from benchmarks import harness
 
-_path = Path(__file__).resolve().parents[1] / "benchmarks" / "oracle_comparison.py"
-_spec = importlib.util.spec_from_file_location("oracle_comparison", _path)
-comparison = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(comparison)
+comparison, gate = harness.comparison("oracle-initial"), harness.comparison("oracle-gate")
 
 LENGTHS = (8, 16, 64, 256, 1024, 4096)
 BANDS = ("1", "2-3", "4-6", "7-12", "13-64", "65+")
 
 
 def report(arm: str, seed: int, accuracy: float = 1.0, hard: dict | None = None, guard: float = 0.9) -> dict:
-    arch, objective = comparison.ARMS[arm]
+    config = comparison.config(arm, seed)
+    arch, objective = config.arch, config.objective
     hard = hard or {}
     return {"arch": arch, "objective": objective, "seed": seed, "steps": 1,
             "accuracy": {str(n): accuracy for n in LENGTHS}, "all_right": {str(n): float(accuracy == 1.0)
@@ -32,7 +29,7 @@ def full_batch(**overrides) -> list[dict]:
                 "truth": {},
                 "control": {"accuracy": 0.58}}
     defaults.update(overrides)
-    return [report(arm, seed, **defaults[arm]) for arm in comparison.ARMS for seed in comparison.SEEDS]
+    return [report(arm, seed, **defaults[arm]) for arm, seeds in comparison.arms.items() for seed in seeds]
 
 
 def verdicts(runs: list[dict]) -> dict[str, str]:
@@ -66,7 +63,8 @@ def test_each_prediction_fails_on_numbers_that_break_it():
 
 def gate_report(arm: str, seed: int, exact: bool = True, recall_head: float = 0.5, unrelated: float = 0.2,
                 accuracy: float = 1.0) -> dict:
-    arch, objective = comparison.GATE_ARMS[arm]
+    config = gate.config(arm, seed)
+    arch, objective = config.arch, config.objective
     ok = float(exact)
     v = 5
     diagonal = [[100 if i == j else (0 if exact else 1) for j in range(v)] for i in range(v)]
@@ -85,18 +83,18 @@ def gate_report(arm: str, seed: int, exact: bool = True, recall_head: float = 0.
 
 def test_the_gate_batch_is_judged_only_on_its_runs_and_by_its_numbers():
     runs = [gate_report(arm, seed, accuracy=0.5 if arm == "control" else 1.0)
-            for arm in comparison.GATE_ARMS for seed in comparison.SEEDS]
-    got = {p["id"]: p["verdict"] for p in comparison.gate_judge(runs)}
-    assert set(got) == {key for key, _ in comparison.GATE_PREDICTIONS}
+            for arm, seeds in gate.arms.items() for seed in seeds]
+    got = {p["id"]: p["verdict"] for p in gate.judge(runs)}
+    assert set(got) == set(gate.predictions)
     assert set(got.values()) == {"pass"}
-    assert {p["verdict"] for p in comparison.gate_judge(runs[:1])} == {"untested"}
+    assert {p["verdict"] for p in gate.judge(runs[:1])} == {"untested"}
     collapsed = [gate_report(a, s, unrelated=0.05 if a == "chosen" else 0.2, exact=a != "chosen",
                              accuracy=0.5 if a == "control" else 1.0)
-                 for a in comparison.GATE_ARMS for s in comparison.SEEDS]
-    got = {p["id"]: p["verdict"] for p in comparison.gate_judge(collapsed)}
+                 for a, seeds in gate.arms.items() for s in seeds]
+    got = {p["id"]: p["verdict"] for p in gate.judge(collapsed)}
     assert got["chosen_no_collapse"] == got["chosen_exact_short"] == got["compare_beats_head"] == "fail"
     assert got["truth_compare_pooled"] == "pass"
-    assert "| chosen | 0 |" in comparison.gate_table(runs, comparison.gate_judge(runs))
+    assert "| chosen | 0 |" in gate.table(runs, gate.judge(runs))
 
 
 def test_a_batch_run_in_parts_is_judged_on_every_part_found():
@@ -104,7 +102,8 @@ def test_a_batch_run_in_parts_is_judged_on_every_part_found():
     judged reports: the batch is judged on every arm and seed found finished."""
     finished = {("chosen", 0): {"arm": "chosen", "seed": 0}, ("chosen", 1): {"arm": "chosen", "seed": 1},
                 ("truth", 1): {"arm": "truth", "seed": 1}}
-    reports, missing = comparison.whole_batch(tuple(comparison.GATE_ARMS), lambda a, s: finished.get((a, s)))
+    jobs = [(arm, seed) for arm, seeds in gate.arms.items() for seed in seeds]
+    reports, missing = harness.whole_batch(jobs, lambda a, s: finished.get((a, s)))
     assert reports == [finished["chosen", 0], finished["chosen", 1], finished["truth", 1]]
     assert {"arm": "truth", "seed": 0} in missing and {"arm": "chosen", "seed": 0} not in missing
-    assert len(reports) + len(missing) == len(comparison.GATE_ARMS) * len(comparison.SEEDS)
+    assert len(reports) + len(missing) == len(gate.arms) * len(gate.arms["chosen"])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chains.probes import referee
 from chains.rules import Event, tier_rules
 from chains.space import Domain
-from chains.trees import atom_names, internal_positions, random_tree
+from chains.trees import atom_names, internal_positions, random_tree, skeleton
 from leanbridge.cli import main as certify
 from oracle.evaluate import OracleEvalConfig
 from oracle.train import OracleConfig, train
@@ -36,20 +36,20 @@ def test_tier1_verdicts_other_than_complete_see_only_the_skeleton(k, rnd):
     shuffled = list(atoms)
     rnd.shuffle(shuffled)
     other = relabel(tree, dict(zip(atoms, shuffled)))
-    assert oc.skeleton(other) == oc.skeleton(tree)
+    assert skeleton(other) == skeleton(tree)
     for path in ["", *internal_positions(tree), "0" * k]:
         for rule in tier_rules(1):
             event = Event(rule, path)
             (after, why), (after_other, why_other) = referee(tree, event), referee(other, event)
             assert why == why_other and (after is None) == (after_other is None)
             if after is not None:
-                assert oc.skeleton(after) == oc.skeleton(after_other)
+                assert skeleton(after) == skeleton(after_other)
 
 
 def test_skeletons_differ_by_shape_or_operator():
-    assert oc.skeleton(("+", "a", ("*", "b", "c"))) != oc.skeleton(("+", ("*", "a", "b"), "c"))
-    assert oc.skeleton(("+", "a", "b")) != oc.skeleton(("*", "a", "b"))
-    assert oc.skeleton(("+", "a", "b")) == oc.skeleton(("+", "b", "a"))
+    assert skeleton(("+", "a", ("*", "b", "c"))) != skeleton(("+", ("*", "a", "b"), "c"))
+    assert skeleton(("+", "a", "b")) != skeleton(("*", "a", "b"))
+    assert skeleton(("+", "a", "b")) == skeleton(("+", "b", "a"))
 
 
 @pytest.fixture(scope="module")

@@ -1,16 +1,20 @@
 """The tier-2 batch: its arms run the tier2 schedule, and its judge reads the registered bars."""
-from benchmarks.tracker_tier2 import BATCH_ARMS, BATCH_DATA, DIAGNOSIS, batch_config, judge
+from benchmarks.harness import comparison
 from tracker.schedules import SCHEDULES, schedule_of
+
+TIER2 = comparison("tracker-tier2")
+BATCH_DATA, DOMAINS, judge, batch_config = (TIER2.settings["data"], TIER2.settings["domains"], TIER2.judge,
+                                            TIER2.config)
 
 
 def report(arm, seed, exact, growth=1.0):
-    return {"arm": arm, "seed": seed, "domain": BATCH_ARMS[arm][0], "exact": exact, "pair_growth": growth}
+    return {"arm": arm, "seed": seed, "domain": DOMAINS[arm], "exact": exact, "pair_growth": growth}
 
 
 def test_every_arm_trains_the_tier2_schedule_on_its_domain():
-    for arm, (domain, settings, seeds) in BATCH_ARMS.items():
+    for arm, seeds in TIER2.arms.items():
         config = batch_config(arm, seeds[0], None)
-        assert config.data == BATCH_DATA[domain] and config.layout == "paths" and config.ce_positions == "tree"
+        assert config.data == BATCH_DATA[DOMAINS[arm]] and config.layout == "paths" and config.ce_positions == "tree"
         assert config.steps == SCHEDULES["tier2"]["steps"] == 24_000
         assert schedule_of(config)["name"] == "tier2"
     assert batch_config("combo", 1, 30).steps == 30
@@ -29,9 +33,8 @@ def test_the_judge_fails_on_the_first_seed_below_the_bar_and_waits_for_the_rest(
 
 
 def test_every_diagnosis_run_names_a_validation_dataset():
-    from benchmarks.tracker_tier2 import DATASETS
-
-    assert all(dataset in DATASETS for dataset, _ in DIAGNOSIS.values())
+    datasets, diagnosis = TIER2.settings["datasets"], TIER2.settings["diagnosis"]
+    assert all(dataset in datasets for dataset, _ in diagnosis.values())
 
 
 def test_the_50k_chain_arm_is_judged_against_the_first_parts_combination_seed_by_seed():
@@ -44,4 +47,4 @@ def test_the_50k_chain_arm_is_judged_against_the_first_parts_combination_seed_by
     verdicts = {p["id"]: p["verdict"] for p in judge(first + more + [last])}
     assert verdicts["c50k_exact_256"] == "pass" and verdicts["c50k_exact_long"] == "fail"
     assert verdicts["c50k_beats_5k"] == "fail"
-    assert BATCH_DATA[BATCH_ARMS["c50k-combo"][0]] == "data/tier2-a4-w64-c50k"
+    assert BATCH_DATA[DOMAINS["c50k-combo"]] == "data/tier2-a4-w64-c50k"
