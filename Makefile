@@ -46,12 +46,12 @@ test-cluster: $(STAMP)
 	$(PY) -m pytest -q tests/test_cluster.py
 
 bench-certify: $(STAMP)
-	$(PY) benchmarks/certify_bench.py --tiers 1,2
+	$(PY) -m benchmarks.certify_bench --tiers 1,2
 
 # The registered tracker comparison: 15 runs of 12,000 steps, two at a time (hours on 2 cores;
 # finished runs are reused and interrupted ones resumed, so it can be run in several sittings).
 bench-tracker: $(STAMP)
-	$(PY) benchmarks/tracker_comparison.py --workers 2
+	$(PY) -m benchmarks.tracker_comparison --workers 2
 
 # The registered comparison on the hard domains: tier 2 and five atoms, 24,000 steps a
 # run, two at a time (many hours on 2 cores; resumable like bench-tracker). Its datasets first, by the
@@ -60,26 +60,26 @@ bench-tracker-hard: $(STAMP)
 	.venv/bin/certify --atoms 4 --tier 2 --checker elaborator --out data/tier2-a4
 	.venv/bin/certify --atoms 4 --tier 2 --chains 50000 --checker elaborator --out data/tier2-a4-c50k
 	.venv/bin/certify --atoms 5 --tier 1 --chains 50000 --checker elaborator --out data/tier1-a5-c50k
-	$(PY) benchmarks/tracker_hard.py --workers 2
+	$(PY) -m benchmarks.tracker_hard --workers 2
 
 # The registered tier-2 batch: the tier2 schedule (the recipe the diagnosis on validation chains
 # picked) on tier 2 and five atoms, 24,000 steps a run, two at a time (hours; resumable).
 bench-tracker-tier2: $(STAMP)
-	$(PY) benchmarks/tracker_tier2.py batch-datasets
-	$(PY) benchmarks/tracker_tier2.py batch --workers 2
+	$(PY) -m benchmarks.tracker_tier2 batch-datasets
+	$(PY) -m benchmarks.tracker_tier2 batch --workers 2
 
 bench-tracker-speed: $(STAMP)
-	$(PY) benchmarks/tracker_speed.py
+	$(PY) -m benchmarks.tracker_speed
 
 # The fast schedule on its seven registered seeds as make run trains it, two runs side by side at one thread each.
 bench-time-to-exact: $(STAMP)
-	$(PY) benchmarks/time_to_exact.py --candidates fast --seeds 0,1,2,3,4,5,6 --workers 2 --threads 1 --check-every 250
+	$(PY) -m benchmarks.time_to_exact --candidates fast --seeds 0,1,2,3,4,5,6 --workers 2 --threads 1 --check-every 250
 
 # The trackers come from bench-tracker (plain-free: `tracker_comparison.py --arms plain-free --seeds 0`);
 # a run whose report is already in results/prover-runs with the same settings is reused.
 COMPARISON := runs/comparison/recurrence
 bench-prover: $(STAMP)
-	$(PY) benchmarks/prover_bench.py --data data/tier1-a4 \
+	$(PY) -m benchmarks.prover_bench --data data/tier1-a4 \
 		--trackers $(COMPARISON)-combo-s0,$(COMPARISON)-combo-s1,$(COMPARISON)-combo-s2 \
 		--prefix-trackers $(COMPARISON)-plain-s0,$(COMPARISON)-plain-free-s0,$(COMPARISON)-combo-s0 --prefix 4096
 
