@@ -4,7 +4,7 @@ The gate batch (``oracle_comparison.py --batch gate``) failed on *complete*: its
 verdicts that see only a tree's skeleton, keeps the goal and the other trees of its skeleton close
 (``oracle_complete.py``). This batch trains the stateful arm with the completion term on: for every
 probe Lean accepted, the imagined successor is pulled onto the goal read as a start when Lean said
-*complete* and kept at least a margin from it when Lean said accepted (``oracle.nerode``), so the
+*complete* and kept at least a margin from it when Lean said accepted (``oracle.losses``), so the
 pairs the comparison must separate are the term's own pairs. The recipe was chosen on validation
 chains of another seed (``COMPLETION_VALIDATION``, recorded under ``gate_validation``); the
 predictions below were committed before any run of the batch.

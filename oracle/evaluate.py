@@ -36,7 +36,7 @@ from tqdm import tqdm
 from oracle.compare import choose_threshold
 from oracle.data import OracleData
 from oracle.model import Oracle
-from tracker.objectives import centred_cosine_distance
+from tracker.losses import centred_cosine_distance
 
 BANDS = ((1, 1), (2, 3), (4, 6), (7, 12), (13, 64), (65, None))  # depth bands, inclusive; None: no upper end
 

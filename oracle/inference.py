@@ -34,12 +34,12 @@ import torch
 from chains.rules import Event, apply
 from chains.space import Domain
 from chains.trees import Tree, parse_polish, tokens
+from oracle.config import OracleConfig
 from oracle.model import Oracle
-from oracle.train import CHECKPOINT, OracleConfig, config_from_checkpoint
 from tracker.data import Vocab
 from tracker.device import resolve_device
 from tracker.inference import RunCheckpoint, RunUnavailable
-from tracker.objectives import centred_cosine_distance
+from tracker.losses import centred_cosine_distance
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def load_run(directory: Path | str, device: torch.device | str = "cpu") -> Oracl
     RunUnavailable, in one line, when there is no usable run there; DeviceUnavailable when the
     device is not on this machine."""
     where = resolve_device(device)
-    run = RunCheckpoint.read(directory, "oracle", config_from_checkpoint, CHECKPOINT)
+    run = RunCheckpoint.read(directory, "oracle", OracleConfig)
     run_dir, blob, config = run.run_dir, run.blob, run.config
     if "vocab" not in blob or "verdicts" not in blob:
         raise RunUnavailable(f"oracle {run_dir}: not a train-oracle run on rewrite chains (no tree vocabulary "
@@ -198,14 +198,23 @@ def load_run(directory: Path | str, device: torch.device | str = "cpu") -> Oracl
     trained_on = blob["identity"]["dataset"]
     with run.fitting("its checkpoint does not fit its settings", (KeyError, TypeError, ValueError, RuntimeError)):
         domain = Domain(atoms=trained_on["atoms"], tier=trained_on["tier"], max_size=trained_on.get("max_size"))
-        vocab = Vocab(tuple(blob["vocab"]["atoms"]), tuple(blob["vocab"]["rules"]))
-        verdicts = tuple(blob["verdicts"])
-        state = blob["model"]
-        item_tokens = state.get("tracker.embed.item_tokens", torch.zeros(1, 1, dtype=torch.long))
-        model = Oracle(config.model, item_tokens, state["probe_tokens"], vocab.size, len(verdicts),
-                       config.tree_shape(vocab.n_out, int(blob["tree_len"])))
-        model.load_state_dict(state)
+        model, vocab, verdicts = trained_oracle(blob, config)
     model.eval().to(where)
     threshold = (blob.get("comparison") or {}).get("threshold")
     identity = run.identity(trained_on, threshold=threshold)
     return OracleRun(model, config, vocab, domain, int(blob["tree_len"]), verdicts, threshold, identity, where)
+
+
+def trained_oracle(blob: dict, config: OracleConfig) -> tuple[Oracle, Vocab, tuple[str, ...]]:
+    """The arm of a checkpoint on rewrite chains (``blob``, trained with ``config``) with its weights
+    loaded, on the CPU, with its tree vocabulary and verdict classes: what ``load_run`` and the
+    prover's scorer (``oracle.scorer``) read. KeyError, RuntimeError and the like when the
+    checkpoint does not fit its settings."""
+    vocab = Vocab(tuple(blob["vocab"]["atoms"]), tuple(blob["vocab"]["rules"]))
+    verdicts = tuple(blob["verdicts"])
+    state = blob["model"]
+    item_tokens = state.get("tracker.embed.item_tokens", torch.zeros(1, 1, dtype=torch.long))
+    model = Oracle(config.model, item_tokens, state["probe_tokens"], vocab.size, len(verdicts),
+                   config.tree_shape(vocab.n_out, int(blob["tree_len"])))
+    model.load_state_dict(state)
+    return model, vocab, verdicts

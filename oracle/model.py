@@ -33,7 +33,7 @@ import torch.nn as nn
 
 from tracker.build import build_model
 from tracker.models import ModelConfig, SlotRecurrence, Tracker
-from tracker.objectives import centred_cosine_distance
+from tracker.losses import centred_cosine_distance
 
 ARCHS = ("recurrence", "transformer", "blind", "truth", "probe-slot")
 STATEFUL = ("recurrence", "transformer", "probe-slot")  # arms that carry a state along the chain

@@ -17,11 +17,11 @@ import torch
 
 from chains.rules import Event, apply
 from chains.trees import Tree, tokens
-from oracle.model import Oracle
-from oracle.train import CHECKPOINT, config_from_checkpoint
-from tracker.data import Vocab
+from oracle.config import OracleConfig
+from oracle.inference import trained_oracle
+from tracker.checkpoint import Checkpoint
 from tracker.device import resolve_device
-from tracker.loop import load_checkpoint
+from tracker.losses import centred_cosine_distance
 
 
 class TrainedOracle:
@@ -31,22 +31,17 @@ class TrainedOracle:
     def __init__(self, run: Path | str, device: torch.device | str = "cpu") -> None:
         self.run = Path(run)
         self.device = resolve_device(device)
-        blob = load_checkpoint(self.run / CHECKPOINT)
+        checkpoint = Checkpoint.of_run(self.run, OracleConfig)
+        blob = checkpoint.blob
         if "vocab" not in blob:  # a run on Mathlib probes keeps a text vocabulary instead
             raise ValueError(f"{self.run}: trained on Mathlib probes (Lean text); the scorer reads rewrite "
                              "chains' trees and events")
-        self.config = config_from_checkpoint(blob)
-        self.vocab = Vocab(tuple(blob["vocab"]["atoms"]), tuple(blob["vocab"]["rules"]))
-        self.index = self.vocab.index()
-        self.tree_len = blob["tree_len"]
-        self.verdicts = tuple(blob["verdicts"])
-        state = blob["model"]
-        item_tokens = state.get("tracker.embed.item_tokens", torch.zeros(1, 1, dtype=torch.long))
+        self.config = checkpoint.config
         if self.config.arch == "transformer":
             raise ValueError(f"{self.run}: the scorer serves the arms with a slot or none; this run is a transformer")
-        self.model = Oracle(self.config.model, item_tokens, state["probe_tokens"], self.vocab.size,
-                            len(self.verdicts), self.config.tree_shape(self.vocab.n_out, int(self.tree_len)))
-        self.model.load_state_dict(state)
+        self.model, self.vocab, self.verdicts = trained_oracle(blob, self.config)
+        self.index = self.vocab.index()
+        self.tree_len = blob["tree_len"]
         self.model.eval().to(self.device)
         self.accepting = torch.tensor([not v.startswith("rejected") for v in self.verdicts], device=self.device)
         self.identity = blob["identity"]
@@ -159,8 +154,6 @@ class LatentPlanner:
                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """slots (N, C), goal views (N, C), E candidate events -> P(accepted) (N, E), the
         imagined successors' slots (N, E, C) and views (N, E, C), and their distance to the goal (N, E)."""
-        from tracker.objectives import centred_cosine_distance
-
         probe_len = self.oracle.model.probe_tokens.shape[1]
         toks = self.oracle._rows([self.oracle._event_row(e) for e in events], probe_len)  # (E, Ep)
         toks = toks.expand(len(slots), *toks.shape)  # (N, E, Ep)

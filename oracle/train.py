@@ -7,7 +7,7 @@ carried state, with the tracker's schedules. ``nerode`` adds to those the distin
 metric loss of section 47 on inequivalent pairs of probed states whose targets come from the
 verdicts themselves, and the comparison's own pairs (each accepted probe's imagined successor
 against the goal read as a start: one state when Lean said complete, two otherwise;
-``oracle.nerode``). The switch (the fraction of steps NextLat and
+``oracle.losses``). The switch (the fraction of steps NextLat and
 invariance are held at zero, so that they act only once a representation exists) is their
 delays. Batches come from a generator seeded by (seed, step), so a resumed run sees exactly the
 batches the uninterrupted one would have. The optimiser's settings, the loop, its checkpoints
@@ -18,102 +18,26 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from chains.files import staged_files
+from chains.version import package_version
 from oracle.compare import reading, same_domain
+from oracle.config import OracleConfig
 from oracle.data import OracleData, ProbeBatch, load_probe_dataset, sample_probe_batch
 from oracle.evaluate import OracleEvalConfig, evaluate
-from oracle.model import ARCHS, TERMED, Oracle, OracleModelConfig
-from oracle.nerode import SkeletonPool, completion_term, verdict_metric
+from oracle.losses import SkeletonPool, verdict_losses
+from oracle.model import Oracle
+from tracker.checkpoint import CHECKPOINT, Checkpoint, settings_from_checkpoint
 from tracker.data import save_atomic
 from tracker.device import cpu_kernels, resolve_device
-from tracker.loop import (CHECKPOINT, Optimised, check_resumable, descend, extension, load_checkpoint, lr_at,
-                          package_version, settings_from_checkpoint, train_loop)
-from tracker.objectives import NextLatHead, TermsConfig, invariance, nextlat
+from tracker.loop import Optimised, descend, extension, lr_at, train_loop
+from tracker.losses import NextLatHead
 from tracker.runlog import LogConfig, RunLog
-
-OBJECTIVES = ("plain", "combo", "nerode")
-
-
-@dataclass(frozen=True)
-class OracleConfig(TermsConfig):
-    # the settings the tracker shares are TermsConfig's (tracker.objectives): the optimiser's
-    # (tracker.loop.OptimConfig: seed, steps, batch_chains (B chains per step, each with its
-    # probes, and K partners for combo), lr, final_lr_fraction, warmup_steps, weight_decay,
-    # grad_clip, checkpoint_every) and the terms' weights and schedules (mu, invariance_*,
-    # nextlat_*, metric_*: nerode's metric loss on inequivalent pairs, gamma); the oracle's own
-    # defaults of steps and of the metric loss's schedule follow
-    steps: int = 8_000  # optimiser steps: one default run fits 15 minutes on 2 CPU cores (README, "Oracle")
-    metric_delay: float = 0.0  # nerode: fraction of steps with the metric loss held at 0
-    metric_ramp: float = 0.0  # nerode: fraction of steps of its linear ramp
-    data: str = "data/tier1-a4"  # certified dataset directory made with certify --probes
-    objective: str = "combo"  # plain: verdict CE; combo: + NextLat + invariance on certified partners; nerode: + metric
-    arch: str = "recurrence"  # one of oracle.model.ARCHS
-    width: int = 128  # slot width C (the seed's 128)
-    probe_width: int = 64  # D: width of the probe encoding of the bilinear head
-    fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52's closure)
-    metric_pairs: int = 256  # nerode: inequivalent pairs of probed states sampled per step
-    completion_margin: float = 0.2  # nerode: accepted-not-complete successors kept this far from the goal (0: no term)
-    completion_weight: float = 1.0  # nerode: the comparison's term's weight, on top of the metric loss's schedule
-    completion_negatives: int = 0  # nerode: other trees of the goal's skeleton each complete successor is kept from
-    tree_weight: float = 0.0  # the tracker's tree readout as an auxiliary loss: cross-entropy of the certified tree
-    #                           T_t from the probed chains' views at every step (0: none; nothing is decoded
-    #                           when the oracle is asked, only trained)
-    validation: str = ""  # probe dataset (another seed) whose held-out chains choose the comparison's threshold;
-    #                       empty: a sample of the training chains chooses it (recorded as such)
-
-    def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
-        if self.arch not in ARCHS:
-            raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
-        if self.objective != "plain" and self.arch not in TERMED:
-            raise ValueError(f"the {self.arch} arm carries no state for NextLat and invariance to act on; "
-                             "train it with --objective plain")
-        if (self.width < 8 or self.probe_width < 1 or self.metric_pairs < 1 or self.completion_margin < 0
-                or self.completion_weight < 0 or self.completion_negatives < 0 or self.tree_weight < 0):
-            # steps, batch and checkpoints: OptimConfig's checks
-            raise ValueError("probe_width and metric_pairs must be >= 1, width >= 8, completion_margin, "
-                             "completion_weight, completion_negatives and tree_weight >= 0")
-        if self.tree_weight and self.arch == "blind":
-            raise ValueError("the blind arm carries no state for the tree term to read; train it with --tree-weight 0")
-        super().__post_init__()
-
-    @property
-    def model(self) -> OracleModelConfig:
-        return OracleModelConfig(arch=self.arch, width=self.width, probe_width=self.probe_width,
-                                 fixed_norm=self.fixed_norm)
-
-    def tree_shape(self, n_out: int, tree_len: int) -> tuple[int, int] | None:
-        """The tracker readout's (output tokens, tree positions) the arm is built with: the
-        dataset's when the tree term is on, None (no readout) otherwise."""
-        return (n_out, tree_len) if self.tree_weight else None
-
-    @property
-    def terms(self) -> set[str]:
-        return {"combo": {"nextlat", "invariance"}, "nerode": {"nextlat", "invariance", "metric"}}.get(
-            self.objective, set())
-
-    @property
-    def schedule(self) -> dict:
-        """When each term is on, in steps: the switch of NextLat and invariance, recorded in every report."""
-        def at(delay: float, ramp: float) -> dict:
-            return {"delay": delay, "ramp": ramp, "on_from_step": round(delay * self.steps),
-                    "full_from_step": round((delay + ramp) * self.steps)}
-        out = {}
-        if "nextlat" in self.terms:
-            out["nextlat"] = at(self.nextlat_delay, self.nextlat_ramp)
-        if "invariance" in self.terms:
-            out["invariance"] = at(self.invariance_delay, self.invariance_ramp)
-        if "metric" in self.terms:
-            out["metric"] = at(self.metric_delay, self.metric_ramp)
-        return out
-
 
 class OracleTrainer(Optimised):
     """The arm, the NextLat head and the optimiser, and one step of the chosen objective, on
@@ -140,54 +64,9 @@ class OracleTrainer(Optimised):
 
     def losses(self, batch: ProbeBatch, step: int, generator: torch.Generator | None = None
                ) -> dict[str, torch.Tensor]:
-        cfg = self.config
-        histories = batch.histories
-        r, z, w = self.model.states(histories.items, batch.truth_items, terms=bool(cfg.terms))  # (B, S, C), (H, T, C)
-        logits = self.model.score(r, batch.probes)  # (B, S, P, V)
-        real = batch.verdicts >= 0
-        out = {"verdict": F.cross_entropy(logits[real], batch.verdicts[real])}
-        if "metric" in cfg.terms:
-            weight = cfg.weight("metric", step)
-            views = z[: histories.chains, : r.shape[1]]  # (B, S, C) the probed states in the readout's view
-            out["metric"] = weight * verdict_metric(self.model, views, w, batch.probes, batch.verdicts,
-                                                    self.data.accepting, cfg.gamma, cfg.metric_pairs, generator)
-            compares = (cfg.completion_margin > 0 and w is not None and batch.goal_items is not None
-                        and self.model.compares and self.config.arch != "probe-slot")
-            if compares and weight == 0:  # held at zero with the metric loss: a zero, with nothing computed or drawn
-                out["completion"] = torch.zeros((), device=self.device)
-            elif compares:
-                goal = self.model.goal_view(batch.goal_items)  # (B, C)
-                negatives = None
-                if cfg.completion_negatives:
-                    items, has = self.skeletons.draw(batch.goal_items, cfg.completion_negatives, generator)
-                    negatives = self.model.goal_view(items), has  # (B, N, C), (B,)
-                term = completion_term(self.model, w, goal, batch.probes, batch.verdicts, self.data.accepting,
-                                       self.data.verdicts.index("complete"), cfg.completion_margin, negatives)
-                # a weight of 1 multiplies by 1.0 exactly: runs without the knob keep their bits
-                out["completion"] = weight * (term * cfg.completion_weight if cfg.completion_weight != 1 else term)
-        if cfg.tree_weight:
-            out["tree"] = cfg.tree_weight * self.tree_term(r if z is None else z[: histories.chains, : r.shape[1]],
-                                                           batch.truth_items)
-        if "invariance" in cfg.terms:
-            b, k = histories.chains, histories.partners
-            z_end = z[torch.arange(len(z), device=z.device), histories.lengths - 1]  # (H, C)
-            chain_end, partner_end = z_end[:b], z_end[b:].view(b, k, -1)
-            w = cfg.weight("invariance", step)
-            out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
-                                               partner_end.reshape(-1, z.shape[-1]))
-        if "nextlat" in cfg.terms:
-            w = cfg.weight("nextlat", step)
-            events = self.model.tracker.embed.pooled(histories.items)  # (H, T, C)
-            out["nextlat"] = w * nextlat(self.nextlat_head, z, events, histories.mask)
-        return out
-
-    def tree_term(self, views: torch.Tensor, truth_items: torch.Tensor) -> torch.Tensor:
-        """views (B, S, C) of the probed states, truth_items (B, S) the certified trees T_t read as
-        starts -> the tracker's cross-entropy of every position of T_t (padding included) from its view."""
-        tracker = self.model.tracker
-        logits = tracker.readout(views)  # (B, S, P, V_out)
-        targets = self.data.item_tokens[truth_items][..., : tracker.tree_len]  # (B, S, P) output ids, PAD after the end
-        return F.cross_entropy(logits.flatten(0, -2), targets.flatten())
+        """The step's loss terms (``oracle.losses.verdict_losses``)."""
+        return verdict_losses(self.config, self.model, self.nextlat_head, self.data, self.skeletons, batch, step,
+                              generator)
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
         """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
@@ -294,16 +173,16 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
     load_seconds = time.perf_counter() - started
     path = out / CHECKPOINT
     until = config.steps
-    blob = None
-    if resume:
-        blob = load_checkpoint(path)
-        config = check_resumable(blob, config, data.identity["dataset"], path)  # an extension keeps its settings
-    trainer = OracleTrainer(config, data, device)
-    if blob is not None:
-        trainer.load(blob)
+    resumed_from = None
+    if resume:  # an extension keeps its settings
+        checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
+        config, trainer = checkpoint.config, checkpoint.restore(OracleTrainer, data, device)
+        resumed_from = trainer.step
+    else:
+        trainer = OracleTrainer(config, data, device)
     out.mkdir(parents=True, exist_ok=True)
 
-    with RunLog(out, log, None if blob is None else trainer.step) as run_log:
+    with RunLog(out, log, resumed_from) as run_log:
         last_losses = train_loop(trainer, config, path, show_progress, "train-oracle", until=until, log=run_log)
         trainer.comparison, validation_report = choose_comparison(trainer.model, config, data, validation,
                                                                   eval_config)

@@ -13,6 +13,7 @@ from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest, t
 from chains.files import staged_files
 from chains.manifest import manifest_path
 from chains.rules import Event, apply
+from chains.space import Domain
 from chains.trees import Tree, count_trees
 from leanbridge.asker import AskConfig
 from leanbridge.certify import PACKAGE_VERSION, CertificationFailed, certify_steps, default_store
@@ -23,9 +24,12 @@ from prover.imagination import Imagination, TrackerUnavailable, load_tracker
 from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
 from prover.problems import Problem, ProblemError, make_problems, max_distance, write_problems
 from prover.search import SEARCHERS, ProblemResult, SearchConfig, run_searches
+from prover.verdict_oracle import OracleUnavailable, VerdictOracle, load_oracle, load_planner
 
-if TYPE_CHECKING:  # torch is imported only when a device is resolved
+if TYPE_CHECKING:  # torch is imported only when a device is resolved, the planner only when it is used
     import torch
+
+    from oracle.scorer import LatentPlanner
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -203,31 +207,50 @@ def prove_device(spec: str) -> torch.device:
         raise ProveError(str(e)) from None
 
 
-def prove(config: ProveConfig, imagination: Imagination | None = None, progress: Progress = _quiet) -> dict:
-    """Run the searcher of ``config`` on its problems; write and return the report. A device
-    that is not on this machine is refused before anything is read or written."""
-    started = time.perf_counter()
-    device = prove_device(config.device)
-    try:
-        manifest = read_manifest(config.data)
-        domain = domain_of(manifest, str(manifest_path(config.data)))
-    except DatasetError as e:
-        raise ProveError(f"dataset {config.data}: {e}") from None
+@dataclass(frozen=True)
+class _Models:
+    """The searcher's model, loaded: the imagination, the verdict oracle or the latent planner
+    (at most one is set; the kernel searchers use none)."""
+
+    imagination: Imagination | None = None
+    oracle: VerdictOracle | None = None
+    planner: LatentPlanner | None = None
+
+    def describe(self) -> dict:
+        """The report's ``imagination`` and ``oracle`` fields."""
+        oracle = self.oracle if self.oracle is not None else self.planner
+        return {"imagination": self.imagination.describe() if self.imagination is not None else None,
+                "oracle": oracle.describe() if oracle is not None else None}
+
+
+def _load_models(config: ProveConfig, device: torch.device, imagination: Imagination | None) -> _Models:
+    """The model ``config``'s searcher reads (``imagination`` when the caller gives one)."""
     if config.searcher == "imagination" and imagination is None:
         try:
             imagination = load_tracker(config.tracker, config.data, device)
         except TrackerUnavailable as e:
             raise ProveError(str(e)) from None
-    verdict_oracle = planner = None
-    if config.searcher in ("oracle", "oracle-imagination"):
-        from prover.verdict_oracle import OracleUnavailable, load_oracle, load_planner
-        try:
-            if config.searcher == "oracle":
-                verdict_oracle = load_oracle(config.oracle, config.data, device)
-            else:
-                planner = load_planner(config.oracle, config.data, device)
-        except OracleUnavailable as e:
-            raise ProveError(str(e)) from None
+    if config.searcher not in ("oracle", "oracle-imagination"):
+        return _Models(imagination=imagination)
+    try:
+        if config.searcher == "oracle":
+            return _Models(imagination, oracle=load_oracle(config.oracle, config.data, device))
+        return _Models(imagination, planner=load_planner(config.oracle, config.data, device))
+    except OracleUnavailable as e:
+        raise ProveError(str(e)) from None
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """The problems of a run and what they were drawn from."""
+
+    problems: list[Problem]
+    distances: tuple[int, ...]
+    largest: int | None  # the classes' diameter, when measured
+    avoid: frozenset[Tree]  # --unvisited: the trees training visits (empty otherwise)
+
+
+def _draw_problems(config: ProveConfig, domain: Domain) -> _Drawn:
     try:
         # the diameter takes a search from every start tree: on the larger domains (six atoms) only
         # when no distances are given
@@ -240,6 +263,102 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
         raise ProveError(str(e)) from None
     except DatasetError as e:
         raise ProveError(f"dataset {config.data}: {e}") from None
+    return _Drawn(problems, distances, largest, avoid)
+
+
+@dataclass(frozen=True)
+class _Searched:
+    """What the search and the audit found, and the kernel that counted them."""
+
+    kernel: Kernel
+    prefix_counts: dict
+    results: list[ProblemResult]
+    seconds: float  # the search's own
+    audit: dict
+
+
+def _search_and_audit(config: ProveConfig, domain: Domain, manifest: dict, problems: list[Problem], models: _Models,
+                      progress: Progress) -> _Searched:
+    """Certify the prefixes, run the searches and audit their solutions in Lean."""
+    try:
+        kernel = open_kernel(domain.atom_names, config.kernel, budget=config.budget_calls)
+        prefix_counts = certify_prefixes(problems, kernel, config.store or default_store(),
+                                         prefix_checker(manifest), config.jobs, progress)
+        search = SearchConfig(searcher=config.searcher, budget_calls=config.budget_calls, seed=config.seed,
+                              rules=domain.rules, max_size=domain.size_bound, max_expansions=config.max_expansions,
+                              positions=domain.positions)
+        searched = time.perf_counter()
+        results = run_searches(problems, search, kernel, models.imagination,
+                               lambda done, total: progress("search", done, total), models.oracle, models.planner)
+        search_seconds = time.perf_counter() - searched
+        auditor = Kernel(kernel.lean, kernel.core, kernel.atoms,
+                         KernelConfig(jobs=config.jobs, limits=config.kernel.limits, reuse_answers=False))
+        audit = audit_solutions(problems, results, auditor)
+    except (KernelError, LeanBridgeError) as e:
+        raise ProveError(str(e)) from None
+    return _Searched(kernel, prefix_counts, results, search_seconds, audit)
+
+
+def _report(config: ProveConfig, manifest: dict, domain: Domain, drawn: _Drawn, searched: _Searched,
+            models: _Models, device: torch.device, started: float) -> dict:
+    results, kernel = searched.results, searched.kernel
+    audited = config.searcher != "oracle-imagination"  # it holds latent states only: nothing to compare
+    by_distance = {str(d): _summary([r for r in results if r.distance == d], audited) for d in drawn.distances}
+    return {
+        "searcher": config.searcher,
+        "prefix": config.prefix,
+        "budget_calls": config.budget_calls,
+        "distances": list(drawn.distances),
+        "largest_distance": drawn.largest,
+        "problems_per_distance": config.problems,
+        "distinct_problems": len({(p.start, p.target) for p in drawn.problems}),
+        "unvisited": ({"training_trees": len(drawn.avoid), "share": round(len(drawn.avoid) / manifest["trees"], 6)}
+                      if config.unvisited else None),
+        **_summary(results, audited),
+        "lean_processes": kernel.processes,
+        "lean_questions_elaborated": kernel.elaborated,
+        "lean_seconds": round(kernel.lean_seconds, 3),
+        **searched.audit,
+        **searched.prefix_counts,
+        "by_distance": by_distance,
+        "seconds": round(time.perf_counter() - started, 3),
+        "search_seconds": round(searched.seconds, 3),
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
+        "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
+                   "reuse_answers": kernel.config.reuse_answers},
+        "device": str(device),
+        **models.describe(),
+        "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
+                    "max_size": domain.size_bound, "seed": manifest.get("seed"),
+                    "dataset_id": dataset_id(manifest),
+                    "lean": manifest.get("lean"), "core_hash": manifest.get("core_hash")},
+        "lean": kernel.lean.describe(),
+        "core_hash": kernel.core.hash,
+        "package_version": PACKAGE_VERSION,
+    }
+
+
+def _write_outputs(staging: Path, report: dict, problems: list[Problem], results: list[ProblemResult]) -> None:
+    write_problems(staging / "problems.jsonl", problems)
+    with open(staging / "results.jsonl", "w", encoding="utf-8") as handle:
+        for r in results:
+            handle.write(json.dumps(r.to_json(), separators=(",", ":")) + "\n")
+    (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    plot(report, staging / "prove.png")
+
+
+def prove(config: ProveConfig, imagination: Imagination | None = None, progress: Progress = _quiet) -> dict:
+    """Run the searcher of ``config`` on its problems; write and return the report. A device
+    that is not on this machine is refused before anything is read or written."""
+    started = time.perf_counter()
+    device = prove_device(config.device)
+    try:
+        manifest = read_manifest(config.data)
+        domain = domain_of(manifest, str(manifest_path(config.data)))
+    except DatasetError as e:
+        raise ProveError(f"dataset {config.data}: {e}") from None
+    models = _load_models(config, device, imagination)
+    drawn = _draw_problems(config, domain)
     out = Path(config.out)
     if out.exists() and not out.is_dir():
         raise ProveError(f"cannot write to {out}: it is a file, not a directory")
@@ -247,62 +366,7 @@ def prove(config: ProveConfig, imagination: Imagination | None = None, progress:
     # the search) and moves into ``out`` only once all are written: a failed run leaves ``out``
     # as it was, not even created.
     with staged_files(out) as staging:
-        try:
-            kernel = open_kernel(domain.atom_names, config.kernel, budget=config.budget_calls)
-            prefix_counts = certify_prefixes(problems, kernel, config.store or default_store(),
-                                             prefix_checker(manifest), config.jobs, progress)
-            search = SearchConfig(config.searcher, config.budget_calls, config.seed, domain.rules, domain.size_bound,
-                                  config.max_expansions, domain.positions)
-            searched = time.perf_counter()
-            results = run_searches(problems, search, kernel, imagination,
-                                   lambda done, total: progress("search", done, total), verdict_oracle, planner)
-            search_seconds = time.perf_counter() - searched
-            auditor = Kernel(kernel.lean, kernel.core, kernel.atoms,
-                             KernelConfig(jobs=config.jobs, limits=config.kernel.limits, reuse_answers=False))
-            audit = audit_solutions(problems, results, auditor)
-        except (KernelError, LeanBridgeError) as e:
-            raise ProveError(str(e)) from None
-
-        audited = config.searcher != "oracle-imagination"  # it holds latent states only: nothing to compare
-        by_distance = {str(d): _summary([r for r in results if r.distance == d], audited) for d in distances}
-        report = {
-            "searcher": config.searcher,
-            "prefix": config.prefix,
-            "budget_calls": config.budget_calls,
-            "distances": list(distances),
-            "largest_distance": largest,
-            "problems_per_distance": config.problems,
-            "distinct_problems": len({(p.start, p.target) for p in problems}),
-            "unvisited": ({"training_trees": len(avoid), "share": round(len(avoid) / manifest["trees"], 6)}
-                          if config.unvisited else None),
-            **_summary(results, audited),
-            "lean_processes": kernel.processes,
-            "lean_questions_elaborated": kernel.elaborated,
-            "lean_seconds": round(kernel.lean_seconds, 3),
-            **audit,
-            **prefix_counts,
-            "by_distance": by_distance,
-            "seconds": round(time.perf_counter() - started, 3),
-            "search_seconds": round(search_seconds, 3),
-            "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(config).items()},
-            "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
-                       "reuse_answers": kernel.config.reuse_answers},
-            "device": str(device),
-            "imagination": imagination.describe() if imagination is not None else None,
-            "oracle": (verdict_oracle.describe() if verdict_oracle is not None
-                       else planner.describe() if planner is not None else None),
-            "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
-                        "max_size": domain.size_bound, "seed": manifest.get("seed"),
-                        "dataset_id": dataset_id(manifest),
-                        "lean": manifest.get("lean"), "core_hash": manifest.get("core_hash")},
-            "lean": kernel.lean.describe(),
-            "core_hash": kernel.core.hash,
-            "package_version": PACKAGE_VERSION,
-        }
-        write_problems(staging / "problems.jsonl", problems)
-        with open(staging / "results.jsonl", "w", encoding="utf-8") as handle:
-            for r in results:
-                handle.write(json.dumps(r.to_json(), separators=(",", ":")) + "\n")
-        (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-        plot(report, staging / "prove.png")
+        searched = _search_and_audit(config, domain, manifest, drawn.problems, models, progress)
+        report = _report(config, manifest, domain, drawn, searched, models, device, started)
+        _write_outputs(staging, report, drawn.problems, searched.results)
     return report

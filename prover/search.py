@@ -39,7 +39,7 @@ from __future__ import annotations
 import heapq
 import random
 from collections import deque
-from collections.abc import Callable, Generator, Hashable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 
 from chains.rules import RULES, Event, apply, redex
@@ -52,7 +52,7 @@ from prover.problems import Problem
 SEARCHERS = ("imagination", "kernel-uniform", "kernel-lookahead", "kernel-blind", "oracle", "oracle-imagination")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SearchConfig:
     searcher: str = "imagination"  # one of SEARCHERS
     budget_calls: int = 1000  # kernel questions per problem, at most
@@ -370,100 +370,150 @@ def oracle_imagination_search(problem: Problem, config: SearchConfig, result: Pr
             heapq.heappush(heap, (float(distance[k]), len(nodes), len(nodes) - 1))
 
 
+Answerer = Callable[["_Models", list[str], list], list]
+
+
+@dataclass(frozen=True)
+class _Models:
+    """What answers the searches' requests: the kernel, which counts and caps the calls, and the
+    searcher's model (the imagination, the verdict oracle or the latent planner), if it has one."""
+
+    kernel: Kernel
+    imagination: Imagination | None = None
+    oracle: VerdictOracle | None = None
+    planner: object | None = None  # oracle.scorer.LatentPlanner
+
+
+def _ask(models: _Models, pids: list[str], requests: list[Ask]) -> list:
+    """Every problem's questions in one call to the kernel, each counted against its problem."""
+    replies = iter(models.kernel.ask([(pid, q) for pid, r in zip(pids, requests) for q in r.questions]))
+    return [[next(replies) for _ in r.questions] for r in requests]
+
+
+def _encode(models: _Models, pids: list[str], requests: list[Encode]) -> list:
+    replies = iter(models.imagination.encode([h for r in requests for h in r.histories]))
+    return [[next(replies) for _ in r.histories] for r in requests]
+
+
+def _decode(models: _Models, pids: list[str], requests: list[Decode]) -> list:
+    replies = iter(models.imagination.decode([s for r in requests for s in r.states]))
+    return [[next(replies) for _ in r.states] for r in requests]
+
+
+def _step(models: _Models, pids: list[str], requests: list[Step]) -> list:
+    """(moved states, their decoded trees) per request, all moved and decoded in one batch."""
+    moved = models.imagination.step([s for r in requests for s in r.states], [e for r in requests for e in r.events])
+    decoded = models.imagination.decode(moved)
+    answers, k = [], 0
+    for r in requests:
+        n = len(r.events)
+        answers.append((moved[k:k + n], decoded[k:k + n]))
+        k += n
+    return answers
+
+
+def _score(models: _Models, pids: list[str], requests: list[Score]) -> list:
+    replies = iter(models.oracle.score([h for r in requests for h in r.histories],
+                                       [c for r in requests for c in r.candidates]))
+    return [[next(replies) for _ in r.histories] for r in requests]
+
+
+def _plan_start(models: _Models, pids: list[str], requests: list[PlanStart]) -> list:
+    planner = models.planner
+    slots = planner.start([r.start for r in requests])
+    views = planner.view(slots)
+    goals = planner.goal([r.target for r in requests])
+    return [(slots[n], views[n], goals[n]) for n in range(len(requests))]
+
+
+def _plan_expand(models: _Models, pids: list[str], requests: list[PlanExpand]) -> list:
+    import torch
+
+    p, slots, views, distance = models.planner.expand(torch.stack([r.slot for r in requests]),
+                                                      torch.stack([r.goal for r in requests]), requests[0].events)
+    return [(p[n], slots[n], views[n], distance[n]) for n in range(len(requests))]
+
+
+# every kind of request and what answers it, in the order the kinds are answered within a round
+ANSWERERS: dict[type, Answerer] = {Ask: _ask, Encode: _encode, Decode: _decode, Step: _step, Score: _score,
+                                   PlanStart: _plan_start, PlanExpand: _plan_expand}
+
+
+def _check_models(config: SearchConfig, models: _Models) -> None:
+    """ValueError when the searcher lacks its model or the kernel's budget is not the search's."""
+    if config.searcher == "imagination" and models.imagination is None:
+        raise ValueError("the imagination searcher needs an imagination")
+    if config.searcher == "oracle" and models.oracle is None:
+        raise ValueError("the oracle searcher needs a verdict oracle")
+    if config.searcher == "oracle-imagination" and models.planner is None:
+        raise ValueError("the oracle-imagination searcher needs a latent planner")
+    if models.kernel.budget is not None and models.kernel.budget != config.budget_calls:
+        raise ValueError("the kernel's budget is not the search's budget")
+
+
+def _search(problem: Problem, config: SearchConfig, result: ProblemResult, models: _Models) -> Search:
+    """The searcher of ``config`` on one problem, its calls left read off the kernel's count."""
+    def remaining() -> int:
+        return config.budget_calls - models.kernel.calls[problem.id]
+
+    if config.searcher == "oracle-imagination":
+        return oracle_imagination_search(problem, config, result, remaining, models.planner.threshold)
+    search = {"imagination": imagination_search, "kernel-blind": verdict_search,
+              "oracle": verdict_search}.get(config.searcher, kernel_search)
+    return search(problem, config, result, remaining)
+
+
+class _Lockstep:
+    """The live searches, each waiting on the request it last yielded."""
+
+    def __init__(self, total: int, progress: Callable[[int, int], None] | None) -> None:
+        self.total, self.progress = total, progress
+        self.searches: dict[str, Search] = {}
+        self.pending: dict[str, object] = {}  # problem id -> the request its search waits on
+
+    def start(self, pid: str, search: Search) -> None:
+        self.searches[pid] = search
+        self.advance(pid, None)
+
+    def advance(self, pid: str, answer: object) -> None:
+        """Hand a search its answer; it waits on its next request or is done."""
+        try:
+            self.pending[pid] = self.searches[pid].send(answer)
+        except StopIteration:
+            self.pending.pop(pid, None)
+            if self.progress is not None:
+                self.progress(self.total - len(self.pending), self.total)
+
+    def round(self, models: _Models) -> None:
+        """Answer every pending request, each kind in one batch, then hand the answers back."""
+        by_kind: dict[type, list[str]] = {}
+        for pid, request in self.pending.items():
+            by_kind.setdefault(type(request), []).append(pid)
+        answers: dict[str, object] = {}
+        for kind, answerer in ANSWERERS.items():
+            if kind in by_kind:
+                pids = by_kind[kind]
+                answers.update(zip(pids, answerer(models, pids, [self.pending[pid] for pid in pids])))
+        for pid, answer in answers.items():
+            self.advance(pid, answer)
+
+
 def run_searches(problems: Sequence[Problem], config: SearchConfig, kernel: Kernel,
                  imagination: Imagination | None = None,
                  progress: Callable[[int, int], None] | None = None,
                  oracle: VerdictOracle | None = None, planner=None) -> list[ProblemResult]:
     """Run one search per problem, all in lockstep; ``kernel`` counts and caps the calls.
     ``planner``: the ``oracle-imagination`` searcher's ``oracle.scorer.LatentPlanner``."""
-    if config.searcher == "imagination" and imagination is None:
-        raise ValueError("the imagination searcher needs an imagination")
-    if config.searcher == "oracle" and oracle is None:
-        raise ValueError("the oracle searcher needs a verdict oracle")
-    if config.searcher == "oracle-imagination" and planner is None:
-        raise ValueError("the oracle-imagination searcher needs a latent planner")
-    if kernel.budget is not None and kernel.budget != config.budget_calls:
-        raise ValueError("the kernel's budget is not the search's budget")
+    models = _Models(kernel, imagination, oracle, planner)
+    _check_models(config, models)
     results = {p.id: ProblemResult(p.id, p.distance) for p in problems}
     if len(results) != len(problems):
         raise ValueError("problem ids must be distinct")
-    searches: dict[str, Search] = {}
-    pending: dict[str, object] = {}
-
-    def remaining_of(owner: Hashable) -> Callable[[], int]:
-        return lambda: config.budget_calls - kernel.calls[owner]
-
-    def advance(pid: str, answer: object) -> None:
-        try:
-            pending[pid] = searches[pid].send(answer)
-        except StopIteration:
-            pending.pop(pid, None)
-            if progress is not None:
-                progress(len(problems) - len(pending), len(problems))
-
-    search = {"imagination": imagination_search, "kernel-blind": verdict_search,
-              "oracle": verdict_search}.get(config.searcher, kernel_search)
+    lockstep = _Lockstep(len(problems), progress)
     for p in problems:
-        if config.searcher == "oracle-imagination":
-            searches[p.id] = oracle_imagination_search(p, config, results[p.id], remaining_of(p.id), planner.threshold)
-        else:
-            searches[p.id] = search(p, config, results[p.id], remaining_of(p.id))
-        advance(p.id, None)
-    while pending:
-        by_kind: dict[type, list[str]] = {}
-        for pid, request in pending.items():
-            by_kind.setdefault(type(request), []).append(pid)
-        answers: dict[str, object] = {}
-        if Ask in by_kind:
-            pids = by_kind[Ask]
-            flat = [(pid, q) for pid in pids for q in pending[pid].questions]
-            replies = iter(kernel.ask(flat))
-            for pid in pids:
-                answers[pid] = [next(replies) for _ in pending[pid].questions]
-        if Encode in by_kind:
-            pids = by_kind[Encode]
-            replies = iter(imagination.encode([h for pid in pids for h in pending[pid].histories]))
-            for pid in pids:
-                answers[pid] = [next(replies) for _ in pending[pid].histories]
-        if Decode in by_kind:
-            pids = by_kind[Decode]
-            replies = iter(imagination.decode([s for pid in pids for s in pending[pid].states]))
-            for pid in pids:
-                answers[pid] = [next(replies) for _ in pending[pid].states]
-        if Step in by_kind:
-            pids = by_kind[Step]
-            moved = imagination.step([s for pid in pids for s in pending[pid].states],
-                                     [e for pid in pids for e in pending[pid].events])
-            decoded = imagination.decode(moved)
-            k = 0
-            for pid in pids:
-                n = len(pending[pid].events)
-                answers[pid] = (moved[k:k + n], decoded[k:k + n])
-                k += n
-        if Score in by_kind:
-            pids = by_kind[Score]
-            replies = iter(oracle.score([h for pid in pids for h in pending[pid].histories],
-                                        [c for pid in pids for c in pending[pid].candidates]))
-            for pid in pids:
-                answers[pid] = [next(replies) for _ in pending[pid].histories]
-        if PlanStart in by_kind:
-            pids = by_kind[PlanStart]
-            slots = planner.start([pending[pid].start for pid in pids])
-            views = planner.view(slots)
-            goals = planner.goal([pending[pid].target for pid in pids])
-            for n, pid in enumerate(pids):
-                answers[pid] = (slots[n], views[n], goals[n])
-        if PlanExpand in by_kind:
-            pids = by_kind[PlanExpand]
-            import torch
-
-            p, slots, views, distance = planner.expand(torch.stack([pending[pid].slot for pid in pids]),
-                                                       torch.stack([pending[pid].goal for pid in pids]),
-                                                       pending[pids[0]].events)
-            for n, pid in enumerate(pids):
-                answers[pid] = (p[n], slots[n], views[n], distance[n])
-        for pid, answer in answers.items():
-            advance(pid, answer)
+        lockstep.start(p.id, _search(p, config, results[p.id], models))
+    while lockstep.pending:
+        lockstep.round(models)
     for p in problems:
         results[p.id].calls = kernel.calls[p.id]
     return [results[p.id] for p in problems]

@@ -55,7 +55,7 @@ def load_oracle(run: Path, data: Path, device: torch.device | str = "cpu") -> Ve
     than ``data``."""
     from chains.dataset import DatasetError, read_manifest, trained_elsewhere
     from oracle.scorer import TrainedOracle
-    from tracker.train import CheckpointError
+    from tracker.checkpoint import CheckpointError
 
     run, data = Path(run), Path(data)
     if not run.is_dir():

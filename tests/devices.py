@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tracker.device import cpu_kernels
-from tracker.train import load_checkpoint
+from tracker.checkpoint import load_checkpoint
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
 cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")

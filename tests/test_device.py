@@ -18,7 +18,9 @@ from tracker.cli import main as train_tracker
 from tracker.data import load_dataset
 from tracker.device import DeviceUnavailable, cpu_kernels, resolve_device, to_cpu
 from tracker.evaluate import EvalConfig, evaluate
-from tracker.train import TrainConfig, Trainer, config_from_checkpoint, load_checkpoint, train
+from tracker.checkpoint import load_checkpoint
+from tracker.config import TrainConfig
+from tracker.train import Trainer, config_from_checkpoint, train
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):

@@ -37,7 +37,9 @@ from prover.cli import main as prove
 from tracker.cli import main as train_tracker
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig
-from tracker.train import TrainConfig, load_checkpoint, train
+from tracker.checkpoint import load_checkpoint
+from tracker.config import TrainConfig
+from tracker.train import train
 
 # -- helpers ----------------------------------------------------------------------------------
 

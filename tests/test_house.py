@@ -103,3 +103,34 @@ def test_a_file_speaks_of_the_project_only(path):
 def test_the_commands_help_speaks_of_the_project_only():
     found = [f for name, text in help_texts().items() for f in findings(name, text)]
     assert not found, "\n".join(found)
+
+
+# ---- structure: a function a newcomer reads in one screen ----
+
+LONGEST = 80  # lines of one function, its signature, docstring and nested functions included
+SHORT = ("prover", "tracker/data.py")  # the code the rule holds for
+
+
+def long_functions(text: str, name: str) -> list[str]:
+    """``name:line: function (N lines)`` for every function of ``text`` longer than LONGEST lines."""
+    import ast
+
+    return [f"{name}:{node.lineno}: {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for node in ast.walk(ast.parse(text))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > LONGEST]
+
+
+def test_the_length_rule_catches_a_long_function():
+    body = "".join(f"    x{k} = {k}\n" for k in range(LONGEST))
+    assert long_functions(f"def f():\n{body}", "x.py") == [f"x.py:1: f ({LONGEST + 1} lines)"]
+    assert not long_functions(f"def f():\n{body[body.index(chr(10)) + 1:]}", "x.py")
+
+
+@pytest.mark.parametrize("place", SHORT)
+def test_no_function_runs_past_80_lines(place):
+    root = ROOT / place
+    files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+    found = [f for path in files for f in long_functions(path.read_text(encoding="utf-8"),
+                                                          path.relative_to(ROOT).as_posix())]
+    assert not found, "\n".join(found)

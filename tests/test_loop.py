@@ -11,12 +11,11 @@ from dataclasses import asdict, fields
 import pytest
 import torch
 
-from oracle.train import OracleConfig
+from oracle.config import OracleConfig
 from oracle.train import config_from_checkpoint as oracle_config
-from tracker.loop import (CheckpointError, OptimConfig, TrainingInterrupted, check_resumable, load_checkpoint, lr_at,
-                          settings_from_checkpoint, train_loop)
-from tracker.objectives import TermsConfig
-from tracker.train import TrainConfig
+from tracker.checkpoint import CheckpointError, check_resumable, load_checkpoint, settings_from_checkpoint
+from tracker.config import OptimConfig, TermsConfig, TrainConfig
+from tracker.loop import TrainingInterrupted, lr_at, train_loop
 from tracker.train import config_from_checkpoint as tracker_config
 
 # the keys of each config as every checkpoint and report before the shared config wrote them

@@ -23,7 +23,7 @@ from oracle.model import ARCHS, STATEFUL, TERMED, Oracle, OracleModelConfig, Ver
 from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, train
 from prover.cli import main as prove
-from tracker.train import CheckpointError
+from tracker.checkpoint import CheckpointError
 
 # every arm with the objectives it trains under (combo and nerode need a recurrence to act on)
 ARMS = ([(arch, "plain") for arch in ARCHS] + [(arch, "combo") for arch in TERMED]

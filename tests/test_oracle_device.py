@@ -15,7 +15,7 @@ from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, config_from_checkpoint, train
 from tracker.device import DeviceUnavailable, cpu_kernels
-from tracker.train import load_checkpoint
+from tracker.checkpoint import load_checkpoint
 
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=20)
 

@@ -27,7 +27,9 @@ from tracker.evaluate import EvalConfig
 from tracker.loop import extension, lr_at
 from tracker.runlog import METRICS, LogConfig, RunLog, TensorBoardMissing
 from tracker.stopping import StopConfig
-from tracker.train import CheckpointError, TrainConfig, Trainer, train
+from tracker.checkpoint import CheckpointError
+from tracker.config import TrainConfig
+from tracker.train import Trainer, train
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
 ROOT = Path(__file__).resolve().parent.parent

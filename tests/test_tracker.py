@@ -18,10 +18,13 @@ from tracker.data import load_dataset, sample_batch
 from tracker.evaluate import EvalConfig, end_views, evaluate, training_fit
 from tracker.build import build_model
 from tracker.models import ARCHS, ModelConfig
-from tracker.objectives import OBJECTIVES, centred_cosine_distance, invariance, metric, output_tv, schedule
+from tracker.config import OBJECTIVES, TrainConfig, schedule
+from tracker.losses import centred_cosine_distance, invariance, metric, output_tv
 from tracker.schedules import SCHEDULES, schedule_of, scheduled
 from tracker.stopping import StopConfig, StopRule
-from tracker.train import CheckpointError, TrainConfig, Trainer, lr_at, train
+from tracker.checkpoint import CheckpointError
+from tracker.loop import lr_at
+from tracker.train import Trainer, train
 
 floats = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 vectors = st.lists(floats, min_size=8, max_size=8)

@@ -46,10 +46,11 @@ from chains.manifest import domain_of, manifest_path, read_manifest
 from chains.rules import Event, apply, successors
 from chains.space import Domain
 from chains.trees import OPS, Tree, all_trees, count_trees, random_tree, tokens
-from tracker.inference import CHECKPOINT, TrackedRun, checked_history, load_run
+from chains.version import package_version
+from tracker.checkpoint import CHECKPOINT, load_checkpoint
+from tracker.config import setting
+from tracker.inference import TrackedRun, checked_history, load_run
 from tracker.models import Recurrent
-from tracker.loop import package_version
-from tracker.train import load_checkpoint
 
 PURITY_BAR = 0.99  # the clustering also reports the fewest clusters at this purity
 RIDGE = 1e-3  # per-event maps: ridge weight, relative to the rows times the mean variance of the inputs
@@ -68,9 +69,11 @@ class AnalysisError(ValueError):
 class AnalysisConfig:
     """Which held-out states are analysed."""
 
-    chains: int = 2048  # held-out histories: drawn fresh, or the first this many of the dataset's test split
-    length: int = 64  # events per history: fresh histories' length, or the test split read (its length)
-    seed: int = 0  # draws the fresh histories, the two halves of the trees and every second step
+    chains: int = setting(2048, "Histories analysed: fresh ones, or the first this many test chains.", low=4)
+    length: int = setting(64, "Events per history: the fresh histories' length, or the test split read "
+                              "(test-LENGTH.jsonl).", low=1)
+    seed: int = setting(0, "Draws the fresh histories, the two halves of the trees the fits are crossed over and the "
+                           "second steps.")
 
 
 class Machine(Protocol):

@@ -11,6 +11,7 @@ import torch
 from leanbridge.cliutil import user_errors
 from tracker.analysis import AnalysisConfig, AnalysisError, analyse_run, write_analysis
 from tracker.inference import HistoryError, RunUnavailable
+from tracker.options import config_options
 
 D = AnalysisConfig()  # the defaults shown by --help
 
@@ -20,13 +21,7 @@ D = AnalysisConfig()  # the defaults shown by --help
 @click.option("--data", type=click.Path(path_type=Path), default=None,
               help="Analyse the end states of this dataset's test chains (the dataset the run was trained on) "
                    "[default: fresh histories of the run's domain, drawn from --seed].")
-@click.option("--chains", type=click.IntRange(4), default=D.chains, show_default=True,
-              help="Histories analysed: fresh ones, or the first this many test chains.")
-@click.option("--length", type=click.IntRange(1), default=D.length, show_default=True,
-              help="Events per history: the fresh histories' length, or the test split read (test-LENGTH.jsonl).")
-@click.option("--seed", type=int, default=D.seed, show_default=True,
-              help="Draws the fresh histories, the two halves of the trees the fits are crossed over and the "
-                   "second steps.")
+@config_options(D, ("chains", "length", "seed"))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Directory for analysis.json and analysis.png [default: RUN/analysis].")
 @click.option("--threads", type=click.IntRange(1), default=None, help="Torch threads [default: torch's].")

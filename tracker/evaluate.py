@@ -42,7 +42,7 @@ from tqdm import tqdm
 from tracker.data import TrackerData
 from tracker.device import default_device
 from tracker.models import Tracker
-from tracker.objectives import centred_cosine_distance
+from tracker.losses import centred_cosine_distance
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,9 @@ import torch
 
 from tracker.evaluate import EvalConfig
 from tracker.stopping import StopConfig
-from tracker.train import CHECKPOINT, TrainConfig, config_from_checkpoint, load_checkpoint, train
+from tracker.checkpoint import CHECKPOINT, load_checkpoint
+from tracker.config import TrainConfig
+from tracker.train import config_from_checkpoint, train
 
 
 class Run(Protocol):

@@ -20,7 +20,7 @@ the same: the tracker is a model, not the rules (``chains.rules.apply`` is).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +37,8 @@ from tracker.data import Vocab
 from tracker.device import resolve_device
 from tracker.build import build_model
 from tracker.models import DeltaProduct, EventTransformer, Recurrent
-from tracker.loop import CHECKPOINT
-from tracker.train import CheckpointError, TrainConfig, config_from_checkpoint, load_checkpoint
+from tracker.checkpoint import Checkpoint, CheckpointError
+from tracker.config import TrainConfig
 
 State = Any  # what a state holds depends on the architecture (see the module's docstring)
 History = tuple["Tree | str", Sequence["Event | str"]]  # (start tree, events read after it)
@@ -309,24 +309,22 @@ class RunCheckpoint:
     kind: str  # "tracker" or "oracle": the messages' subject, and the command that trains one (train-<kind>)
     run_dir: Path  # the run directory
     blob: dict  # the checkpoint as torch's weights-only unpickler read it
-    config: Any  # the run's settings, as the kind's ``config_from_checkpoint`` rebuilt them
+    config: Any  # the run's settings, as the checkpoint records them
 
     @classmethod
-    def read(cls, directory: Path | str, kind: str, read_config: Callable[[dict], Any],
-             checkpoint: str = CHECKPOINT) -> RunCheckpoint:
-        """The checkpoint file ``checkpoint`` of the ``train-<kind>`` run in ``directory`` and its
-        settings, rebuilt by ``read_config``; RunUnavailable when there is no such directory or
-        the checkpoint or its settings cannot be read."""
+    def read(cls, directory: Path | str, kind: str, settings: type) -> RunCheckpoint:
+        """The checkpoint of the ``train-<kind>`` run in ``directory`` and its ``settings`` (the
+        kind's config class; ``tracker.checkpoint.Checkpoint.of_run``); RunUnavailable when there
+        is no such directory or the checkpoint or its settings cannot be read."""
         run_dir = Path(directory)
         if not run_dir.is_dir():
             raise RunUnavailable(f"{kind} {run_dir}: no such run directory; train one with "
                                  f"`train-{kind} --out {run_dir}`")
         try:
-            blob = load_checkpoint(run_dir / checkpoint)
-            config = read_config(blob)
+            checkpoint = Checkpoint.of_run(run_dir, settings)
         except (CheckpointError, KeyError, TypeError, ValueError) as e:
             raise RunUnavailable(f"{kind} {run_dir}: {e}") from None
-        return cls(kind, run_dir, blob, config)
+        return cls(kind, run_dir, checkpoint.blob, checkpoint.config)
 
     @contextmanager
     def fitting(self, misfit: str, errors: tuple[type[Exception], ...]) -> Iterator[None]:
@@ -354,7 +352,7 @@ def load_run(directory: Path | str, data: Path | str | None = None,
     Loaded without running code the checkpoint may hold (torch's weights-only unpickler).
     ``tracker.device.DeviceUnavailable`` (one line) when the device is not on this machine."""
     device = resolve_device(device)
-    run = RunCheckpoint.read(directory, "tracker", config_from_checkpoint)
+    run = RunCheckpoint.read(directory, "tracker", TrainConfig)
     run_dir, blob, config = run.run_dir, run.blob, run.config
     trained_on = blob.get("identity", {}).get("dataset", {})
     try:

@@ -1,15 +1,13 @@
 """The one training loop, shared by the tracker (``tracker.train``) and the oracle (``oracle.train``).
 
-What a run is trained with, apart from what it is and what it learns, is ``OptimConfig``: the
-seed, the steps, the batch, AdamW with warm-up and cosine decay, the gradient clip and the
-checkpoint interval. ``tracker.objectives.TermsConfig`` adds the Nerode terms' weights and
-schedules; ``TrainConfig`` and ``OracleConfig`` are TermsConfigs with fields of their own, so
-every setting stays a flat field of one frozen dataclass (a checkpoint's and a report's
-``config`` keep their keys, and a config is built from a command's options by name).
+What a run is trained with, apart from what it is and what it learns, is
+``tracker.config.OptimConfig``: the seed, the steps, the batch, AdamW with warm-up and cosine
+decay, the gradient clip and the checkpoint interval.
 
 The loop (``train_loop``) runs a ``Stepper``'s steps from where it stands to ``config.steps``:
 a step's learning rate from ``lr_at`` (or a caller's override), one ``descend`` on the sum of the
-step's losses, a checkpoint every ``checkpoint_every`` steps and at the end, written atomically;
+step's losses, a checkpoint every ``checkpoint_every`` steps and at the end, written atomically
+(read back and restored by ``tracker.checkpoint``);
 Ctrl-C or SIGTERM between steps (``stop_requests``) writes a checkpoint and raises
 ``TrainingInterrupted``. A step draws its random numbers from a generator seeded by (seed, step),
 so the loop itself draws none and a resumed run repeats the straight one bit for bit.
@@ -23,40 +21,18 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, replace
-from importlib import metadata
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 import torch
 from tqdm import tqdm
 
-from tracker.data import UnreadableFile, load_torch_file, save_atomic
+from chains.version import package_version
+from tracker.checkpoint import CheckpointError
+from tracker.config import OptimConfig
+from tracker.data import save_atomic
 from tracker.device import to_cpu
 from tracker.runlog import RunLog
-
-CHECKPOINT = "checkpoint.pt"  # a run directory's checkpoint, for every trainer and loader
-
-
-@dataclass(frozen=True)
-class OptimConfig:
-    seed: int = 0  # model init and batch order
-    steps: int = 12_000  # optimiser steps
-    batch_chains: int = 28  # B chains per step
-    lr: float = 2e-3  # peak AdamW learning rate
-    final_lr_fraction: float = 0.1  # cosine decay to lr * this
-    warmup_steps: int = 200  # linear learning-rate warm-up
-    weight_decay: float = 0.0  # AdamW weight decay
-    grad_clip: float = 1.0  # global gradient-norm clip
-    checkpoint_every: int = 500  # steps between checkpoints (one is also written at the end)
-
-    def __post_init__(self) -> None:
-        if self.steps < 1 or self.batch_chains < 2 or self.checkpoint_every < 1:
-            raise ValueError("steps and checkpoint_every must be >= 1, batch_chains >= 2")
-        if not self.lr > 0 or not 0 <= self.final_lr_fraction <= 1 or self.warmup_steps < 0:
-            raise ValueError("lr must be > 0, final_lr_fraction in [0, 1], warmup_steps >= 0")
-        if self.weight_decay < 0 or not self.grad_clip > 0:
-            raise ValueError("weight_decay must be >= 0 and grad_clip > 0")
 
 
 class TrainingInterrupted(Exception):
@@ -65,17 +41,6 @@ class TrainingInterrupted(Exception):
     def __init__(self, step: int, path: Path) -> None:
         super().__init__(f"interrupted at step {step}; checkpoint {path}; rerun with --resume to continue")
         self.step, self.path = step, path
-
-
-class CheckpointError(ValueError):
-    """A checkpoint that is missing or does not belong to this run."""
-
-
-def package_version() -> str:
-    try:
-        return metadata.version("exact-state")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def lr_at(config: OptimConfig, step: int) -> float:
@@ -126,60 +91,6 @@ def stop_requests() -> Iterator[dict[str, bool]]:
             signal.signal(sig, old)
 
 
-# ---- checkpoints ------------------------------------------------------------------------------
-
-def load_checkpoint(path: Path) -> dict:
-    """The checkpoint at ``path``: weights, settings and dataset identity, its tensors on the CPU
-    whatever device it was made on. Loaded without running any code it may hold (torch's
-    weights-only unpickler); CheckpointError when it is missing or is not a checkpoint."""
-    if not path.is_file():
-        raise CheckpointError(f"{path}: no checkpoint to resume from")
-    try:
-        # checkpoints record torch.__version__, a str subclass the weights-only unpickler must be told of
-        blob = load_torch_file(path, allowed=(torch.torch_version.TorchVersion,), map_location="cpu")
-    except UnreadableFile as e:
-        raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
-    identity = blob.get("identity") if isinstance(blob, dict) else None
-    dataset = identity.get("dataset") if isinstance(identity, dict) else None
-    if not (isinstance(dataset, dict) and isinstance(dataset.get("dataset_id"), str)
-            and isinstance(blob.get("config"), dict) and isinstance(blob.get("model"), dict)):
-        raise CheckpointError(f"{path}: not a train-tracker checkpoint (no settings, weights or dataset identity)")
-    return blob
-
-
-Config = TypeVar("Config", bound=OptimConfig)
-
-
-def settings_from_checkpoint(blob: dict, kind: type[Config]) -> Config:
-    """The ``kind`` config a checkpoint was trained with. Keys the dataclass no longer has are
-    dropped; a setting it gained since takes its default (what the run trained with)."""
-    known = {f.name for f in fields(kind)}
-    try:
-        return kind(**{k: v for k, v in blob["config"].items() if k in known})
-    except (TypeError, ValueError) as e:
-        raise CheckpointError(f"the checkpoint's settings are not valid ({e})") from None
-
-
-def check_resumable(blob: dict, config: Config, dataset: dict, path: Path) -> Config:
-    """The settings to continue the checkpoint ``blob`` (at ``path``) with: ``config`` itself, or,
-    when ``config`` differs from the checkpoint's settings only by more ``steps``, the
-    checkpoint's settings (the run is extended: see ``extension``). CheckpointError, in one line,
-    for any other difference, fewer steps, or another dataset."""
-    stored = settings_from_checkpoint(blob, type(config))
-    if stored != config and replace(stored, steps=config.steps) == config:
-        if config.steps < stored.steps:
-            raise CheckpointError(f"{path}: trained for {stored.steps} steps; --resume continues a run or extends "
-                                  f"it with more steps, never fewer ({config.steps})")
-        config = stored
-    if stored != config:
-        diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
-                for f in fields(config) if getattr(stored, f.name) != getattr(config, f.name)]
-        raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
-    if blob["identity"]["dataset"]["dataset_id"] != dataset["dataset_id"]:
-        raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
-    return config
-
-
 def extension(config: OptimConfig, steps: int) -> dict | None:
     """What a report records of a run trained to ``steps`` with settings ``config`` (None when
     ``steps`` is not past ``config.steps``): an extended run keeps its schedule and continues it.
@@ -226,7 +137,7 @@ class Optimised:
                 "device": str(self.device)}
 
     def load(self, blob: dict) -> None:
-        """Restore the state of ``blob`` (from ``load_checkpoint``, made on any device) onto this
+        """Restore the state of ``blob`` (from ``tracker.checkpoint``, made on any device) onto this
         trainer's device; CheckpointError when its weights or optimiser state do not fit this run's model."""
         try:
             self.model.load_state_dict(blob["model"])

@@ -1,62 +1,55 @@
-"""Command-line options for the training settings that train-tracker and train-oracle share.
+"""Command-line options generated from the training settings of train-tracker and train-oracle.
 
-Each option is named after a field of the command's config dataclass (``--warmup-steps`` is
-``warmup_steps``), so a command builds its config from its options by name; the defaults shown
-by ``--help`` are read from the config it is given.
+Each setting is declared once, as a field of the command's config dataclass with its default and
+what a command says of it (``tracker.config.setting``); ``config_options`` makes its option,
+named after the field (``--warmup-steps`` is ``warmup_steps``), so a command builds its config
+from its options by name. The defaults shown by ``--help`` are read from the config it is given.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import Field, fields
 from pathlib import Path
 
 import click
 
+from tracker.config import Setting
 from tracker.runlog import LogConfig
 
 Decorator = Callable[[Callable], Callable]
 
+# the settings both trainers have, in the order --help shows them after each command's own
+SHARED = ("seed", "steps", "width", "batch_chains", "lr", "final_lr_fraction", "warmup_steps", "weight_decay",
+          "grad_clip", "fixed_norm", "mu", "invariance_delay", "invariance_ramp", "nextlat_weight", "nextlat_delay",
+          "nextlat_ramp", "checkpoint_every")
 
-def training_options(defaults, batch_help: str) -> Decorator:
-    """The options of the settings common to both configs, defaults from ``defaults`` (a
-    TrainConfig or an OracleConfig); ``batch_help`` says what a chain of a batch carries."""
-    D = defaults
-    options = [
-        click.option("--seed", type=int, default=D.seed, show_default=True, help="Seed of init and batch order."),
-        click.option("--steps", type=click.IntRange(1), default=D.steps, show_default=True, help="Optimiser steps."),
-        click.option("--width", type=click.IntRange(8), default=D.width, show_default=True,
-                     help="Slot (residual) width."),
-        click.option("--batch-chains", type=click.IntRange(2), default=D.batch_chains, show_default=True,
-                     help=batch_help),
-        click.option("--lr", type=click.FloatRange(min=0, min_open=True), default=D.lr, show_default=True,
-                     help="Peak learning rate (cosine decay to --final-lr-fraction of it)."),
-        click.option("--final-lr-fraction", type=click.FloatRange(0, 1), default=D.final_lr_fraction,
-                     show_default=True, help="Final learning rate as a fraction of the peak."),
-        click.option("--warmup-steps", type=click.IntRange(0), default=D.warmup_steps, show_default=True,
-                     help="Steps of linear learning-rate warm-up."),
-        click.option("--weight-decay", type=click.FloatRange(0), default=D.weight_decay, show_default=True,
-                     help="AdamW weight decay."),
-        click.option("--grad-clip", type=click.FloatRange(min=0, min_open=True), default=D.grad_clip,
-                     show_default=True, help="Clip of the global gradient norm."),
-        click.option("--fixed-norm/--free-norm", default=D.fixed_norm, show_default=True,
-                     help="Recurrence: rescale the slot to a fixed norm after every event (section 52), or leave "
-                          "its norm free."),
-        click.option("--mu", type=click.FloatRange(0), default=D.mu, show_default=True,
-                     help="Weight of the invariance (and control) term."),
-        click.option("--invariance-delay", type=click.FloatRange(0, 1), default=D.invariance_delay,
-                     show_default=True, help="Fraction of steps the invariance term is held at zero."),
-        click.option("--invariance-ramp", type=click.FloatRange(0, 1), default=D.invariance_ramp,
-                     show_default=True, help="Fraction of steps over which it then ramps to mu."),
-        click.option("--nextlat-weight", type=click.FloatRange(0), default=D.nextlat_weight, show_default=True,
-                     help="Weight of next-latent prediction."),
-        click.option("--nextlat-delay", type=click.FloatRange(0, 1), default=D.nextlat_delay, show_default=True,
-                     help="Fraction of steps NextLat is held at zero."),
-        click.option("--nextlat-ramp", type=click.FloatRange(0, 1), default=D.nextlat_ramp, show_default=True,
-                     help="Fraction of steps of NextLat's ramp."),
-        click.option("--checkpoint-every", type=click.IntRange(1), default=D.checkpoint_every, show_default=True,
-                     help="Steps between checkpoints."),
-    ]
 
-    return stacked(options)
+def config_options(defaults, names: Sequence[str], prefix: str = "") -> Decorator:
+    """The options of the settings ``names`` of ``defaults`` (a config instance: a TrainConfig, an
+    OracleConfig, a StopConfig...), in that order, each with the default it has there; with a
+    ``prefix``, ``--<prefix>-<name>`` (the command's parameter ``<prefix>_<name>``)."""
+    declared = {f.name: f for f in fields(defaults)}
+    return stacked([config_option(declared[name], getattr(defaults, name), prefix) for name in names])
+
+
+def config_option(field: Field, default, prefix: str = "") -> Decorator:
+    """The option of one config field, as its ``Setting`` says, defaulting to ``default``."""
+    said: Setting = field.metadata["setting"]
+    name = f"{prefix}_{field.name}" if prefix else field.name
+    if said.flag is not None:
+        return click.option(said.flag, default=default, show_default=True, help=said.help)
+    kind = field.type if isinstance(field.type, str) else field.type.__name__  # "int", "float", "str"
+    if said.choices is not None:
+        accepted = click.Choice(said.choices)
+    elif said.path:
+        accepted, default = click.Path(path_type=Path), Path(default)
+    elif said.low is not None or said.high is not None:
+        accepted = (click.IntRange if kind == "int" else click.FloatRange)(
+            said.low, said.high, min_open=said.low_open, max_open=said.high_open)
+    else:
+        accepted = {"int": int, "float": float}.get(kind)  # text: click's default
+    return click.option(f"--{name.replace('_', '-')}", type=accepted, default=default, show_default=True,
+                        help=said.help)
 
 
 RESUME_HELP = ("Continue from the checkpoint in --out with the same settings; with a larger --steps (and every "

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chains.files import write_bytes_atomic
+from tracker.checkpoint import CHECKPOINT
 
 METRICS = "metrics.jsonl"
 TENSORBOARD = "tensorboard"
@@ -113,6 +114,6 @@ class RunLog:
     def __exit__(self, kind, *exc) -> None:
         self.close()
         # a fresh run that fails before its first checkpoint leaves no log of itself (nothing half-written)
-        if kind is not None and self.fresh and not (self.out / "checkpoint.pt").exists():  # tracker.loop.CHECKPOINT
+        if kind is not None and self.fresh and not (self.out / CHECKPOINT).exists():
             self.path.unlink(missing_ok=True)
             shutil.rmtree(self.out / TENSORBOARD, ignore_errors=True)

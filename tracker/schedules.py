@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-from tracker.train import TrainConfig
+from tracker.config import TrainConfig
 
 # settings that say what is trained on and how it is saved, not how it is trained: a schedule
 # leaves them to the caller, and they do not count when a report's schedule is named

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from tracker.config import setting
 from tracker.data import TrackerData
 from tracker.device import default_device
 from tracker.evaluate import end_views, model_device, right_trees
@@ -24,11 +25,14 @@ from tracker.models import Tracker
 
 @dataclass(frozen=True)
 class StopConfig:
-    every: int = 0  # steps between checks; 0: no checks, train every step of the schedule
-    chains: int = 64  # held-out chains per length read by a check (the last ones of each split)
-    patience: int = 2  # passing checks in a row that end training
+    # train-tracker's --check-* options are made from these fields (tracker.options)
+    every: int = setting(0, "Stop when exact: every N steps read a few held-out chains of every length (shortest "
+                            "first) and stop after --check-patience passing checks in a row (0: no checks).", low=0)
+    chains: int = setting(64, "Held-out chains per length a check reads (the last ones of each split).", low=1)
+    patience: int = setting(2, "Passing checks in a row that end training.", low=1)
     threshold: float = 0.99  # "exact": the fraction of those chains whose whole tree is right
-    cooldown: int = 0  # steps of linearly falling learning rate after the checks say stop
+    cooldown: int = setting(0, "Once the checks say stop, train this many more steps with the learning rate falling "
+                               "linearly towards zero, then stop.", low=0)
 
     def __post_init__(self) -> None:
         if (self.every < 0 or self.chains < 1 or self.patience < 1 or not 0 <= self.threshold <= 1

@@ -45,6 +45,7 @@ from chains.sampling import random_walk
 from chains.space import StateSpace
 from chains.trees import Tree, parse_polish, polish, tokens
 from leanbridge.asker import AskConfig
+from chains.version import package_version
 from leanbridge.certify import CertificationFailed, certify_steps, checker_identity, default_store
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
@@ -55,7 +56,8 @@ from tracker.device import cpu_kernels, resolve_device
 from tracker.inference import RunUnavailable, TrackedRun, load_run
 from tracker.layouts import PAD_ID, laid_out
 from tracker.models import Recurrent, SlotRecurrence
-from tracker.train import IGNORED, CheckpointError, load_checkpoint, package_version
+from tracker.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint
+from tracker.train import IGNORED
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 STATE = "stream-state.pt"  # the saved state inside the output directory
@@ -486,7 +488,7 @@ def _open_dataset(config: StreamConfig) -> tuple[Path, dict]:
     data = config.data
     if data is None:
         try:
-            blob = load_checkpoint(Path(config.run) / "checkpoint.pt")
+            blob = load_checkpoint(Path(config.run) / CHECKPOINT)
         except CheckpointError as e:
             raise StreamError(f"tracker {config.run}: {e}") from None
         data = (blob.get("identity", {}).get("dataset", {}) or {}).get("path")

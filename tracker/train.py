@@ -11,96 +11,29 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from chains.files import staged_files
-from tracker.data import Batch, TrackerData, common_successor, load_dataset, sample_batch
+from chains.version import package_version
+from tracker.build import build_model
+from tracker.checkpoint import CHECKPOINT, Checkpoint, settings_from_checkpoint
+from tracker.config import TrainConfig
+from tracker.data import Batch, TrackerData, load_dataset, sample_batch
 from tracker.device import cpu_kernels, default_device, resolve_device
 from tracker.evaluate import EvalConfig, evaluate, requested_chains, torch_threads
-from tracker.layouts import LAYOUTS, PAD_ID, laid_out
-# the shared loop's names are re-exported: the tracker's callers import them from here
-from tracker.loop import (CHECKPOINT, CheckpointError, OptimConfig, Optimised, TrainingInterrupted, Write,  # noqa: F401
-                          check_resumable, descend, extension, load_checkpoint, lr_at, package_version,
-                          settings_from_checkpoint, stop_requests, train_loop)
-from tracker.build import build_model
-from tracker.models import ARCHS, ModelConfig, Tracker
-from tracker.registers import MOVES, TABLES
+from tracker.layouts import PAD_ID, laid_out
+from tracker.loop import Optimised, Write, descend, extension, lr_at, train_loop
+from tracker.losses import NextLatHead, tracker_losses
+from tracker.models import Tracker
 from tracker.runlog import LogConfig, RunLog
-from tracker.objectives import OBJECTIVES, NextLatHead, TermsConfig, invariance, metric, nextlat, output_tv
+from tracker.schedules import schedule_of
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
 
 IGNORED = -100  # a readout target the cross-entropy skips (F.cross_entropy's ignore_index)
-
-
-@dataclass(frozen=True)
-class TrainConfig(TermsConfig):
-    # the settings the oracle shares are TermsConfig's (tracker.objectives): the optimiser's
-    # (tracker.loop.OptimConfig: seed, steps (the seed's 12,000), batch_chains (B chains per step
-    # with their K partners, B(1+K) histories; 12,000 steps of 28 fit 15 min on 2 CPU cores), lr,
-    # final_lr_fraction (the floor of the pair distance scales with it), warmup_steps,
-    # weight_decay, grad_clip, checkpoint_every) and the Nerode terms' weights and schedules (mu,
-    # invariance_*, nextlat_*, metric_*, gamma)
-    data: str = "data/tier1-a4"  # certified dataset directory
-    objective: str = "combo"  # one of OBJECTIVES
-    arch: str = "recurrence"  # one of ARCHS
-    width: int = 128  # slot width C (the seed's 128)
-    fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52's closure)
-    ticks: int = 4  # recurrence: attention + MLP updates per event
-    slot_init: float = 1.0  # recurrence: scale of the start slot's N(0, I) init
-    embed_init_std: float = 0.02  # std of the token embeddings at init
-    slot_noise: float = 0.0  # recurrence: std of N(0, I) noise added to the slot after every event in training
-    slot_noise_delay: float = 0.0  # fraction of steps trained without the noise
-    dropout: float = 0.0  # transformers: dropout rate of the blocks' residual branches in training
-    layout: str = "polish"  # which tree position each readout slot names (tracker.layouts)
-    ce_positions: str = "all"  # cross-entropy (and exactness) on every readout position, or "tree": its own only
-    # registers: a move reads the softmax mixture of its candidate sources (soft), or exactly the top
-    # one, trained through the softmax's gradient (hard: straight-through)
-    moves: str = "soft"
-    # registers: every target head's table row its own (free), or each row's score for a source
-    # adding its parent head's score for that source's parent when both end in the same bit (tied):
-    # a subtree moved whole moves its children with it, on heads training never exercised
-    tables: str = "free"
-
-    def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
-        if self.arch not in ARCHS:
-            raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
-        if self.width < 8 or self.ticks < 1:  # steps, batch and checkpoints: OptimConfig's checks
-            raise ValueError("ticks must be >= 1, width >= 8")
-        if self.slot_init <= 0 or self.embed_init_std <= 0:
-            raise ValueError("slot_init and embed_init_std must be > 0")
-        if self.slot_noise < 0 or (self.slot_noise > 0 and self.arch != "recurrence"):
-            raise ValueError("slot_noise must be >= 0, and > 0 only for the recurrence (the slot it perturbs)")
-        if not 0 <= self.dropout < 1 or (self.dropout > 0 and not self.arch.startswith("transformer")):
-            raise ValueError("dropout must lie in [0, 1), and be > 0 only for a transformer")
-        if self.ce_positions not in ("all", "tree"):
-            raise ValueError(f"unknown ce_positions {self.ce_positions!r}; choose all or tree")
-        if self.layout not in LAYOUTS:
-            raise ValueError(f"unknown layout {self.layout!r}; choose one of {', '.join(LAYOUTS)}")
-        if self.moves not in MOVES or (self.moves != "soft" and self.arch != "registers"):
-            raise ValueError(f"moves must be one of {', '.join(MOVES)}, and other than soft only for the registers")
-        if self.tables not in TABLES or (self.tables != "free" and self.arch != "registers"):
-            raise ValueError(f"tables must be one of {', '.join(TABLES)}, and other than free only for the registers")
-        if self.arch == "registers" and self.layout != "paths":
-            raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
-        super().__post_init__()
-
-    @property
-    def model(self) -> ModelConfig:
-        return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm, ticks=self.ticks,
-                           slot_init=self.slot_init, embed_init_std=self.embed_init_std, moves=self.moves,
-                           tables=self.tables)
-
-    @property
-    def terms(self) -> set[str]:
-        return {"plain": set(), "invariance": {"invariance"}, "nextlat": {"nextlat"}, "metric": {"metric"},
-                "combo": {"invariance", "nextlat"}, "nerode": {"invariance", "nextlat", "metric"},
-                "control": {"control"}}[self.objective]
 
 
 class Trainer(Optimised):
@@ -125,55 +58,8 @@ class Trainer(Optimised):
             raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
 
     def losses(self, batch: Batch, step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-        cfg, data, model = self.config, self.data, self.model
-        b, k = batch.chains, batch.partners
-        if cfg.slot_noise > 0 and step >= cfg.slot_noise_delay * cfg.steps:
-            # the slot perturbed after every event: the next events and the readout must undo it
-            z, state = model(batch.items, noise=cfg.slot_noise, generator=generator)  # (H, T, C)
-        elif cfg.dropout > 0:
-            z, state = model(batch.items, dropout=cfg.dropout, generator=generator)
-        else:
-            z, state = model(batch.items)
-        mask = batch.mask
-        logits = model.readout(z)  # (H, T, P, V)
-        target = data.tree_tokens[batch.trees.clamp(min=0)]  # (H, T, P)
-        out = {"ce": F.cross_entropy(logits[mask].flatten(0, -2), target[mask].flatten())}
-        last = batch.lengths - 1
-        z_end = z[torch.arange(len(z), device=z.device), last]  # (H, C)
-        chain_end = z_end[:b]  # (B, C)
-        partner_end = z_end[b:].view(b, k, -1)  # (B, K, C)
-        ends = batch.ends
-        if "invariance" in cfg.terms:
-            w = cfg.weight("invariance", step)
-            out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
-                                               partner_end.reshape(-1, z.shape[-1]))
-        if "control" in cfg.terms:
-            # the same term at the same cost on inequivalent pairs: chain b against chain b+1's partners
-            w = cfg.weight("control", step)
-            other = torch.roll(partner_end, 1, dims=0).reshape(-1, z.shape[-1])
-            other_ends = torch.roll(ends[b:].view(b, k), 1, dims=0).reshape(-1)
-            differ = (ends[:b].repeat_interleave(k) != other_ends).float()
-            out["control"] = w * invariance(chain_end.repeat_interleave(k, 0), other, differ)
-        if "nextlat" in cfg.terms:
-            w = cfg.weight("nextlat", step)
-            events = model.embed.pooled(batch.items)  # (H, T, C)
-            out["nextlat"] = w * nextlat(self.nextlat_head, z, events, mask)
-        if "metric" in cfg.terms:
-            w = cfg.weight("metric", step)
-            c = z.shape[-1]
-            # certified equivalent pairs: target 0
-            eq = metric(chain_end[:, None].expand_as(partner_end).reshape(-1, c), partner_end.reshape(-1, c),
-                        torch.zeros(b * k, device=z.device), None, None, None, cfg.gamma)
-            # chain b against chain b+1: target from their outputs and one common next event
-            u = torch.arange(b, device=z.device)
-            v = torch.roll(u, 1)
-            item, _, _, found = common_successor(data, ends[u], ends[v], generator)
-            item = torch.where(found, item, data.tree_items[0])  # any real item; unused where not found
-            zux, zvx = model.advance(state, u, item), model.advance(state, v, item)
-            tv = output_tv(data.tree_tokens[ends[u]], data.tree_tokens[ends[v]])
-            neq = metric(chain_end[u], chain_end[v], tv, zux, zvx, found, cfg.gamma)
-            out["metric"] = w * (eq * b * k + neq * b) / (b * k + b)
-        return out
+        """The step's loss terms (``tracker.losses.tracker_losses``)."""
+        return tracker_losses(self.config, self.model, self.nextlat_head, self.data, batch, step, generator)
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
         """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
@@ -215,16 +101,14 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         data = load_dataset(config.data, corrupted_checker=corrupted_checker)
     path = out / CHECKPOINT
     until = config.steps
-    blob = None
-    if resume:
-        blob = load_checkpoint(path)
-        config = check_resumable(blob, config, data.identity["dataset"], path)  # an extension keeps its settings
-    trainer = Trainer(config, data, device)
-    data = trainer.data  # on the device
     resumed_from = None
-    if blob is not None:
-        trainer.load(blob)
+    if resume:  # an extension keeps its settings
+        checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
+        config, trainer = checkpoint.config, checkpoint.restore(Trainer, data, device)
         resumed_from = trainer.step
+    else:
+        trainer = Trainer(config, data, device)
+    data = trainer.data  # on the device
     out.mkdir(parents=True, exist_ok=True)
     requested_chains(eval_config.max_chains, data.tests)  # a warning, before training, when the dataset is small
 
@@ -235,7 +119,6 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         results = evaluate(trainer.model, data, eval_config, show_progress)
         run_log.figures("evaluation", trainer.step, {k: results[k] for k in ("exact", "pair_distance", "chains")})
     correct = results.pop("correct")  # per chain; only the stop report reads it
-    from tracker.schedules import schedule_of  # schedules build on TrainConfig, defined here
 
     report = {
         "objective": config.objective, "arch": config.arch, "seed": config.seed, "steps": trainer.step,

@@ -1,4 +1,7 @@
-"""The distinction half for the oracle: the metric loss of section 47 on inequivalent pairs of
+"""The oracle's losses: the cross-entropy of Lean's verdict on every probe, and the terms added to it
+(``verdict_losses``, one step's terms for the objective an ``oracle.config.OracleConfig`` names).
+
+The distinction half for the oracle: the metric loss of section 47 on inequivalent pairs of
 probed states, with targets read off Lean's verdicts (no certificate of inequivalence needed).
 
 A state's output is its verdict on every probe event. Two probed states u, v of a batch that
@@ -14,8 +17,12 @@ transition; elsewhere the successor term falls back to sg d_N(u, v), whose fixed
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
-from tracker.objectives import centred_cosine_distance, metric
+from oracle.config import OracleConfig
+from oracle.data import OracleData, ProbeBatch
+from oracle.model import Oracle
+from tracker.losses import NextLatHead, centred_cosine_distance, invariance, metric, nextlat
 
 
 def verdict_pairs(probes: torch.Tensor, verdicts: torch.Tensor, accepting: torch.Tensor
@@ -130,3 +137,60 @@ class SkeletonPool:
         r = r + (r >= (at - start)[:, None]).long()  # skip the goal itself
         picked = self.items[(start[:, None] + r).clamp(max=len(self.items) - 1)]
         return torch.where(has[:, None], picked, goals[:, None]), has
+
+
+def verdict_losses(cfg: OracleConfig, model: Oracle, nextlat_head: NextLatHead | None, data: OracleData,
+                   skeletons: SkeletonPool | None, batch: ProbeBatch, step: int, generator: torch.Generator | None = None
+                   ) -> dict[str, torch.Tensor]:
+    """The terms of ``cfg``'s objective on ``batch`` at ``step``, each weighted (the step's loss is
+    their sum): ``verdict`` always, then metric and completion (nerode), tree (``tree_weight``),
+    invariance and nextlat as the objective has them. ``skeletons``: the completion negatives'
+    pool (None without them); ``generator`` (the step's) draws the metric loss's pairs and the negatives."""
+    histories = batch.histories
+    r, z, w = model.states(histories.items, batch.truth_items, terms=bool(cfg.terms))  # (B, S, C), (H, T, C)
+    logits = model.score(r, batch.probes)  # (B, S, P, V)
+    real = batch.verdicts >= 0
+    out = {"verdict": F.cross_entropy(logits[real], batch.verdicts[real])}
+    if "metric" in cfg.terms:
+        weight = cfg.weight("metric", step)
+        views = z[: histories.chains, : r.shape[1]]  # (B, S, C) the probed states in the readout's view
+        out["metric"] = weight * verdict_metric(model, views, w, batch.probes, batch.verdicts,
+                                                data.accepting, cfg.gamma, cfg.metric_pairs, generator)
+        compares = (cfg.completion_margin > 0 and w is not None and batch.goal_items is not None
+                    and model.compares and cfg.arch != "probe-slot")
+        if compares and weight == 0:  # held at zero with the metric loss: a zero, with nothing computed or drawn
+            out["completion"] = torch.zeros((), device=data.device)
+        elif compares:
+            goal = model.goal_view(batch.goal_items)  # (B, C)
+            negatives = None
+            if cfg.completion_negatives:
+                items, has = skeletons.draw(batch.goal_items, cfg.completion_negatives, generator)
+                negatives = model.goal_view(items), has  # (B, N, C), (B,)
+            term = completion_term(model, w, goal, batch.probes, batch.verdicts, data.accepting,
+                                   data.verdicts.index("complete"), cfg.completion_margin, negatives)
+            # a weight of 1 multiplies by 1.0 exactly: runs without the knob keep their bits
+            out["completion"] = weight * (term * cfg.completion_weight if cfg.completion_weight != 1 else term)
+    if cfg.tree_weight:
+        views = r if z is None else z[: histories.chains, : r.shape[1]]  # (B, S, C)
+        out["tree"] = cfg.tree_weight * tree_term(model, data, views, batch.truth_items)
+    if "invariance" in cfg.terms:
+        b, k = histories.chains, histories.partners
+        z_end = z[torch.arange(len(z), device=z.device), histories.lengths - 1]  # (H, C)
+        chain_end, partner_end = z_end[:b], z_end[b:].view(b, k, -1)
+        w = cfg.weight("invariance", step)
+        out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
+                                           partner_end.reshape(-1, z.shape[-1]))
+    if "nextlat" in cfg.terms:
+        w = cfg.weight("nextlat", step)
+        events = model.tracker.embed.pooled(histories.items)  # (H, T, C)
+        out["nextlat"] = w * nextlat(nextlat_head, z, events, histories.mask)
+    return out
+
+
+def tree_term(model: Oracle, data: OracleData, views: torch.Tensor, truth_items: torch.Tensor) -> torch.Tensor:
+    """views (B, S, C) of the probed states, truth_items (B, S) the certified trees T_t read as
+    starts -> the tracker's cross-entropy of every position of T_t (padding included) from its view."""
+    tracker = model.tracker
+    logits = tracker.readout(views)  # (B, S, P, V_out)
+    targets = data.item_tokens[truth_items][..., : tracker.tree_len]  # (B, S, P) output ids, PAD after the end
+    return F.cross_entropy(logits.flatten(0, -2), targets.flatten())

@@ -1,0 +1,117 @@
+"""A run directory's checkpoint, and the one way a run is brought back from it: for training on
+(a trainer's ``--resume``), for evaluation (the benchmarks) and for use (``tracker.load_run``,
+``oracle.load_run``, the prover's scorer), the tracker's runs and the oracle's alike.
+
+``Checkpoint.of_run`` reads a run's checkpoint and the settings it trained with;
+``Checkpoint.to_continue`` reads it for a run about to continue with given settings (refused, in
+one line, when they or the dataset differ other than by more steps); ``Checkpoint.restore``
+builds a trainer from it (the tracker's ``tracker.train.Trainer`` or the oracle's
+``oracle.train.OracleTrainer``) on a dataset and loads its weights, optimiser state and step.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+
+from tracker.data import UnreadableFile, load_torch_file
+
+CHECKPOINT = "checkpoint.pt"  # a run directory's checkpoint, for every trainer and loader
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing or does not belong to this run."""
+
+
+def load_checkpoint(path: Path) -> dict:
+    """The checkpoint at ``path``: weights, settings and dataset identity, its tensors on the CPU
+    whatever device it was made on. Loaded without running any code it may hold (torch's
+    weights-only unpickler); CheckpointError when it is missing or is not a checkpoint."""
+    if not path.is_file():
+        raise CheckpointError(f"{path}: no checkpoint to resume from")
+    try:
+        # checkpoints record torch.__version__, a str subclass the weights-only unpickler must be told of
+        blob = load_torch_file(path, allowed=(torch.torch_version.TorchVersion,), map_location="cpu")
+    except UnreadableFile as e:
+        raise CheckpointError(f"{path}: not a readable checkpoint ({e})") from None
+    identity = blob.get("identity") if isinstance(blob, dict) else None
+    dataset = identity.get("dataset") if isinstance(identity, dict) else None
+    if not (isinstance(dataset, dict) and isinstance(dataset.get("dataset_id"), str)
+            and isinstance(blob.get("config"), dict) and isinstance(blob.get("model"), dict)):
+        raise CheckpointError(f"{path}: not a train-tracker checkpoint (no settings, weights or dataset identity)")
+    return blob
+
+
+Config = TypeVar("Config")  # a frozen config dataclass: tracker.config.TrainConfig or oracle.config.OracleConfig
+Trainer = TypeVar("Trainer")
+
+
+def settings_from_checkpoint(blob: dict, kind: type[Config]) -> Config:
+    """The ``kind`` config a checkpoint was trained with. Keys the dataclass no longer has are
+    dropped; a setting it gained since takes its default (what the run trained with)."""
+    known = {f.name for f in fields(kind)}
+    try:
+        return kind(**{k: v for k, v in blob["config"].items() if k in known})
+    except (TypeError, ValueError) as e:
+        raise CheckpointError(f"the checkpoint's settings are not valid ({e})") from None
+
+
+def check_resumable(blob: dict, config: Config, dataset: dict, path: Path) -> Config:
+    """The settings to continue the checkpoint ``blob`` (at ``path``) with: ``config`` itself, or,
+    when ``config`` differs from the checkpoint's settings only by more ``steps``, the
+    checkpoint's settings (the run is extended: see ``tracker.loop.extension``). CheckpointError,
+    in one line, for any other difference, fewer steps, or another dataset."""
+    stored = settings_from_checkpoint(blob, type(config))
+    if stored != config and replace(stored, steps=config.steps) == config:
+        if config.steps < stored.steps:
+            raise CheckpointError(f"{path}: trained for {stored.steps} steps; --resume continues a run or extends "
+                                  f"it with more steps, never fewer ({config.steps})")
+        config = stored
+    if stored != config:
+        diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
+                for f in fields(config) if getattr(stored, f.name) != getattr(config, f.name)]
+        raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
+    if blob["identity"]["dataset"]["dataset_id"] != dataset["dataset_id"]:
+        raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
+    return config
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A run's checkpoint and the settings to bring it back with."""
+
+    path: Path  # the checkpoint file, <run>/checkpoint.pt
+    blob: dict  # the checkpoint as ``load_checkpoint`` read it
+    config: Any  # the settings: the run's own (``of_run``), or those it continues with (``to_continue``)
+
+    @classmethod
+    def of_run(cls, directory: Path | str, kind: type[Config]) -> Checkpoint:
+        """The checkpoint of the run in ``directory`` with the ``kind`` config it trained with;
+        CheckpointError when it is missing, is no checkpoint or its settings are not valid."""
+        path = Path(directory) / CHECKPOINT
+        blob = load_checkpoint(path)
+        return cls(path, blob, settings_from_checkpoint(blob, kind))
+
+    @classmethod
+    def to_continue(cls, directory: Path | str, config: Config, dataset: dict) -> Checkpoint:
+        """The checkpoint of the run in ``directory``, to continue training with ``config`` on the
+        dataset of identity ``dataset`` (``check_resumable``: an extension keeps its settings)."""
+        path = Path(directory) / CHECKPOINT
+        blob = load_checkpoint(path)
+        return cls(path, blob, check_resumable(blob, config, dataset, path))
+
+    @property
+    def step(self) -> int:
+        """The optimiser steps the run had done when the checkpoint was written."""
+        return self.blob["step"]
+
+    def restore(self, trainer: Callable[[Any, Any, torch.device | str], Trainer], data: Any,
+                device: torch.device | str = "cpu") -> Trainer:
+        """``trainer(config, data, device)`` (a ``tracker.loop.Optimised``) at the checkpoint's
+        state: its weights, optimiser state, step and time; CheckpointError when they do not fit."""
+        built = trainer(self.config, data, device)
+        built.load(self.blob)
+        return built

@@ -1,0 +1,196 @@
+"""What a tracker is trained with, each setting declared once: a field of a frozen dataclass with
+its default and what a command says of it (``setting``), from which ``tracker.options`` makes
+the click options of train-tracker and train-oracle.
+
+- ``OptimConfig``: the seed, the steps, the batch, AdamW with warm-up and cosine decay, the
+  gradient clip and the checkpoint interval: what the one training loop (``tracker.loop``) reads.
+- ``TermsConfig``: the Nerode terms' weights and schedules on top of it (``schedule``): what the
+  tracker's ``TrainConfig`` and the oracle's ``oracle.config.OracleConfig`` share.
+- ``TrainConfig``: the tracker's own settings (its data, objective, architecture and model).
+
+Every setting stays a flat field of one frozen dataclass: a checkpoint's and a report's ``config``
+keep their keys, and a config is built from a command's options by name. The named presets of
+TrainConfig are ``tracker.schedules``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracker.layouts import LAYOUTS
+from tracker.models import ARCHS, ModelConfig
+from tracker.registers import MOVES, TABLES
+
+OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "control")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What a command says of one config field: its option's help and the values it accepts."""
+
+    help: str  # the option's help, and the field's documentation
+    low: float | None = None  # the least value accepted (None: no bound)
+    high: float | None = None  # the largest value accepted (None: no bound)
+    low_open: bool = False  # ``low`` itself refused
+    high_open: bool = False  # ``high`` itself refused
+    choices: tuple[str, ...] | None = None  # the only values accepted
+    flag: str | None = None  # a boolean's option, "--on/--off"
+    path: bool = False  # a directory: shown and parsed as a path, kept as text
+
+
+def setting(default: Any, help: str | Setting, **accepts: Any) -> Any:
+    """A config field with its ``default`` and what a command says of it: ``help`` and the values
+    it ``accepts`` (``Setting``'s fields), or a whole ``Setting``."""
+    said = help if isinstance(help, Setting) else Setting(help, **accepts)
+    return field(default=default, metadata={"setting": said})
+
+
+# settings declared alike by the tracker and the oracle
+WIDTH = Setting("Slot (residual) width.", low=8)  # the seed's 128
+FIXED_NORM = Setting("Recurrence: rescale the slot to a fixed norm after every event (section 52), or leave its "
+                     "norm free.", flag="--fixed-norm/--free-norm")  # section 52's closure
+FRACTION = {"low": 0, "high": 1}
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    seed: int = setting(0, "Seed of init and batch order.")  # model init and batch order
+    # the seed's 12,000 steps of 28 chains fit 15 min on 2 CPU cores
+    steps: int = setting(12_000, "Optimiser steps.", low=1)
+    # B chains per step with their K partners: B(1+K) histories
+    batch_chains: int = setting(28, "Chains per step (each with its certified partners).", low=2)
+    lr: float = setting(2e-3, "Peak learning rate (cosine decay to --final-lr-fraction of it).", low=0, low_open=True)
+    # the floor of the pair distance scales with it
+    final_lr_fraction: float = setting(0.1, "Final learning rate as a fraction of the peak.", **FRACTION)
+    warmup_steps: int = setting(200, "Steps of linear learning-rate warm-up.", low=0)
+    weight_decay: float = setting(0.0, "AdamW weight decay.", low=0)
+    grad_clip: float = setting(1.0, "Clip of the global gradient norm.", low=0, low_open=True)
+    # one is also written at the end
+    checkpoint_every: int = setting(500, "Steps between checkpoints.", low=1)
+
+    def __post_init__(self) -> None:
+        if self.steps < 1 or self.batch_chains < 2 or self.checkpoint_every < 1:
+            raise ValueError("steps and checkpoint_every must be >= 1, batch_chains >= 2")
+        if not self.lr > 0 or not 0 <= self.final_lr_fraction <= 1 or self.warmup_steps < 0:
+            raise ValueError("lr must be > 0, final_lr_fraction in [0, 1], warmup_steps >= 0")
+        if self.weight_decay < 0 or not self.grad_clip > 0:
+            raise ValueError("weight_decay must be >= 0 and grad_clip > 0")
+
+
+def schedule(step: int, total: int, delay: float, ramp: float) -> float:
+    """The weight multiplier at ``step`` of ``total``: 0 before delay*total, then linear to 1
+    over ramp*total steps, then 1."""
+    start, length = delay * total, ramp * total
+    if step < start:
+        return 0.0
+    if length <= 0:
+        return 1.0
+    return min(1.0, (step - start + 1) / length)
+
+
+@dataclass(frozen=True)
+class TermsConfig(OptimConfig):
+    """The Nerode terms' weights and when they act, on top of the optimiser's settings. The
+    metric loss is the tracker's (section 47, on chain pairs) or the oracle's (``oracle.losses``,
+    on pairs of probed states); both take the same weight, schedule and discount."""
+
+    mu: float = setting(1.0, "Weight of the invariance (and control) term.", low=0)  # the seed's mu = 1
+    # the default: held at 0 for 2,400 of 12,000 steps
+    invariance_delay: float = setting(0.2, "Fraction of steps the invariance term is held at zero.", **FRACTION)
+    invariance_ramp: float = setting(0.1, "Fraction of steps over which it then ramps to mu.", **FRACTION)
+    nextlat_weight: float = setting(1.0, "Weight of next-latent prediction.", low=0)
+    nextlat_delay: float = setting(0.0, "Fraction of steps NextLat is held at zero.", **FRACTION)
+    nextlat_ramp: float = setting(0.0, "Fraction of steps of NextLat's ramp.", **FRACTION)
+    metric_weight: float = setting(1.0, "Weight of the Nerode metric loss.", low=0)
+    metric_delay: float = setting(0.2, "Fraction of steps the metric loss is held at zero.", **FRACTION)
+    metric_ramp: float = setting(0.1, "Fraction of steps of the metric loss's ramp.", **FRACTION)
+    gamma: float = setting(0.9, "Discount of the metric loss.", low=0, high=1, low_open=True, high_open=True)  # section 47
+
+    def __post_init__(self) -> None:
+        if not 0 < self.gamma < 1:
+            raise ValueError(f"gamma must lie in (0, 1), got {self.gamma}")
+        super().__post_init__()
+
+    def weight(self, term: str, step: int) -> float:
+        """The weight of ``term`` (invariance, control, nextlat or metric) at ``step``: its full
+        weight times ``schedule``; past the last step (an extended run), its weight at the last step."""
+        full, delay, ramp = {"invariance": (self.mu, self.invariance_delay, self.invariance_ramp),
+                             "control": (self.mu, self.invariance_delay, self.invariance_ramp),
+                             "nextlat": (self.nextlat_weight, self.nextlat_delay, self.nextlat_ramp),
+                             "metric": (self.metric_weight, self.metric_delay, self.metric_ramp)}[term]
+        return full * schedule(min(step, self.steps - 1), self.steps, delay, ramp)
+
+
+@dataclass(frozen=True)
+class TrainConfig(TermsConfig):
+    data: str = setting("data/tier1-a4", "Certified dataset directory (made by certify).", path=True)
+    objective: str = setting(
+        "combo", "plain: CE after every event; invariance/control: CE + mu(1 - centred cosine) on equivalent/"
+                 "inequivalent pairs; nextlat: CE + next-latent prediction; metric: CE + Nerode metric loss; "
+                 "combo: CE + NextLat + invariance; nerode: combo + the metric loss (both halves of the "
+                 "Nerode relation: equivalent histories together, inequivalent ones apart).", choices=OBJECTIVES)
+    arch: str = setting(
+        "recurrence", "recurrence: the slot recurrence; transformer(2x): causal transformer over events at equal "
+                      "(twice) per-event compute; deltaproduct: 2 DeltaProduct blocks.", choices=ARCHS)
+    width: int = setting(128, WIDTH)
+    fixed_norm: bool = setting(True, FIXED_NORM)
+    ticks: int = setting(4, "Recurrence: attention + MLP updates of the slot per event.", low=1)
+    slot_init: float = setting(1.0, "Recurrence: scale of the start slot's normal init (small: the first item writes "
+                                    "the slot).", low=0, low_open=True)  # of its N(0, I) init
+    embed_init_std: float = setting(0.02, "Std of the token embeddings at init.", low=0, low_open=True)
+    slot_noise: float = setting(0.0, "Recurrence: std of the noise added to the slot (coordinates of RMS 1 at the "
+                                     "fixed norm) after every event in training, so that the next events must correct "
+                                     "it.", low=0)  # N(0, I) noise
+    slot_noise_delay: float = setting(0.0, "Fraction of steps trained without the slot noise.", **FRACTION)
+    dropout: float = setting(0.0, "Transformers: dropout rate of the blocks' residual branches in training.",
+                             low=0, high=1, high_open=True)
+    # which tree position each readout slot names (tracker.layouts)
+    layout: str = setting("polish", "Readout layout: polish (the tree token by token, left-aligned) or paths (each "
+                                    "position named by its path from the root, so that an event moves whole "
+                                    "subtrees).", choices=LAYOUTS)
+    ce_positions: str = setting("all", "Cross-entropy on every readout position (PAD included), or on the tree's own "
+                                       "positions only (a tree read from the root is then exact when its own positions "
+                                       "are).", choices=("all", "tree"))
+    moves: str = setting("soft", "Registers: a move reads the softmax mixture of its candidate sources (soft), or "
+                                 "exactly the top one, trained through the softmax's gradient (hard).", choices=MOVES)
+    # tied: on heads training never exercised too
+    tables: str = setting("free", "Registers: every target head's table row its own (free), or adding its parent "
+                                  "head's score for the source's parent where both end in the same bit (tied: a "
+                                  "subtree moved whole moves its children with it).", choices=TABLES)
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
+        if self.arch not in ARCHS:
+            raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
+        if self.width < 8 or self.ticks < 1:  # steps, batch and checkpoints: OptimConfig's checks
+            raise ValueError("ticks must be >= 1, width >= 8")
+        if self.slot_init <= 0 or self.embed_init_std <= 0:
+            raise ValueError("slot_init and embed_init_std must be > 0")
+        if self.slot_noise < 0 or (self.slot_noise > 0 and self.arch != "recurrence"):
+            raise ValueError("slot_noise must be >= 0, and > 0 only for the recurrence (the slot it perturbs)")
+        if not 0 <= self.dropout < 1 or (self.dropout > 0 and not self.arch.startswith("transformer")):
+            raise ValueError("dropout must lie in [0, 1), and be > 0 only for a transformer")
+        if self.ce_positions not in ("all", "tree"):
+            raise ValueError(f"unknown ce_positions {self.ce_positions!r}; choose all or tree")
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"unknown layout {self.layout!r}; choose one of {', '.join(LAYOUTS)}")
+        if self.moves not in MOVES or (self.moves != "soft" and self.arch != "registers"):
+            raise ValueError(f"moves must be one of {', '.join(MOVES)}, and other than soft only for the registers")
+        if self.tables not in TABLES or (self.tables != "free" and self.arch != "registers"):
+            raise ValueError(f"tables must be one of {', '.join(TABLES)}, and other than free only for the registers")
+        if self.arch == "registers" and self.layout != "paths":
+            raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
+        super().__post_init__()
+
+    @property
+    def model(self) -> ModelConfig:
+        return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm, ticks=self.ticks,
+                           slot_init=self.slot_init, embed_init_std=self.embed_init_std, moves=self.moves,
+                           tables=self.tables)
+
+    @property
+    def terms(self) -> set[str]:
+        return {"plain": set(), "invariance": {"invariance"}, "nextlat": {"nextlat"}, "metric": {"metric"},
+                "combo": {"invariance", "nextlat"}, "nerode": {"invariance", "nextlat", "metric"},
+                "control": {"control"}}[self.objective]

@@ -1,0 +1,138 @@
+"""The tracker's losses: the cross-entropy on the tree after every event and the Nerode terms of
+sections 43-47, as functions of the trackers' normalised views (the oracle's own are ``oracle.losses``).
+
+- ``centred_cosine_distance``: d(z_u, z_v) = 1 - cos(z_u - mean z_u, z_v - mean z_v). It factors
+  through the readout's LayerNorm (blind to a common shift of every coordinate and to scale).
+- ``invariance``: mean d over sampled pairs (the caller multiplies by mu and the schedule).
+- ``nextlat``: predict z_{t+1} from z_t and item t+1 with a small head; target under stop-gradient.
+- ``metric``: the Nerode metric loss of section 47,
+  [d_N(h(u), h(v)) - (1 - gamma) ||o(u) - o(v)||_TV - gamma sg d_N(h(ux), h(vx))]^2, d_N = d / 2.
+- ``tracker_losses``: one training step's terms for the objective a ``TrainConfig`` names, each at
+  its weight of the step (``tracker.config.TermsConfig.weight``).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from tracker.config import TrainConfig
+from tracker.data import Batch, TrackerData, common_successor
+from tracker.models import Tracker
+
+
+def centred_cosine_distance(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
+    """(..., C), (..., C) -> (...): 1 - cos between the two vectors after removing each one's mean."""
+    a = a - a.mean(-1, keepdim=True)
+    b = b - b.mean(-1, keepdim=True)
+    return 1 - F.cosine_similarity(a, b, dim=-1, eps=eps)
+
+
+def invariance(za: torch.Tensor, zb: torch.Tensor, weight: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean centred-cosine distance over pairs za[i] ~ zb[i] (M, C); ``weight`` (M,) masks pairs."""
+    d = centred_cosine_distance(za, zb)
+    if weight is None:
+        return d.mean()
+    return (d * weight).sum() / weight.sum().clamp(min=1)
+
+
+class NextLatHead(nn.Module):
+    """g(z_t, e_{t+1}) -> predicted z_{t+1}: a residual MLP over the view (``width``) and the next
+    item's pooled embedding (``event_width``, by default the view's)."""
+
+    def __init__(self, width: int, event_width: int | None = None, hidden: int = 256) -> None:
+        super().__init__()
+        event_width = width if event_width is None else event_width
+        self.net = nn.Sequential(nn.Linear(width + event_width, hidden), nn.GELU(), nn.Linear(hidden, width))
+
+    def forward(self, z: torch.Tensor, event: torch.Tensor) -> torch.Tensor:
+        return z + self.net(torch.cat([z, event], -1))
+
+
+def nextlat(head: NextLatHead, z: torch.Tensor, events: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """z (H, T, C) views, events (H, T, C) pooled item embeddings, mask (H, T) real steps.
+    Mean squared error of the prediction of z_{t+1} (stop-gradient) over real transitions."""
+    pred = head(z[:, :-1], events[:, 1:])  # (H, T-1, C)
+    target = z[:, 1:].detach()
+    err = (pred - target).pow(2).mean(-1)  # (H, T-1)
+    m = mask[:, 1:].to(err.dtype)
+    return (err * m).sum() / m.sum().clamp(min=1)
+
+
+def output_tv(trees_u: torch.Tensor, trees_v: torch.Tensor, pad: int = 0) -> torch.Tensor:
+    """||o(u) - o(v)||_TV for deterministic outputs: the output after a history is its tree,
+    a distribution per position (one-hot); the distance is the mean over positions of the
+    per-position total variation, i.e. the fraction of positions whose token differs.
+    trees_* (M, P) token ids -> (M,)."""
+    return (trees_u != trees_v).float().mean(-1)
+
+
+def metric(zu: torch.Tensor, zv: torch.Tensor, tv: torch.Tensor, zux: torch.Tensor | None,
+           zvx: torch.Tensor | None, has_next: torch.Tensor | None, gamma: float) -> torch.Tensor:
+    """The Nerode metric loss over M pairs: zu, zv (M, C) views; tv (M,) output distance;
+    zux, zvx (M, C) views after one common next event (None, or where has_next is False,
+    the successor term falls back to sg d_N(h(u), h(v)), so the fixed point there is d = TV).
+    Certified equivalent pairs are passed with tv = 0 and successor distance 0 (target 0)."""
+    d = centred_cosine_distance(zu, zv) / 2
+    if zux is None:
+        succ = torch.zeros_like(d)
+    else:
+        succ = torch.where(has_next, centred_cosine_distance(zux, zvx) / 2, d).detach()
+    target = (1 - gamma) * tv + gamma * succ
+    return (d - target).pow(2).mean()
+
+
+def tracker_losses(cfg: TrainConfig, model: Tracker, nextlat_head: NextLatHead | None, data: TrackerData, batch: Batch,
+                   step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """The terms of ``cfg``'s objective on ``batch`` at ``step``, each weighted (the step's loss is
+    their sum): ``ce`` always, then invariance, control, nextlat and metric as the objective has
+    them. ``data``'s tree tokens are the readout's targets; ``generator`` (the step's) draws the
+    slot noise or dropout masks and the metric loss's next events."""
+    b, k = batch.chains, batch.partners
+    if cfg.slot_noise > 0 and step >= cfg.slot_noise_delay * cfg.steps:
+        # the slot perturbed after every event: the next events and the readout must undo it
+        z, state = model(batch.items, noise=cfg.slot_noise, generator=generator)  # (H, T, C)
+    elif cfg.dropout > 0:
+        z, state = model(batch.items, dropout=cfg.dropout, generator=generator)
+    else:
+        z, state = model(batch.items)
+    mask = batch.mask
+    logits = model.readout(z)  # (H, T, P, V)
+    target = data.tree_tokens[batch.trees.clamp(min=0)]  # (H, T, P)
+    out = {"ce": F.cross_entropy(logits[mask].flatten(0, -2), target[mask].flatten())}
+    last = batch.lengths - 1
+    z_end = z[torch.arange(len(z), device=z.device), last]  # (H, C)
+    chain_end = z_end[:b]  # (B, C)
+    partner_end = z_end[b:].view(b, k, -1)  # (B, K, C)
+    ends = batch.ends
+    if "invariance" in cfg.terms:
+        w = cfg.weight("invariance", step)
+        out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
+                                           partner_end.reshape(-1, z.shape[-1]))
+    if "control" in cfg.terms:
+        # the same term at the same cost on inequivalent pairs: chain b against chain b+1's partners
+        w = cfg.weight("control", step)
+        other = torch.roll(partner_end, 1, dims=0).reshape(-1, z.shape[-1])
+        other_ends = torch.roll(ends[b:].view(b, k), 1, dims=0).reshape(-1)
+        differ = (ends[:b].repeat_interleave(k) != other_ends).float()
+        out["control"] = w * invariance(chain_end.repeat_interleave(k, 0), other, differ)
+    if "nextlat" in cfg.terms:
+        w = cfg.weight("nextlat", step)
+        events = model.embed.pooled(batch.items)  # (H, T, C)
+        out["nextlat"] = w * nextlat(nextlat_head, z, events, mask)
+    if "metric" in cfg.terms:
+        w = cfg.weight("metric", step)
+        c = z.shape[-1]
+        # certified equivalent pairs: target 0
+        eq = metric(chain_end[:, None].expand_as(partner_end).reshape(-1, c), partner_end.reshape(-1, c),
+                    torch.zeros(b * k, device=z.device), None, None, None, cfg.gamma)
+        # chain b against chain b+1: target from their outputs and one common next event
+        u = torch.arange(b, device=z.device)
+        v = torch.roll(u, 1)
+        item, _, _, found = common_successor(data, ends[u], ends[v], generator)
+        item = torch.where(found, item, data.tree_items[0])  # any real item; unused where not found
+        zux, zvx = model.advance(state, u, item), model.advance(state, v, item)
+        tv = output_tv(data.tree_tokens[ends[u]], data.tree_tokens[ends[v]])
+        neq = metric(chain_end[u], chain_end[v], tv, zux, zvx, found, cfg.gamma)
+        out["metric"] = w * (eq * b * k + neq * b) / (b * k + b)
+    return out
