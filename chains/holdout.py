@@ -138,6 +138,30 @@ class HeldOut:
                     "unseen_end_chains": dict(unseen), "protocol": self.sentence()})
         return out
 
+    @classmethod
+    def from_field(cls, obj: dict, where: str) -> HeldOut:
+        """What a manifest's ``holdout`` field (``manifest_field``) holds out; DatasetError naming
+        ``where`` when the field names no protocol or malformed events."""
+        kind = obj.get("kind")
+        if kind not in KINDS:
+            raise DatasetError(f"{where}: holdout kind is {str(kind)[:40]!r}, not one of {', '.join(KINDS)}")
+        try:
+            if kind == "events":
+                events = obj.get("events")
+                if not isinstance(events, list) or not events:
+                    raise DatasetError(f"{where}: holdout events must be a non-empty list of events")
+                return cls(HoldOut(kind, len(events)), events=tuple(sorted(map(Event.parse, events))))
+            if kind == "pairs":
+                pairs = obj.get("pairs")
+                if not (isinstance(pairs, list) and pairs
+                        and all(isinstance(p, list) and len(p) == 2 for p in pairs)):
+                    raise DatasetError(f"{where}: holdout pairs must be a non-empty list of [event, event]")
+                return cls(HoldOut(kind, len(pairs)),
+                           pairs=tuple(sorted((Event.parse(a), Event.parse(b)) for a, b in pairs)))
+            return cls(HoldOut(kind))
+        except EventSyntaxError as e:
+            raise DatasetError(f"{where}: holdout: {e}") from None
+
     def first_held(self, events: Sequence[Event]) -> tuple[int, str] | None:
         """(step, what) of the first held-out item ``events`` holds (a pair is named at its second
         event), or None."""
@@ -383,29 +407,10 @@ class HoldOutCheck:
 
     def __init__(self, obj: dict, where: str) -> None:
         self.where = where
-        kind = obj.get("kind")
-        if kind not in KINDS:
-            raise DatasetError(f"{where}: holdout kind is {str(kind)[:40]!r}, not one of {', '.join(KINDS)}")
-        try:
-            if kind == "events":
-                events = obj.get("events")
-                if not isinstance(events, list) or not events:
-                    raise DatasetError(f"{where}: holdout events must be a non-empty list of events")
-                self.held = HeldOut(HoldOut(kind, len(events)), events=tuple(sorted(map(Event.parse, events))))
-            elif kind == "pairs":
-                pairs = obj.get("pairs")
-                if not (isinstance(pairs, list) and pairs
-                        and all(isinstance(p, list) and len(p) == 2 for p in pairs)):
-                    raise DatasetError(f"{where}: holdout pairs must be a non-empty list of [event, event]")
-                self.held = HeldOut(HoldOut(kind, len(pairs)),
-                                    pairs=tuple(sorted((Event.parse(a), Event.parse(b)) for a, b in pairs)))
-            else:
-                self.held = HeldOut(HoldOut(kind))
-        except EventSyntaxError as e:
-            raise DatasetError(f"{where}: holdout: {e}") from None
+        self.held = HeldOut.from_field(obj, where)
         self.recorded = obj
         self.visits = Visits()
-        self._noun = "event" if kind == "events" else "pair"
+        self._noun = "event" if self.held.kind == "events" else "pair"
 
     def training(self, events: Sequence[Event], where: str, partner: bool) -> None:
         found = self.held.first_held(events)

@@ -260,6 +260,38 @@ def new_cluster():
         one.shutdown()
 
 
+def run_certify(args: list[str], **kwargs) -> tuple[int, str]:
+    """The certify command run with ``args`` as a user runs it, any exception let through:
+    (exit code, output). ``kwargs`` go to ``CliRunner.invoke`` (``env``)."""
+    from click.testing import CliRunner
+
+    from leanbridge.cli import main as certify
+
+    result = CliRunner().invoke(certify, args, catch_exceptions=False, **kwargs)
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """A certificate store of the module's own (not yet made)."""
+    return tmp_path_factory.mktemp("store") / "certificates.sqlite"
+
+
+@pytest.fixture(scope="module")
+def certify_tiny(tmp_path_factory):
+    """``certify_tiny(chains, test_chains)``: a tiny tier-1 dataset certified by Lean for the module
+    (tests at 8 and 16 steps, a store of its own), its directory."""
+    from chains.dataset import DatasetSpec
+    from leanbridge.certify import certify_dataset
+
+    def make(chains: int, test_chains: int) -> Path:
+        root = tmp_path_factory.mktemp("tiny")
+        certify_dataset(DatasetSpec(chains=chains, test_lengths=(8, 16), test_chains=test_chains), root / "data",
+                        root / "store.sqlite")
+        return root / "data"
+    return make
+
+
 @pytest.fixture(scope="session")
 def tiny_probes(tmp_path_factory) -> Path:
     """A tiny tier-1 probe dataset certified by Lean (20 training chains, tests at 8 and 16 steps),

@@ -16,7 +16,7 @@ from chains.rules import Event, apply
 from chains.space import Domain
 from chains.trees import parse_tokens, tokens
 from leanbridge.certify import certify_dataset
-from tracker.data import first_heldout, heldout_marks, load_dataset
+from tracker.data import first_heldout, held_out, load_dataset
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.models import ModelConfig
 
@@ -71,15 +71,15 @@ class Replayer(nn.Module):
 
 
 def test_first_heldout_on_hand_made_histories():
-    events = [Event("add_comm", ""), Event("mul_comm", "1"), Event("add_assoc", "")]
-    marks = heldout_marks({"kind": "events", "events": ["mul_comm@1"]}, events)
-    items = [("tree", 0), ("event", 0), ("event", 0), ("event", 1), ("event", 2), ("event", 1)]
-    assert first_heldout(items, marks) == 3  # the item right after the first mul_comm@1
-    assert first_heldout(items[:3], marks) is None
-    pairs = heldout_marks({"kind": "pairs", "pairs": [["mul_comm@1", "add_assoc@"]]}, events)
-    assert first_heldout(items, pairs) == 4  # after the pair's second event
-    assert first_heldout([("tree", 0), ("event", 2)], pairs) is None  # a start tree is no first event
-    assert heldout_marks({"kind": "states"}, events) is None and heldout_marks(None, events) is None
+    comm, mul, assoc = Event("add_comm", ""), Event("mul_comm", "1"), Event("add_assoc", "")
+    marks = held_out({"holdout": {"kind": "events", "events": ["mul_comm@1"]}})
+    events = [comm, comm, mul, assoc, mul]  # items: the start tree, then these
+    assert first_heldout(events, marks) == 3  # the item right after the first mul_comm@1
+    assert first_heldout(events[:2], marks) is None
+    pairs = held_out({"holdout": {"kind": "pairs", "pairs": [["mul_comm@1", "add_assoc@"]]}})
+    assert first_heldout(events, pairs) == 4  # after the pair's second event
+    assert first_heldout([assoc], pairs) is None  # a first event is no pair's second
+    assert held_out({"holdout": {"kind": "states"}}) is None and held_out({}) is None
 
 
 @pytest.mark.parametrize("kind", ["events", "pairs"])

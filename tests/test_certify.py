@@ -10,24 +10,13 @@ import sys
 import time
 
 import pytest
-from click.testing import CliRunner
 
-from leanbridge.cli import main
+from conftest import run_certify as run
 
 SMALL = ["--chains", "60", "--test-lengths", "8,32", "--test-chains", "12", "--jobs", "2"]
 # The elaborator route, named: the fixtures' bytes are pinned (REFERENCE_SHA256) from before the
 # kernel route became certify's default, and its certificate ids differ from the kernel route's.
 ELABORATOR = ["--checker", "elaborator"]
-
-
-def run(args, **kwargs):
-    result = CliRunner().invoke(main, args, catch_exceptions=False, **kwargs)
-    return result.exit_code, result.output
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return tmp_path_factory.mktemp("store") / "certificates.sqlite"
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ import json
 import shutil
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
 from chains.holdout import HeldOut, HoldOut, HoldOutRefused, choose, domain_events, sample_split
@@ -14,7 +13,7 @@ from chains.manifest import Manifest, load_manifest, manifest_bytes, manifest_te
 from chains.rules import Event
 from chains.sampling import split_rng
 from chains.space import Domain, StateSpace
-from leanbridge.cli import main
+from conftest import run_certify as run
 
 DOMAIN = Domain(4, 1)
 
@@ -113,16 +112,6 @@ def test_the_manifest_field_is_written_only_when_given_and_reads_back():
 # ---- with the real Lean: certify, verify, and a tampered copy refused ----
 
 TINY = ["--chains", "40", "--test-chains", "8", "--test-lengths", "8,16", "--jobs", "1"]
-
-
-def run(args):
-    result = CliRunner().invoke(main, args, catch_exceptions=False)
-    return result.exit_code, result.output
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    return tmp_path_factory.mktemp("store") / "certificates.sqlite"
 
 
 @pytest.fixture(scope="module")

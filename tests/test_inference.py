@@ -22,10 +22,8 @@ ARCHS = ("recurrence", "transformer", "deltaproduct", "registers")
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("inference")
-    certify_dataset(DatasetSpec(chains=40, test_lengths=(8, 16), test_chains=8), root / "data", root / "store.sqlite")
-    return root / "data"
+def tiny(certify_tiny):
+    return certify_tiny(chains=40, test_chains=8)
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,9 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from chains.dataset import DatasetError, DatasetSpec
+from chains.dataset import DatasetError
 from chains.rules import Event, apply
 from chains.trees import parse_polish, polish
-from leanbridge.certify import certify_dataset
 from tracker.data import cache_path, load_dataset
 from tracker.dataset import ChainDataset
 
@@ -21,10 +20,8 @@ ATOMS = ("a", "b", "c", "d")
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("loader")
-    certify_dataset(DatasetSpec(chains=12, test_lengths=(8, 16), test_chains=4), root / "data", root / "store.sqlite")
-    return root / "data"
+def tiny(certify_tiny):
+    return certify_tiny(chains=12, test_chains=4)
 
 
 def lines(directory, name):

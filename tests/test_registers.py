@@ -266,3 +266,29 @@ def test_tied_tables_move_a_subtrees_children_on_heads_never_set(tables):
         assert all(e.startswith("add_assoc@") for e in found[kind])  # no other rule is touched
         assert sum(m.applications for e, m in moves.items() if e.startswith("add_assoc@")) > 0
     assert found["free"] and not found["tied"]
+
+
+def test_a_start_tree_is_written_whole_whatever_the_rows_beside_it_read():
+    """A start tree read by every row (a history's first item) writes its registers and moves
+    nothing; among rows at other steps (events, padding) each row reads as it would alone, the
+    start tree's rows to the bit."""
+    rng = random.Random(7)
+    walks = [random_walk(rng, 3, tier_rules(2)) for _ in range(4)]
+    torch.manual_seed(1)
+    model = RegisterTracker(ModelConfig(arch="registers", width=16, moves="hard"), torch.zeros(1, MAX_SIZE,
+                            dtype=torch.long), VOCAB.size, VOCAB.n_out, POSITIONS).eval()
+    starts = torch.tensor([item_rows(trees[0], [])[0] for trees, _ in walks])  # (4, E)
+    with torch.no_grad():
+        model._move = lambda *args: pytest.fail("a start tree read by every row moved the registers")
+        w = model.read(model.initial_state(4), starts)
+        assert torch.equal(w, model._write_tree(torch.tensor([heap(trees[0]) for trees, _ in walks])))
+        assert torch.equal(model.read(w.flip(0), starts), w)  # over any registers: the tree alone
+        del model._move
+        # row 0 reads a new start tree, row 1 its first event, row 2 padding, row 3 its first event
+        mixed = torch.stack([starts[1], torch.tensor(item_rows(walks[1][0][0], walks[1][1])[1]),
+                             torch.zeros(MAX_SIZE, dtype=torch.long),
+                             torch.tensor(item_rows(walks[3][0][0], walks[3][1])[1])])
+        together = model.read(w, mixed)
+        assert torch.equal(together[0], w[1]) and torch.equal(together[2], w[2])
+        for n in (1, 3):
+            torch.testing.assert_close(together[n], model.read(w[n: n + 1], mixed[n: n + 1])[0])

@@ -14,6 +14,7 @@ import io
 import pickle
 import re
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -22,7 +23,9 @@ import torch
 from chains.dataset import DatasetError, file_sha256, read_split
 from chains.manifest import dataset_id, domain_of, manifest_bytes, manifest_path, read_manifest
 from chains.files import OutputError, write_bytes_atomic
+from chains.holdout import HeldOut
 from chains.rules import Event, apply, successors
+from chains.space import Domain
 from chains.trees import OPS, Tree, polish, tokens
 
 # Bump when the cached tensors change meaning; it is part of the cache key.
@@ -190,16 +193,18 @@ class _Builder:
         return items, trees
 
 
-def _build(directory: Path, manifest: dict) -> dict:
-    """Replay every split into plain tensors (the cache's contents)."""
+History = tuple[list[tuple[str, int]], list[int]]  # (items, trees after each step), as _Builder.history gives
+Row = tuple[History, list[History]]  # a chain and its partners
+
+
+def _replay_splits(directory: Path, manifest: dict, domain: Domain, builder: _Builder) -> dict[str, list[Row]]:
+    """Every split's chains and partners replayed by ``builder``, checked against the manifest's
+    counts: split file name -> rows."""
     where_manifest = str(manifest_path(directory))
-    domain = domain_of(manifest, where_manifest)
-    vocab = Vocab(domain.atom_names, domain.rules)
-    builder = _Builder(vocab, domain.size_bound)
     for name in manifest["files"]:
         if name != "train.jsonl" and not re.fullmatch(r"test-[1-9][0-9]*\.jsonl", name):
             raise DatasetError(f"{where_manifest}: {name} is neither train.jsonl nor test-<length>.jsonl")
-    splits: dict[str, list] = {}
+    splits: dict[str, list[Row]] = {}
     steps = 0
     for name in sorted(manifest["files"]):
         rows = []
@@ -221,15 +226,12 @@ def _build(directory: Path, manifest: dict) -> dict:
         splits[name] = rows
     if steps != manifest.get("steps"):
         raise DatasetError(f"{where_manifest}: steps is {manifest.get('steps')}, the files hold {steps}")
+    return splits
 
-    # successors of every training end tree, for the metric loss's one-step look-ahead
-    train_ends = sorted({chain[1][-1] for chain, _ in splits["train.jsonl"]})
-    succ: dict[int, list[tuple[int, int]]] = {}
-    for r in train_ends:
-        succ[r] = [(builder.event(e), builder.tree(t)) for e, t in successors(builder.trees[r], domain.rules,
-                                                                                 domain.size_bound)]
 
-    # item table: 0 = pad, then trees (as starts), then events
+def _item_tables(builder: _Builder, domain: Domain) -> tuple[torch.Tensor, torch.Tensor]:
+    """(item_tokens (1 + R + events, E), tree_tokens (R, P)): the item table is 0 = pad, then the
+    trees (as starts), then the events."""
     n_trees = len(builder.trees)
     tree_len = max(len(tokens(t)) for t in builder.trees)
     if domain.size_bound is not None:
@@ -246,44 +248,73 @@ def _build(directory: Path, manifest: dict) -> dict:
     for e, event in enumerate(builder.events):
         ids = [tok[event.rule]] + [tok[b] for b in event.path]
         item_tokens[1 + n_trees + e, : len(ids)] = torch.tensor(ids)
+    return item_tokens, tree_tokens
 
-    def item_id(item: tuple[str, int]) -> int:
-        kind, i = item
-        return 1 + i if kind == "tree" else 1 + n_trees + i
 
-    def pack(rows, with_trees: bool) -> dict[str, torch.Tensor]:
-        length = max(len(chain[0]) for chain, _ in rows)
-        k = max(len(mates) for _, mates in rows)
-        out = {"chain_items": torch.zeros(len(rows), length, dtype=torch.int32),
-               "end": torch.tensor([chain[1][-1] for chain, _ in rows], dtype=torch.long),
-               "partner_items": torch.zeros(len(rows), k, length, dtype=torch.int32)}
+def _item_ids(items: list[tuple[str, int]], n_trees: int) -> torch.Tensor:
+    """A history's items as item-table ids (int32): a tree is 1 + its id, an event 1 + R + its id."""
+    return torch.tensor([1 + i if kind == "tree" else 1 + n_trees + i for kind, i in items], dtype=torch.int32)
+
+
+def _pack(rows: list[Row], n_trees: int, with_trees: bool) -> dict[str, torch.Tensor]:
+    """Rows as padded tensors: chain_items (N, T), end (N,), partner_items (N, K, T); with trees,
+    chain_trees (N, T) and partner_trees (N, K, T) too, -1 at padding."""
+    length = max(len(chain[0]) for chain, _ in rows)
+    k = max(len(mates) for _, mates in rows)
+    out = {"chain_items": torch.zeros(len(rows), length, dtype=torch.int32),
+           "end": torch.tensor([chain[1][-1] for chain, _ in rows], dtype=torch.long),
+           "partner_items": torch.zeros(len(rows), k, length, dtype=torch.int32)}
+    if with_trees:
+        out["chain_trees"] = torch.full((len(rows), length), -1, dtype=torch.int32)
+        out["partner_trees"] = torch.full((len(rows), k, length), -1, dtype=torch.int32)
+    for n, (chain, mates) in enumerate(rows):
+        out["chain_items"][n, : len(chain[0])] = _item_ids(chain[0], n_trees)
         if with_trees:
-            out["chain_trees"] = torch.full((len(rows), length), -1, dtype=torch.int32)
-            out["partner_trees"] = torch.full((len(rows), k, length), -1, dtype=torch.int32)
-        for n, (chain, mates) in enumerate(rows):
-            out["chain_items"][n, : len(chain[0])] = torch.tensor([item_id(i) for i in chain[0]], dtype=torch.int32)
+            out["chain_trees"][n, : len(chain[1])] = torch.tensor(chain[1], dtype=torch.int32)
+        for p, (items, trees) in enumerate(mates):
+            out["partner_items"][n, p, : len(items)] = _item_ids(items, n_trees)
             if with_trees:
-                out["chain_trees"][n, : len(chain[1])] = torch.tensor(chain[1], dtype=torch.int32)
-            for p, (items, trees) in enumerate(mates):
-                out["partner_items"][n, p, : len(items)] = torch.tensor([item_id(i) for i in items], dtype=torch.int32)
-                if with_trees:
-                    out["partner_trees"][n, p, : len(trees)] = torch.tensor(trees, dtype=torch.int32)
-        return out
+                out["partner_trees"][n, p, : len(trees)] = torch.tensor(trees, dtype=torch.int32)
+    return out
 
-    train_rows = splits.pop("train.jsonl")
-    train = pack(train_rows, with_trees=True)
-    seen = {r for chain, mates in train_rows for _, trees in [chain, *mates] for r in trees}
-    marks = heldout_marks(manifest.get("holdout"), builder.events)
+
+def held_out(manifest: dict) -> HeldOut | None:
+    """What the manifest's ``holdout`` field holds out, when its protocol holds out events or
+    pairs; None otherwise (no protocol, or states)."""
+    holdout = manifest.get("holdout")
+    if not holdout or holdout.get("kind") not in ("events", "pairs"):
+        return None
+    return HeldOut.from_field(holdout, "holdout")
+
+
+def first_heldout(events: Sequence[Event], held: HeldOut) -> int | None:
+    """The item index right after a history's first held-out event (with pairs: after the second
+    event of its first held-out pair), or None when it holds none; item 0 is the start tree."""
+    found = held.first_held(events)
+    return None if found is None else found[0] + 1
+
+
+def _test_splits(splits: dict[str, list[Row]], seen: set[int], held: HeldOut | None, builder: _Builder
+                 ) -> dict[int, dict[str, torch.Tensor]]:
+    """The test splits packed, by length, with end_seen and (held-out events or pairs) the first
+    held-out occurrence and the tree there."""
+    n_trees = len(builder.trees)
     tests = {}
     for name, rows in splits.items():
-        split = pack(rows, with_trees=False)
+        split = _pack(rows, n_trees, with_trees=False)
         split["end_seen"] = torch.tensor([chain[1][-1] in seen for chain, _ in rows], dtype=torch.bool)
-        if marks is not None:
-            firsts = [first_heldout(chain[0], marks) for chain, _ in rows]
+        if held is not None:
+            firsts = [first_heldout([builder.events[i] for _, i in chain[0][1:]], held) for chain, _ in rows]
             split["first_heldout"] = torch.tensor([-1 if k is None else k for k in firsts], dtype=torch.long)
             split["first_heldout_tree"] = torch.tensor([-1 if k is None else chain[1][k]
                                                         for k, (chain, _) in zip(firsts, rows)], dtype=torch.long)
         tests[int(name[len("test-"):-len(".jsonl")])] = split
+    return tests
+
+
+def _successor_tables(succ: dict[int, list[tuple[int, int]]], n_trees: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(succ_items (R, A), succ_trees (R, A)): per tree the item ids of its events and the trees
+    they lead to, -1 after the last."""
     width = max((len(v) for v in succ.values()), default=1)
     succ_items = torch.full((n_trees, width), -1, dtype=torch.long)
     succ_trees = torch.full((n_trees, width), -1, dtype=torch.long)
@@ -291,37 +322,32 @@ def _build(directory: Path, manifest: dict) -> dict:
         for a, (e, t) in enumerate(pairs):
             succ_items[r, a] = 1 + n_trees + e
             succ_trees[r, a] = t
+    return succ_items, succ_trees
+
+
+def _build(directory: Path, manifest: dict) -> dict:
+    """Replay every split into plain tensors (the cache's contents)."""
+    domain = domain_of(manifest, str(manifest_path(directory)))
+    vocab = Vocab(domain.atom_names, domain.rules)
+    builder = _Builder(vocab, domain.size_bound)
+    splits = _replay_splits(directory, manifest, domain, builder)
+    # successors of every training end tree, for the metric loss's one-step look-ahead
+    train_ends = sorted({chain[1][-1] for chain, _ in splits["train.jsonl"]})
+    succ = {r: [(builder.event(e), builder.tree(t)) for e, t in successors(builder.trees[r], domain.rules,
+                                                                            domain.size_bound)]
+            for r in train_ends}
+    item_tokens, tree_tokens = _item_tables(builder, domain)
+    n_trees = len(builder.trees)
+    train_rows = splits.pop("train.jsonl")
+    train = _pack(train_rows, n_trees, with_trees=True)
+    seen = {r for chain, mates in train_rows for _, trees in [chain, *mates] for r in trees}
+    tests = _test_splits(splits, seen, held_out(manifest), builder)
+    succ_items, succ_trees = _successor_tables(succ, n_trees)
     return {"cache_version": CACHE_VERSION, "atoms": list(vocab.atoms), "rules": list(vocab.rules),
             "item_tokens": item_tokens, "tree_tokens": tree_tokens,
             "tree_items": torch.arange(1, n_trees + 1), "train": train, "tests": tests,
             "succ_items": succ_items, "succ_trees": succ_trees,
             "trees": [polish(t) for t in builder.trees]}
-
-
-def heldout_marks(holdout: dict | None, events: list[Event]) -> tuple[str, set] | None:
-    """The held-out items of a manifest's ``holdout`` field as interned event ids: ("events", ids)
-    or ("pairs", {(id1, id2)}); None without a protocol of events or pairs. Events the dataset never
-    holds have no id and cannot occur."""
-    if not holdout or holdout.get("kind") not in ("events", "pairs"):
-        return None
-    ids = {str(e): i for i, e in enumerate(events)}
-    if holdout["kind"] == "events":
-        return "events", {ids[e] for e in holdout["events"] if e in ids}
-    return "pairs", {(ids[a], ids[b]) for a, b in holdout["pairs"] if a in ids and b in ids}
-
-
-def first_heldout(items: list[tuple[str, int]], marks: tuple[str, set]) -> int | None:
-    """The item index right after a history's first held-out event (with pairs: after the second
-    event of its first held-out pair), or None when it holds none. ``items`` as
-    ``_Builder.history`` gives them: the start tree, then ("event", id) per step."""
-    kind, held = marks
-    for k in range(1, len(items)):
-        event = items[k][1]
-        if kind == "events" and event in held:
-            return k
-        if kind == "pairs" and k >= 2 and (items[k - 1][1], event) in held:
-            return k
-    return None
 
 
 def identity_of(directory: Path, manifest: dict) -> dict:

@@ -278,21 +278,26 @@ class RegisterTracker(Recurrent):
         scores = (w @ tokens.T) * (self.log_beta.exp() / w.shape[-1])  # (M, P, V_out): beta * cosine
         return self._normed(scores.softmax(-1) @ tokens)
 
-    def _take(self, w: torch.Tensor | None, kind: torch.Tensor, heap: torch.Tensor, rule: torch.Tensor,
-               node: torch.Tensor) -> torch.Tensor:
-        """One item per row (kind 1 a start tree, 2 an event, 0 padding) -> registers (M, P, W)."""
-        if w is None:
+    def _take(self, w: torch.Tensor, kind: torch.Tensor, heap: torch.Tensor, rule: torch.Tensor,
+              node: torch.Tensor) -> torch.Tensor:
+        """Registers w (M, P, W) after one more item per row (kind 1 a start tree, 2 an event, 0
+        padding) -> registers (M, P, W). A start tree is written over whatever the row held; when
+        every row reads one (a history's first item), nothing is moved."""
+        starts = int((kind == 1).sum())  # one read of the device for the step
+        if starts == len(kind):
             return self._write_tree(heap)
-        moved = self._move(w, rule, node)
         kind = kind.view(-1, 1, 1)
-        out = torch.where(kind == 2, moved, w)
-        # a start tree is read only where a row has one (the first item of a history, as a rule)
-        return torch.where(kind == 1, self._write_tree(heap), out) if bool((kind == 1).any()) else out
+        out = torch.where(kind == 2, self._move(w, rule, node), w)
+        # rows at different steps (states held by a caller): a start tree only where a row reads one
+        return torch.where(kind == 1, self._write_tree(heap), out) if starts else out
 
     def _run(self, items: torch.Tensor, keep_all: bool):
-        w = None
-        views = []
-        for t in range(items.shape[1]):
+        """Items (H, T), every history's start tree first -> (the views (H, P * W) after each step
+        when ``keep_all``, the registers (H, P, W) at the end)."""
+        first = items[:, 0]
+        w = self._write_tree(self.item_heap[first])  # the start trees, written: step 0 moves nothing
+        views = [self.view(w)] if keep_all else []
+        for t in range(1, items.shape[1]):
             it = items[:, t]
             w = self._take(w, self.item_kind[it], self.item_heap[it], self.item_rule[it], self.item_node[it])
             if keep_all:
