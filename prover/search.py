@@ -326,7 +326,7 @@ def oracle_imagination_search(problem: Problem, config: SearchConfig, result: Pr
                               remaining: Callable[[], int], threshold: float) -> Search:
     import torch  # the planner's states are tensors
 
-    from tracker.objectives import centred_cosine_distance
+    from tracker.losses import centred_cosine_distance
 
     domain_events = [Event(rule, path) for path in config.positions for rule in config.rules]
     slot, view, goal = yield PlanStart(problem.start, problem.target)
