@@ -37,7 +37,7 @@ DEFAULT_TEST_LENGTHS = (8, 64, 256, 1024, 4096)
 PROBE_TEST_LENGTHS = (8, 16, 64, 256, 1024, 4096)  # the oracle is also read at 16 steps
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DatasetSpec:
     """Everything that decides a dataset's contents; the same spec gives the same bytes."""
 

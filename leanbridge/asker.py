@@ -12,7 +12,7 @@ single question is an exception (``QuestionFailed``), never an answer.
 ``answer_batch`` is the unit of work: a pure function of its arguments, so it can run in a
 thread here (``LocalExecutor``) or as a task on another machine (``leanbridge.cluster``,
 imported only when ``AskConfig.cluster`` names a Ray cluster). With ``AskConfig.checker``
-``"kernel"`` it sends the steps and equivalences (``Certify``) to the kernel route
+``Checker.KERNEL`` it sends the steps and equivalences (``Certify``) to the kernel route
 (``leanbridge.kernel``, the same retry and bisection, the same positive confirmation read from
 the kernel); probes and path claims are elaborated against holes, so they always go to Lean's
 elaborator as text.
@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Protocol
 
+from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall
 from leanbridge.errors import LeanBridgeError
@@ -52,16 +53,11 @@ class AskConfig:
     batch_size: int = 1000  # questions per Lean file at most
     retries: int = 1  # reruns of a file whose Lean crashed, before bisecting it
     cluster: str | None = None  # a Ray address ("auto": a running local cluster); None: Lean here
-    checker: str = "elaborator"  # who certifies steps and equivalences: one of CHECKERS
+    checker: Checker = Checker.ELABORATOR  # who certifies steps and equivalences
 
     def __post_init__(self) -> None:
-        if self.checker not in CHECKERS:
-            raise LeanBridgeError(f"unknown checker {self.checker!r}: one of {', '.join(CHECKERS)}")
-
-
-# "elaborator": Lean text through Lean's parser, elaborator and kernel, with #print axioms;
-# "kernel": explicit kernel terms straight to the kernel through kcheck (leanbridge.kernel).
-CHECKERS = ("elaborator", "kernel")
+        if not isinstance(self.checker, Checker):  # a name is read into a Checker where it enters
+            raise TypeError(f"checker must be a Checker, not {type(self.checker).__name__}")
 
 
 @dataclass(frozen=True)
@@ -72,11 +68,10 @@ class BatchResult:
 
 
 def answer_batch(lean: LeanInstall, core: CoreLibrary, atoms: Sequence[str], limits: LeanLimits,
-                 items: Sequence[tuple[int, Question]], retries: int = 1, checker: str = "elaborator") -> BatchResult:
+                 items: Sequence[tuple[int, Question]], retries: int = 1,
+                 checker: Checker = Checker.ELABORATOR) -> BatchResult:
     """Answer ``(index, question)`` pairs in as few Lean files (or kcheck runs) as the answers allow."""
-    if checker not in CHECKERS:
-        raise LeanBridgeError(f"unknown checker {checker!r}: one of {', '.join(CHECKERS)}")
-    if checker == "kernel":
+    if checker is Checker.KERNEL:
         certify = [(i, q) for i, q in items if isinstance(q, Certify)]
         answers, processes, seconds = answer_kernel_batch(lean, core, atoms, limits, certify, retries, QuestionFailed)
         rest = [(i, q) for i, q in items if not isinstance(q, Certify)]

@@ -12,14 +12,17 @@ from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetErro
 from chains.holdout import HoldOut, HoldOutRefused
 from chains.sampling import STARTS
 from chains.space import Domain, EnumerationIncomplete
-from leanbridge.asker import CHECKERS, AskConfig
-from leanbridge.certify import DATASET_BRIDGE, CertificationFailed, certify_dataset, default_store, verify_dataset
+from leanbridge.asker import AskConfig
+from leanbridge.certificates import DATASET_BRIDGE, CertificationFailed, default_store
+from leanbridge.certify import certify_dataset
+from leanbridge.checker import CHECKERS, Checker
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from leanbridge.mathlib.benchmark import BenchmarkError
 from leanbridge.mathlib.dataset import certify_mathlib
 from leanbridge.mathlib.replay import ReplayConfig, ReplayUnavailable
 from leanbridge.mathlib.selection import SEED_DIRS, SelectionSpec
 from leanbridge.runner import LeanLimits
+from leanbridge.verify import verify_dataset
 
 
 def _hold_out(ctx, param, value: str | None) -> HoldOut | None:
@@ -30,6 +33,11 @@ def _hold_out(ctx, param, value: str | None) -> HoldOut | None:
         return HoldOut.parse(value)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
+
+
+def _checker(ctx, param, value: str | None) -> Checker | None:
+    """click callback: a checker's name as a ``Checker``."""
+    return None if value is None else Checker(value)
 
 
 def _corruption(ctx, param, value: str | None) -> Corruption | None:
@@ -102,7 +110,7 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
 @click.option("--cluster", default=None, metavar="ADDRESS",
               help="Send the batches of statements to the Ray cluster at ADDRESS as tasks (auto: the one running "
                    "on this machine); its CPUs replace --jobs. Needs the package's [cluster] extra.")
-@click.option("--checker", type=click.Choice(CHECKERS), default=None,
+@click.option("--checker", type=click.Choice(CHECKERS), default=None, callback=_checker,
               help="Who certifies the steps and equivalences: kernel (explicit kernel terms straight to the Lean "
                    "kernel through kcheck, a C program built with gcc on first use, about twenty times as many statements per "
                    "CPU-second; the bundled Lean only) or elaborator (Lean text through Lean's elaborator and kernel, "
@@ -127,76 +135,107 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
 @click.option("--repo", default=None,
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
-def main(atoms, tier, max_size, chains, length, partners, test_lengths, starts, start_walk, tier2_weight, hold_out, corrupt, test_chains, seed, jobs, out, store,
-         timeout, memory_mb, probes, probe_chains, cluster, checker, verify_dir, mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo) -> None:
+def main(**options) -> None:
     """Certify rewrite chains with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
-
-    def given(names: tuple[str, ...]) -> list[str]:
-        return [f"--{n.replace('_', '-')}" for n in names
-                if ctx.get_parameter_source(n) is not click.core.ParameterSource.DEFAULT]
-
-    mathlib_only = given(("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo"))
-    if mathlib_dir is not None:
-        chain_only = given(("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts",
-                            "start_walk", "tier2_weight", "hold_out", "corrupt", "test_chains",
-                            "jobs", "store", "timeout", "memory_mb", "probes", "probe_chains", "cluster",
-                            "checker", "verify_dir"))
+    given = {name for name in options if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT}
+    if options["mathlib_dir"] is not None:
+        chain_only = [name for name in CHAIN_ONLY if name in given]
         if chain_only:
-            raise click.UsageError(f"{chain_only[0].replace('verify-dir', 'verify')} is for rewrite chains, "
+            raise click.UsageError(f"{_flag(chain_only[0]).replace('verify-dir', 'verify')} is for rewrite chains, "
                                    f"not for --mathlib")
-        _mathlib(mathlib_dir, dirs, split, max_theorems, dry_run, dojo_timeout, repo, seed, out)
+        _mathlib(options["mathlib_dir"], *(options[name] for name in MATHLIB_ONLY), options["seed"], options["out"])
         return
+    mathlib_only = [name for name in MATHLIB_ONLY if name in given]
     if mathlib_only:
-        raise click.UsageError(f"{mathlib_only[0]} goes with --mathlib")
-    bridge = AskConfig(jobs=jobs, limits=LeanLimits(timeout_s=timeout, memory_mb=memory_mb), cluster=cluster,
-                       checker=checker or DATASET_BRIDGE.checker)
+        raise click.UsageError(f"{_flag(mathlib_only[0])} goes with --mathlib")
+    bridge = AskConfig(jobs=options["jobs"], cluster=options["cluster"],
+                       limits=LeanLimits(timeout_s=options["timeout"], memory_mb=options["memory_mb"]),
+                       checker=options["checker"] or DATASET_BRIDGE.checker)
+    if options["verify_dir"] is not None:
+        _verify(options["verify_dir"], bridge, options["checker"])
+    else:
+        _build(options, bridge)
+
+
+# The options of one mode only, in the order a refusal names the first one given.
+MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
+CHAIN_ONLY = ("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
+              "tier2_weight", "hold_out", "corrupt", "test_chains", "jobs", "store", "timeout", "memory_mb", "probes",
+              "probe_chains", "cluster", "checker", "verify_dir")
+
+
+def _flag(name: str) -> str:
+    return f"--{name.replace('_', '-')}"
+
+
+def _verify(directory: Path, bridge: AskConfig, checker: Checker | None) -> None:
+    """``certify --verify``: re-check a dataset and say what was confirmed."""
     bars = PhaseBars()
     with user_errors(CertificationFailed, cleanup=bars.close,
                      interrupted="interrupted; certificates committed so far are kept in the store"):
-        if verify_dir is not None:
-            report = verify_dataset(verify_dir, bridge, bars, checker)
-            bars.close()
-            wrong = report.pop("not_certified", None)
-            click.echo(json.dumps(report, indent=2))
-            if wrong:
-                click.echo(f"{len(wrong)} partners not certified (put there on purpose, as the manifest's "
-                           f"corrupt_partners says); first: {wrong[0]}")
-            if report["checker"] != report["manifest_checker"]:
-                click.echo(f"note: {verify_dir} was certified by the {report['manifest_checker']} checker; "
-                           f"re-checked with the {report['checker']} checker, as --checker asked")
-            probes = f", {report['probes']} probe verdicts confirmed by Lean" if report["probes"] else ""
-            click.echo(f"verified {verify_dir}: {report['steps']} steps and {report['equivalences']} "
-                       f"equivalences, {report['distinct_statements']} distinct statements certified by Lean{probes}")
-            return
+        report = verify_dataset(directory, bridge, bars, checker)
+        bars.close()
+    wrong = report.pop("not_certified", None)
+    click.echo(json.dumps(report, indent=2))
+    if wrong:
+        click.echo(f"{len(wrong)} partners not certified (put there on purpose, as the manifest's "
+                   f"corrupt_partners says); first: {wrong[0]}")
+    if report["checker"] != report["manifest_checker"]:
+        click.echo(f"note: {directory} was certified by the {report['manifest_checker']} checker; "
+                   f"re-checked with the {report['checker']} checker, as --checker asked")
+    probes = f", {report['probes']} probe verdicts confirmed by Lean" if report["probes"] else ""
+    click.echo(f"verified {directory}: {report['steps']} steps and {report['equivalences']} "
+               f"equivalences, {report['distinct_statements']} distinct statements certified by Lean{probes}")
+
+
+def _spec(options: dict) -> DatasetSpec:
+    """The dataset the chain options describe; a UsageError for a combination the spec refuses."""
+    try:
+        return DatasetSpec(
+            domain=Domain(options["atoms"], options["tier"], options["max_size"]), chains=options["chains"],
+            length=options["length"], partners=options["partners"],
+            test_lengths=options["test_lengths"] or (PROBE_TEST_LENGTHS if options["probes"] else DEFAULT_TEST_LENGTHS),
+            test_chains=options["test_chains"], seed=options["seed"], probes=options["probes"],
+            probe_chains=options["probe_chains"], start_walk=options["start_walk"],
+            tier2_weight=options["tier2_weight"], starts=options["starts"], holdout=options["hold_out"],
+            corrupt=options["corrupt"])
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+
+
+def _build(options: dict, bridge: AskConfig) -> None:
+    """``certify``: build the dataset the options describe and show its manifest's figures."""
+    bars = PhaseBars()
+    with user_errors(CertificationFailed, cleanup=bars.close,
+                     interrupted="interrupted; certificates committed so far are kept in the store"):
+        spec = _spec(options)
+        out = options["out"] or Path("data") / f"tier{options['tier']}-a{options['atoms']}"
         try:
-            test_lengths = test_lengths or (PROBE_TEST_LENGTHS if probes else DEFAULT_TEST_LENGTHS)
-            spec = DatasetSpec(Domain(atoms, tier, max_size), chains, length, partners, test_lengths, test_chains, seed,
-                               probes, probe_chains, start_walk, tier2_weight, starts, holdout=hold_out,
-                               corrupt=corrupt)
-        except ValueError as e:
-            raise click.UsageError(str(e)) from None
-        out = out or Path("data") / f"tier{tier}-a{atoms}"
-        try:
-            manifest = certify_dataset(spec, out, store or default_store(), bridge, bars)
+            manifest = certify_dataset(spec, out, options["store"] or default_store(), bridge, bars)
         except EnumerationIncomplete as e:  # raised before anything is written
             raise click.ClickException(f"--starts reachable: {e}") from None
         except HoldOutRefused as e:  # raised before anything is written, or while sampling
             bars.close()
-            raise click.UsageError(f"--hold-out {hold_out}: {e}") from None
+            raise click.UsageError(f"--hold-out {options['hold_out']}: {e}") from None
         bars.close()
-        shown = {k: manifest[k] for k in ("atoms", "tier", "max_size", "trees", "classes", "steps", "distinct_steps",
-                                          "equivalences", "kernel_checked", "certified", "failed", "seconds")}
-        if "probes" in manifest:
-            shown["probes"] = {k: manifest["probes"][k] for k in ("probes", "distinct_probes", "kernel_checked",
-                                                                  "accepted_fraction", "referee_disagreements")}
-        if "holdout" in manifest:
-            shown["holdout"] = {k: v for k, v in manifest["holdout"].items() if k != "protocol"}
-        if "corrupt_partners" in manifest:
-            shown["corrupt_partners"] = {k: manifest["corrupt_partners"][k] for k in ("kind", "share", "replaced",
-                                                                                      "partners")}
-        click.echo(json.dumps(shown, indent=2))
-        click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
+    click.echo(json.dumps(_shown(manifest), indent=2))
+    click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
+
+
+def _shown(manifest: dict) -> dict:
+    """The manifest's figures a person reads after a build."""
+    shown = {k: manifest[k] for k in ("atoms", "tier", "max_size", "trees", "classes", "steps", "distinct_steps",
+                                      "equivalences", "kernel_checked", "certified", "failed", "seconds")}
+    if "probes" in manifest:
+        shown["probes"] = {k: manifest["probes"][k] for k in ("probes", "distinct_probes", "kernel_checked",
+                                                              "accepted_fraction", "referee_disagreements")}
+    if "holdout" in manifest:
+        shown["holdout"] = {k: v for k, v in manifest["holdout"].items() if k != "protocol"}
+    if "corrupt_partners" in manifest:
+        shown["corrupt_partners"] = {k: manifest["corrupt_partners"][k] for k in ("kind", "share", "replaced",
+                                                                                  "partners")}
+    return shown
 
 
 def _mathlib(benchmark: Path, dirs: str | None, split: str, max_theorems: int | None, dry_run: bool,

@@ -24,6 +24,7 @@ import ray
 
 from leanbridge import kernel
 from leanbridge.asker import AskConfig, BatchResult, Items, QuestionFailed, answer_batch
+from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
 from leanbridge.errors import LeanBridgeError, shown
@@ -63,7 +64,7 @@ def answer_on_node(atoms: tuple[str, ...], config: AskConfig, items: Items) -> N
     node = f"{socket.gethostname()} (pid {os.getpid()})"
     try:
         lean, core = _node_lean(config.limits)
-        kcheck = kernel.running_identity(lean) if config.checker == "kernel" else None
+        kcheck = kernel.running_identity(lean) if config.checker is Checker.KERNEL else None
     except LeanBridgeError as e:
         return NodeAnswer(node, "", "", None, f"no usable Lean on this node: {e}")
     try:
@@ -96,14 +97,14 @@ class RayExecutor:
         self.slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES, retry_exceptions=False)(answer_on_node)
 
-    def checked(self, reply: NodeAnswer, checker: str = "elaborator") -> BatchResult:
+    def checked(self, reply: NodeAnswer, checker: Checker = Checker.ELABORATOR) -> BatchResult:
         """The batch's answers, once the node is known to have asked this run's Lean and core
         (and, on the kernel route, this run's kcheck)."""
         if reply.lean_githash and (reply.lean_githash, reply.core_hash) != (self.lean.githash, self.core.hash):
             raise ClusterError(
                 f"node {reply.node} answered with Lean {reply.lean_githash[:12]} and core {reply.core_hash[:12]}; "
                 f"this run uses Lean {self.lean.githash[:12]} and core {self.core.hash[:12]}")
-        if reply.lean_githash and checker == "kernel":
+        if reply.lean_githash and checker is Checker.KERNEL:
             ours = kernel.running_identity(self.lean)
             if reply.kcheck != ours:
                 theirs = (f"kcheck {reply.kcheck[0][:12]} on Lean {reply.kcheck[1][:12]}" if reply.kcheck

@@ -16,16 +16,14 @@ answers out of turn is an exception: the batch is retried, then bisected, as in
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from functools import cache
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import MappingProxyType
 
+from leanbridge.checker import KernelCheckerError, kcheck_sources, sources_hash
 from leanbridge.corelib import CoreLibrary, audited_constants
 from leanbridge.discovery import LEAN_GITHASH, LeanInstall, bundled_lean_library
 from leanbridge.errors import LeanBridgeError, shown
@@ -35,8 +33,6 @@ from leanbridge.questions import InferredTypeError, Question, parse_kernel_type
 from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, lean_process, with_retries
 from leanbridge.verdicts import Answer, Complete, Rejected
 
-SOURCE_DIR = Path(__file__).resolve().parent / "kcheck"
-SOURCES = ("kcheck.c", "lean_abi.h")
 # The constants kcheck lets a statement name (its ALLOWED table); Lean's text-route audit must
 # have confirmed each of them too.
 ALLOWED = ("N", "N.add", "N.mul", "Eq", "rfl", "Eq.symm", "Eq.trans", "congrArg", "N.add_comm", "N.mul_comm",
@@ -45,37 +41,6 @@ EXIT_REFUSED = 3  # kcheck's exit status when it will not check anything (its au
 # kcheck's answer to one statement, after its name (kcheck.c's header): anything else, or output
 # that does not end with a whole line, is a faulty kcheck, never a verdict for the store
 VERDICT = re.compile(r"ok \S.*|rejected [A-Za-z][A-Za-z0-9_]*(: .*)?|parse_error column [0-9]+")
-
-
-class KernelCheckerError(LeanBridgeError):
-    """kcheck cannot be built, or refuses to start (its axiom audit, another Lean build)."""
-
-
-@cache
-def kcheck_sources() -> Mapping[str, bytes]:
-    """kcheck's source files, name -> bytes, read once: the bytes hashed are the bytes compiled."""
-    sources = {}
-    for name in SOURCES:
-        try:
-            sources[name] = (SOURCE_DIR / name).read_bytes()
-        except OSError as e:
-            raise KernelCheckerError(f"kcheck source {SOURCE_DIR / name}: {e.strerror or e} "
-                                     "(reinstall the package)") from None
-    return MappingProxyType(sources)
-
-
-@cache
-def sources_hash() -> str:
-    """sha256 over kcheck's source files (names and bytes): its identity in certificate keys."""
-    digest = hashlib.sha256()
-    for name, data in kcheck_sources().items():
-        digest.update(f"{name}\n{len(data)}\n".encode() + data)
-    return digest.hexdigest()
-
-
-def identity() -> str:
-    """What a kernel-route certificate names as its checker (store keys, dataset manifests)."""
-    return f"kernel:{sources_hash()}"
 
 
 def running_identity(lean: LeanInstall) -> tuple[str, str]:

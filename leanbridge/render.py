@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from chains.rules import RULES, Event, apply, redex
 from chains.trees import ADD, ATOM_NAMES, MUL, Tree
+from leanbridge.checker import Checker
 from leanbridge.errors import RenderError
 
 # rule -> (core lemma, used right to left)
@@ -124,13 +125,13 @@ class Statement:
     # identity, which the text carries.
     source: tuple = field(default=(), compare=False, repr=False)
 
-    def key(self, core_hash: str, lean_githash: str, checker: str | None = None) -> str:
+    def key(self, core_hash: str, lean_githash: str, checker: Checker = Checker.ELABORATOR) -> str:
         """Content address: the statement, the core library and the Lean build; and, for a
         checker other than the elaborator, that checker's identity (``kernel:<sources' sha256>``),
         so its certificates never answer for the elaborator's nor the other way round."""
         material = f"{core_hash}\n{lean_githash}\n{self.kind}\n{self.text}"
-        if checker is not None:
-            material = f"{checker}\n{material}"
+        if checker.keyed is not None:
+            material = f"{checker.keyed}\n{material}"
         return hashlib.sha256(material.encode()).hexdigest()
 
 

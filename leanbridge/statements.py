@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from chains.rules import Event, EventSyntaxError, redex
 from chains.trees import ATOM_NAMES, Tree, TreeSyntaxError, atom_names, parse_polish
 from leanbridge.asker import AskConfig, Asker
+from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
 from leanbridge.questions import Certify, PathClaim, Question
@@ -95,7 +96,7 @@ def equation_question(left: str, right: str, atoms: int | Sequence[str] = 4) -> 
 
 
 def certify_text(left: str, right: str, event: str | None = None, *, atoms: int | Sequence[str] = 4,
-                 checker: str = "elaborator", limits: LeanLimits = LeanLimits(), lean: LeanInstall | None = None,
+                 checker: Checker = Checker.ELABORATOR, limits: LeanLimits = LeanLimits(), lean: LeanInstall | None = None,
                  core: CoreLibrary | None = None) -> Answer:
     """Lean's verdict on the equation ``left = right`` or, with ``event``, on the step from
     ``left`` to ``right`` by that event: ``Complete`` when certified, ``Rejected`` with its class

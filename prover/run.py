@@ -15,8 +15,10 @@ from chains.manifest import manifest_path
 from chains.rules import Event, apply
 from chains.space import Domain
 from chains.trees import Tree, count_trees
+from chains.version import package_version
 from leanbridge.asker import AskConfig
-from leanbridge.certify import PACKAGE_VERSION, CertificationFailed, certify_steps, default_store
+from leanbridge.certificates import CertificationFailed, certify_steps, default_store
+from leanbridge.checker import Checker
 from leanbridge.errors import LeanBridgeError
 from leanbridge.paths import portable_path
 from leanbridge.runner import LeanLimits
@@ -82,10 +84,10 @@ def _quiet(phase: str, done: int, total: int) -> None:
     pass
 
 
-def certify_prefixes(problems: list[Problem], kernel: Kernel, store: Path, checker: str, jobs: int,
+def certify_prefixes(problems: list[Problem], kernel: Kernel, store: Path, checker: Checker, jobs: int,
                      progress: Progress = _quiet) -> dict:
     """Certify every distinct step of every prefix (outside the search's count) by the one
-    certification path (``leanbridge.certify.certify_steps``): steps the certificate store holds
+    certification path (``leanbridge.certificates.certify_steps``): steps the certificate store holds
     as certified for this Lean build, core library and ``checker`` are served from it, the others
     asked of Lean and recorded there. Raises ProveError if Lean rejects one. Returns counts for the
     report: step instances, distinct steps, those served from the store and those asked of Lean."""
@@ -114,11 +116,11 @@ def certify_prefixes(problems: list[Problem], kernel: Kernel, store: Path, check
             "prefix_checker": done.checker, "prefix_store": portable_path(store)}
 
 
-def prefix_checker(manifest: dict) -> str:
+def prefix_checker(manifest: dict) -> Checker:
     """The checker that certifies the prefixes' steps: the one that certified the dataset (its
     manifest's ``checker``; the elaborator when absent), so that the dataset's own certificates
     in the store serve the prefixes' steps they share."""
-    return "kernel" if str(manifest.get("checker", "elaborator")).startswith("kernel:") else "elaborator"
+    return Checker.recorded(manifest.get("checker", Checker.ELABORATOR.value))
 
 
 def audit_solutions(problems: list[Problem], results: list[ProblemResult], kernel: Kernel) -> dict:
@@ -334,7 +336,7 @@ def _report(config: ProveConfig, manifest: dict, domain: Domain, drawn: _Drawn, 
                     "lean": manifest.get("lean"), "core_hash": manifest.get("core_hash")},
         "lean": kernel.lean.describe(),
         "core_hash": kernel.core.hash,
-        "package_version": PACKAGE_VERSION,
+        "package_version": package_version(),
     }
 
 

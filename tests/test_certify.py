@@ -108,12 +108,12 @@ def histories(directory):
 
 
 def test_the_default_kernel_route_gives_the_same_bytes_twice_and_the_elaborators_chains(tier1, tmp_path):
-    from leanbridge import kernel
+    from leanbridge.checker import Checker
     for n in (1, 2):  # two stores: the second run certifies every statement again
         code, output = run([*SMALL, "--out", str(tmp_path / f"k{n}"), "--store", str(tmp_path / f"s{n}.sqlite")])
         assert code == 0, output
     manifests = [json.loads((tmp_path / f"k{n}" / "manifest.json").read_text()) for n in (1, 2)]
-    assert manifests[0]["checker"] == manifests[1]["checker"] == kernel.identity()
+    assert manifests[0]["checker"] == manifests[1]["checker"] == Checker.KERNEL.identity
     assert manifests[0]["kernel_checked"] == manifests[1]["kernel_checked"] == manifests[0]["certified"] > 0
     assert manifests[0]["files"] == manifests[1]["files"]
     for name in manifests[0]["files"]:

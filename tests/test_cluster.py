@@ -23,7 +23,7 @@ from leanbridge.certify import certify_dataset  # noqa: E402
 from leanbridge.cluster import ClusterError  # noqa: E402
 from leanbridge.corelib import CORE_ENV, core_source  # noqa: E402
 
-SMALL = DatasetSpec(Domain(4, 1), chains=60, test_lengths=(8, 32), test_chains=12)
+SMALL = DatasetSpec(domain=Domain(4, 1), chains=60, test_lengths=(8, 32), test_chains=12)
 # The cluster (a head and a second node, one CPU each) is conftest's ``cluster`` fixture.
 
 
@@ -58,14 +58,14 @@ def test_a_two_node_cluster_certifies_the_same_dataset_as_the_local_backend(clus
 
 
 def test_verify_runs_on_the_cluster(cluster, local):
-    from leanbridge.certify import verify_dataset
+    from leanbridge.verify import verify_dataset
     report = verify_dataset(local, AskConfig(cluster=cluster.address))
     assert report["failed"] == 0 and report["kernel_checked"] == report["distinct_statements"]
 
 
 def test_a_worker_killed_mid_run_loses_nothing_counts_nothing_twice_and_leaves_no_lean(cluster, local, tmp_path):
     store, out = tmp_path / "store.sqlite", tmp_path / "d"
-    spec = DatasetSpec(Domain(4, 1), chains=60, test_lengths=(8, 32), test_chains=12)
+    spec = DatasetSpec(domain=Domain(4, 1), chains=60, test_lengths=(8, 32), test_chains=12)
     result: dict = {}
 
     def run() -> None:
@@ -106,7 +106,7 @@ def test_a_node_with_another_core_library_is_refused_by_name(new_cluster, tmp_pa
     ray.shutdown()  # leave the module's cluster; a test using it afterwards joins it again
     one = new_cluster(1, {CORE_ENV: str(other)})
     with pytest.raises(ClusterError, match=r"node .* answered with Lean .* and core"):
-        certify_dataset(DatasetSpec(Domain(3, 1), chains=4, test_lengths=(4,), test_chains=2),
+        certify_dataset(DatasetSpec(domain=Domain(3, 1), chains=4, test_lengths=(4,), test_chains=2),
                         tmp_path / "d", tmp_path / "store.sqlite", AskConfig(cluster=one.address))
     assert not (tmp_path / "d").exists()
 
@@ -114,25 +114,25 @@ def test_a_node_with_another_core_library_is_refused_by_name(new_cluster, tmp_pa
 def test_a_node_with_another_kcheck_is_refused_by_name(lean, core):
     # The task's body runs here, without Ray (it is a plain function): its answer names the
     # kcheck it used, the driver accepts that, and refuses another kcheck's or none.
-    from leanbridge import kernel
+    from leanbridge.checker import Checker, sources_hash
     from leanbridge.cluster import RayExecutor, answer_on_node
     from leanbridge.questions import Certify
     from leanbridge.render import equivalence_statement
 
     atoms = ("a", "b")
     items = [(0, Certify(equivalence_statement(("+", "a", "b"), ("+", "a", "b"), atoms)))]
-    reply = answer_on_node(atoms, AskConfig(checker="kernel"), items)
+    reply = answer_on_node(atoms, AskConfig(checker=Checker.KERNEL), items)
     assert reply.result is not None and reply.kcheck == (kernel.sources_hash(), lean.githash)
     assert answer_on_node(atoms, AskConfig(), items).kcheck is None
     driver = object.__new__(RayExecutor)  # its check alone, with no cluster to connect to
     driver.lean, driver.core = lean, core
-    assert driver.checked(reply, "kernel") is reply.result
+    assert driver.checked(reply, Checker.KERNEL) is reply.result
     other = dataclasses.replace(reply, kcheck=("0" * 64, lean.githash))
     with pytest.raises(ClusterError, match=r"node .* answered with kcheck 000000000000 on Lean .*; this run uses "
                                            rf"kcheck {kernel.sources_hash()[:12]}"):
-        driver.checked(other, "kernel")
+        driver.checked(other, Checker.KERNEL)
     with pytest.raises(ClusterError, match="answered with no kcheck"):
-        driver.checked(dataclasses.replace(reply, kcheck=None), "kernel")
+        driver.checked(dataclasses.replace(reply, kcheck=None), Checker.KERNEL)
     assert driver.checked(dataclasses.replace(reply, kcheck=None), "elaborator") is reply.result
 
 

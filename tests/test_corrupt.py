@@ -14,7 +14,7 @@ from chains.manifest import load_manifest, manifest_text
 from chains.rules import successors
 from chains.sampling import sample_split, split_rng
 from chains.space import Domain, StateSpace
-from leanbridge.certify import verify_dataset
+from leanbridge.verify import verify_dataset
 from leanbridge.cli import main as certify
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset

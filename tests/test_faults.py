@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from chains.dataset import DatasetError, DatasetSpec, file_sha256, parse_chain_line
 from chains.space import Domain
 from leanbridge.asker import AskConfig
+from leanbridge.checker import Checker
 from leanbridge.certify import certify_dataset
 from leanbridge.cli import main as certify
 from leanbridge.corelib import build_core
@@ -75,7 +76,7 @@ def write_executable(path: Path, text: str) -> Path:
 
 # ``micro``: one chain of one step per split on three atoms, two distinct statements, so that a
 # Lean that hangs on every file costs one time-out per process; ``small``: enough to train on.
-MICRO = DatasetSpec(Domain(atoms=3), chains=1, length=1, partners=0, test_lengths=(1,), test_chains=1)
+MICRO = DatasetSpec(domain=Domain(atoms=3), chains=1, length=1, partners=0, test_lengths=(1,), test_chains=1)
 SMALL = DatasetSpec(chains=6, length=2, partners=1, test_lengths=(2,), test_chains=2)
 
 
@@ -88,7 +89,7 @@ def root(tmp_path_factory):
 def micro(root):
     # the elaborator route: --verify re-checks with the manifest's checker, and the faulty Leans
     # below fail the elaborator's checks (the kernel route runs the bundled library through kcheck)
-    certify_dataset(MICRO, root / "micro", root / "store.sqlite", AskConfig(checker="elaborator"))
+    certify_dataset(MICRO, root / "micro", root / "store.sqlite", AskConfig(checker=Checker.ELABORATOR))
     return root / "micro"
 
 

@@ -35,7 +35,7 @@ TIMED_EVALUATION = {"eval_seconds", "eval_seconds_by_length"}
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("grid")
-    certify_dataset(DatasetSpec(Domain(3, 1), chains=40, test_lengths=(8,), test_chains=4), root / "data",
+    certify_dataset(DatasetSpec(domain=Domain(3, 1), chains=40, test_lengths=(8,), test_chains=4), root / "data",
                     root / "store.sqlite")
     return root / "data"
 

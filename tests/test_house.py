@@ -134,3 +134,41 @@ def test_no_function_runs_past_80_lines(place):
     found = [f for path in files for f in long_functions(path.read_text(encoding="utf-8"),
                                                           path.relative_to(ROOT).as_posix())]
     assert not found, "\n".join(found)
+
+
+# ---- structure: the Lean bridge ----
+
+BRIDGE_FUNCTION_LINES = 80  # lines of one function of leanbridge/, nested functions included
+BRIDGE_MODULE_LINES = 500  # lines of one module of leanbridge/
+# a checker compared with, or given as, a name: the checker travels as a leanbridge.checker.Checker
+CHECKER_AS_TEXT = re.compile(r"\bchecker\s*(?:==|!=|=)\s*[\"'](?:kernel|elaborator)[\"']")
+
+
+def bridge_findings(text: str, name: str) -> list[str]:
+    """What breaks the Lean bridge's structural rules in one module's ``text``."""
+    import ast
+
+    lines = text.splitlines()
+    found = [f"{name}: {len(lines)} lines"] if len(lines) > BRIDGE_MODULE_LINES else []
+    found += [f"{name}:{node.lineno}: {node.name} is {node.end_lineno - node.lineno + 1} lines"
+              for node in ast.walk(ast.parse(text)) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and node.end_lineno - node.lineno + 1 > BRIDGE_FUNCTION_LINES]
+    found += [f"{name}:{n}: the checker as text: {line.strip()[:80]}" for n, line in enumerate(lines, 1)
+              if CHECKER_AS_TEXT.search(line)]
+    return found
+
+
+def test_the_bridge_rules_catch_what_they_are_for():
+    body = "".join(f"    x{k} = {k}\n" for k in range(BRIDGE_FUNCTION_LINES))
+    assert bridge_findings(f"def f():\n{body}", "m.py") == [f"m.py:1: f is {BRIDGE_FUNCTION_LINES + 1} lines"]
+    assert not bridge_findings(f"def f():\n{body[body.index(chr(10)) + 1:]}", "m.py")
+    assert bridge_findings("x = 1\n" * (BRIDGE_MODULE_LINES + 1), "m.py") == [f"m.py: {BRIDGE_MODULE_LINES + 1} lines"]
+    for line in ('kernel = bridge.checker == "kernel"', "AskConfig(checker='elaborator')", 'other = checker != "kernel"'):
+        assert bridge_findings(line + "\n", "m.py"), line
+    assert not bridge_findings("kernel = bridge.checker is Checker.KERNEL\n", "m.py")
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "leanbridge").rglob("*.py")), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_the_bridge_reads_in_short_functions_and_modules_and_types_its_checker(path):
+    found = bridge_findings(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
+    assert not found, "\n".join(found)

@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 from chains.rules import Event, apply, redex, successors, tier_rules
 from chains.trees import ADD, MUL, all_trees, atom_names, random_tree
 from leanbridge import kernel, kernelterms
+from leanbridge.checker import Checker, KernelCheckerError
 from leanbridge.asker import answer_batch
 from leanbridge.cli import main as certify
 from leanbridge.corelib import CORE_MODULE, CoreLibrary, core_source
 from leanbridge.errors import RenderError
-from leanbridge.kernel import KernelCheckerError, read_answer, run_kcheck
+from leanbridge.kernel import read_answer, run_kcheck
 from leanbridge.kernelterms import KERNEL_TOKEN, KernelStatement, kernel_statement, kernel_type_text
 from leanbridge.questions import Certify, Probe, parse_kernel_type
 from leanbridge.render import equivalence_statement, step_statement
@@ -32,7 +33,7 @@ from tests.strategies import any_trees, tier1_trees
 LIMITS = LeanLimits(timeout_s=120)
 
 
-def ask(lean, core, atoms, questions, checker="kernel"):
+def ask(lean, core, atoms, questions, checker=Checker.KERNEL):
     """Answers to ``questions`` (in order) from one batch of ``checker``."""
     result = answer_batch(lean, core, atoms, LIMITS, list(enumerate(questions)), checker=checker)
     answers = dict(result.answers)
@@ -250,7 +251,7 @@ def test_the_kernel_and_the_elaborator_give_the_same_verdicts(lean, core, seed):
         other = tree if rng.random() < 0.5 else random_tree(rng, atoms)
         questions.append(Certify(equivalence_statement(tree, other, atoms)))
     by_kernel = ask(lean, core, atoms, questions)
-    by_text = ask(lean, core, atoms, questions, checker="elaborator")
+    by_text = ask(lean, core, atoms, questions, checker=Checker.ELABORATOR)
     assert [a.complete for a in by_kernel] == [a.complete for a in by_text]
     assert any(not a.complete for a in by_kernel) or all(
         q.statement.kind == "step" or q.statement.source[0] == q.statement.source[1] for q in questions)
@@ -293,7 +294,7 @@ def datasets(tmp_path_factory):
 def test_the_kernel_route_writes_the_elaborator_routes_chains(datasets):
     kernel_manifest = json.loads((datasets / "kernel" / "manifest.json").read_text())
     text_manifest = json.loads((datasets / "elaborator" / "manifest.json").read_text())
-    assert kernel_manifest["checker"] == kernel.identity() and text_manifest["checker"] == "elaborator"
+    assert kernel_manifest["checker"] == Checker.KERNEL.identity and text_manifest["checker"] == "elaborator"
     # the same store, yet every statement checked again: kernel certificates are keyed apart
     assert kernel_manifest["kernel_checked"] == text_manifest["kernel_checked"] == kernel_manifest["certified"] > 0
     assert histories(datasets / "kernel") == histories(datasets / "elaborator")
@@ -314,7 +315,7 @@ def test_the_kernel_route_is_certifys_default(datasets, tmp_path):
     code, output = run([*SMALL, "--out", tmp_path / "default", "--store", datasets / "s.sqlite"])
     assert code == 0, output
     manifest = json.loads((tmp_path / "default" / "manifest.json").read_text())
-    assert manifest["checker"] == kernel.identity() and manifest["kernel_checked"] == 0  # the kernel route's keys
+    assert manifest["checker"] == Checker.KERNEL.identity and manifest["kernel_checked"] == 0  # the kernel route's keys
     for name in ("train.jsonl", "test-6.jsonl"):
         assert (tmp_path / "default" / name).read_bytes() == (datasets / "kernel" / name).read_bytes()
 

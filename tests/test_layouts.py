@@ -92,7 +92,7 @@ def tiny(tmp_path_factory):
     from leanbridge.certify import certify_dataset
 
     root = tmp_path_factory.mktemp("layouts")
-    certify_dataset(DatasetSpec(Domain(4, 2), chains=40, test_lengths=(8,), test_chains=8), root / "data",
+    certify_dataset(DatasetSpec(domain=Domain(4, 2), chains=40, test_lengths=(8,), test_chains=8), root / "data",
                     root / "store.sqlite")
     return root / "data"
 

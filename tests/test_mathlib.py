@@ -22,8 +22,9 @@ from leanbridge.errorclass import ERROR_CLASSES
 from leanbridge.mathlib.benchmark import (BenchmarkError, iter_corpus, premise_kind, read_metadata, read_theorems)
 from leanbridge.mathlib.dataset import journal_path, plan, repo_of, replay_plan
 from leanbridge.mathlib.probes import PROBE_KINDS, PremiseIndex, permute_arguments, proof_probes
-from leanbridge.mathlib.replay import (DojoReplayer, ProofReplay, ReplayConfig, ReplayUnavailable, replay_proof,
-                                   verdict_of)
+from leanbridge.mathlib.replay import (DojoReplayer, ProofReplay, ReplayConfig, ReplayUnavailable, probe_label,
+                                       probe_record, replay_proof, verdict_of)
+from leanbridge.verdicts import label
 from leanbridge.mathlib.selection import SEED_DIRS, SelectionSpec, in_dirs, seeded_rng, select
 
 BENCH = Path(__file__).resolve().parent / "data" / "bench4"
@@ -428,7 +429,7 @@ def test_replay_judges_every_probe_on_the_state_before_its_step():
               [probe("gold", "omega"), probe("permuted", "bad")]]
     result, opens = scripted(golds, probes)
     assert result.confirmed and opens == 1 and result.start == "state 0"
-    rows = [[v.as_probe(p) for p, v in zip(step, vs)] for step, vs in zip(probes, result.verdicts)]
+    rows = [[probe_record(p, v) for p, v in zip(step, vs)] for step, vs in zip(probes, result.verdicts)]
     assert rows == [
         [["gold", "intro x", "accepted", 1], ["misplaced", "omega", "rejected:unknown_identifier"],
          ["random", "split", "accepted", 2]],
@@ -437,16 +438,16 @@ def test_replay_judges_every_probe_on_the_state_before_its_step():
     ]
 
 
-def test_a_time_out_is_a_verdict_and_the_theorem_is_reopened_at_the_same_step():
+def test_a_time_out_is_recorded_as_rejected_timeout_and_the_theorem_is_reopened_at_the_same_step():
     golds = ["intro x", "simp", "omega"]
     probes = [[probe("gold", "intro x")],
               [probe("gold", "simp"), probe("misplaced", "slow"), probe("random", "split")],
               [probe("gold", "omega"), probe("swap", "slow"), probe("permuted", "sorry")]]
     result, opens = scripted(golds, probes)
     assert result.confirmed and opens == 3 and result.reopened == 2
-    assert [v.verdict for v in result.verdicts[1]] == ["accepted", "rejected:timeout", "accepted"]
-    assert result.verdicts[1][2].goals == 2  # judged on the state before step 1 of the reopened theorem
-    assert [v.verdict for v in result.verdicts[2]] == ["complete", "rejected:timeout", "rejected:given_up"]
+    assert [probe_label(v) for v in result.verdicts[1]] == ["accepted", "rejected:timeout", "accepted"]
+    assert result.verdicts[1][2].goals_left == 2  # judged on the state before step 1 of the reopened theorem
+    assert [probe_label(v) for v in result.verdicts[2]] == ["complete", "rejected:timeout", "rejected:given_up"]
     too_many, _ = scripted(golds, [[probe("gold", "intro x"), probe("random", "slow")], [], []], max_reopen=0)
     assert not too_many.confirmed and "time-outs or crashes" in too_many.reason
 
@@ -462,10 +463,10 @@ def test_a_proof_lean_does_not_confirm_at_every_step_is_not_confirmed():
 
 def test_verdicts_of_the_real_lean_dojo_types():
     ld = pytest.importorskip("lean_dojo", reason="lean_dojo is not installed (the mathlib extra)")
-    assert verdict_of(ld.TacticState("x : ℕ\n⊢ x = x\n\ny : ℕ\n⊢ y = y", 3), ld).goals == 2
-    assert verdict_of(ld.ProofFinished(4), ld).verdict == "complete"
-    assert verdict_of(ld.LeanError("unsolved goals\n⊢ False"), ld).verdict == "rejected:unsolved_goals"
-    assert verdict_of(ld.ProofGivenUp(), ld).verdict == "rejected:given_up"
+    assert verdict_of(ld.TacticState("x : ℕ\n⊢ x = x\n\ny : ℕ\n⊢ y = y", 3), ld).goals_left == 2
+    assert label(verdict_of(ld.ProofFinished(4), ld)) == "complete"
+    assert label(verdict_of(ld.LeanError("unsolved goals\n⊢ False"), ld)) == "rejected:unsolved_goals"
+    assert label(verdict_of(ld.ProofGivenUp(), ld)) == "rejected:given_up"
 
 
 class StandInReplayer:
@@ -535,6 +536,33 @@ def test_a_rerun_resumes_from_the_journal(tmp_path, fixture_plan):
     other = plan(BENCH, "random", SelectionSpec(seed=1))
     third = replay_plan(other, StandInReplayer(), out)
     assert third["resumed_from_journal"] < 8
+
+
+def test_the_journal_keeps_every_outcome_and_the_records_their_verdicts(tmp_path):
+    """Lean's answers come back from the journal as the answers they were, a time-out and a crash
+    as the exceptions they were; the records keep a time-out as rejected:timeout and leave a
+    crashed probe out; the journal's lines keep their format."""
+    from leanbridge.mathlib.dataset import ReplayJournal
+    from leanbridge.runner import LeanRunError, LeanTimeout
+    from leanbridge.verdicts import Accepted, Complete, Rejected
+
+    outcomes = [Accepted(goals_left=2), Complete(), Rejected("unknown_identifier", "<stdin>:1:0: unknown identifier 'x'\n"),
+                Rejected("given_up", ""), LeanTimeout("slow timed out"), LeanRunError("Lean crashed")]
+    probes = [probe(kind, f"tactic {k}") for k, kind in enumerate(["gold", "swap", "misplaced", "permuted", "random",
+                                                                   "random"])]
+    ReplayJournal(tmp_path / "j.jsonl", "c0ffee", 10).add("key", ProofReplay(True, "state 0", [outcomes]))
+    back = ReplayJournal(tmp_path / "j.jsonl", "c0ffee", 10).get("key").verdicts[0]
+    assert back[:4] == [Accepted(goals_left=2), Complete(), Rejected("unknown_identifier", "unknown identifier 'x'"),
+                        Rejected("given_up", "")]
+    assert isinstance(back[4], LeanTimeout) and type(back[5]) is LeanRunError
+    rows = [[probe_record(p, v) for p, v in zip(probes, vs) if probe_label(v) is not None] for vs in (outcomes, back)]
+    assert rows[0] == rows[1] == [["gold", "tactic 0", "accepted", 2], ["swap", "tactic 1", "complete"],
+                                  ["misplaced", "tactic 2", "rejected:unknown_identifier"],
+                                  ["permuted", "tactic 3", "rejected:given_up"], ["random", "tactic 4", "rejected:timeout"]]
+    line = json.loads((tmp_path / "j.jsonl").read_text())
+    assert line["replay"]["verdicts"] == [[["accepted", 2, ""], ["complete", None, ""],
+                                           ["rejected:unknown_identifier", None, "unknown identifier 'x'"],
+                                           ["rejected:given_up", None, ""], ["rejected:timeout", None, ""], None]]
 
 
 def test_a_replay_that_cannot_start_writes_nothing(tmp_path, fixture_plan):
@@ -652,7 +680,7 @@ def test_replay_through_lean_dojo_against_a_scripted_repl(tmp_path, monkeypatch,
     result = Replayer().replay(thm, probes)
     assert result.confirmed, result.reason
     assert result.start == thm.tactics[0].state_before and result.reopened == 1
-    verdicts = [[v.as_probe(p) for p, v in zip(step, vs)] for step, vs in zip(probes, result.verdicts)]
+    verdicts = [[probe_record(p, v) for p, v in zip(step, vs)] for step, vs in zip(probes, result.verdicts)]
     assert [step[0] for step in verdicts] == [["gold", t.tactic, "accepted", 1] for t in thm.tactics[:-1]] + [
         ["gold", thm.tactics[-1].tactic, "complete"]]
     assert ["random", "split", "accepted", 2] in verdicts[0]

@@ -103,7 +103,7 @@ def no_rules_engine(monkeypatch):
 
 def test_it_plans_without_the_rules_engine_and_lean_certifies_its_paths(lean, core, no_rules_engine, monkeypatch):
     problems = make_problems(DOMAIN, [1, 2, 3], 3, seed=5)
-    config = SearchConfig("oracle-imagination", budget_calls=5, rules=DOMAIN.rules, positions=DOMAIN.positions)
+    config = SearchConfig(searcher="oracle-imagination", budget_calls=5, rules=DOMAIN.rules, positions=DOMAIN.positions)
     events = [Event(rule, path) for path in config.positions for rule in config.rules]
     # the classes of the problems, explored with the rules before the search (the planner's "training")
     planner, wrong = table_planner(problems, config), table_planner(problems, config, wrong=True)

@@ -164,12 +164,12 @@ def test_probed_datasets_keep_their_bytes(probed):
 
 
 def test_the_default_kernel_route_writes_the_same_probed_bytes_twice(probed, tmp_path):
-    from leanbridge import kernel
+    from leanbridge.checker import Checker
     for n in (1, 2):  # two stores: the second run asks Lean everything again
         result = CliRunner().invoke(main, [*TINY, "--out", str(tmp_path / f"k{n}"), "--store",
                                            str(tmp_path / f"s{n}.sqlite")], catch_exceptions=False)
         assert result.exit_code == 0, result.output
-    assert json.loads((tmp_path / "k1" / "manifest.json").read_text())["checker"] == kernel.identity()
+    assert json.loads((tmp_path / "k1" / "manifest.json").read_text())["checker"] == Checker.KERNEL.identity
     for name in PROBED_SHA256:
         assert (tmp_path / "k1" / name).read_bytes() == (tmp_path / "k2" / name).read_bytes(), name
         # the probes go to the elaborator on either route: the same verdicts as the pinned dataset's

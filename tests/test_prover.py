@@ -11,6 +11,7 @@ from chains.rules import Event, apply
 from chains.space import Domain
 from chains.trees import parse_polish
 from leanbridge.certify import certify_dataset
+from leanbridge.checker import Checker
 from leanbridge.paths import portable_path
 from prover.cli import main
 from prover.imagination import CorruptImagination, OracleImagination
@@ -97,7 +98,7 @@ def test_the_kernel_refuses_to_pass_a_budget(lean, core):
 @pytest.mark.parametrize("searcher", ["kernel-uniform", "kernel-lookahead"])
 def test_kernel_searchers_count_every_successor_question(lean, core, problems, searcher):
     kernel = kernel_for(lean, core, budget=500)
-    results = run_searches(problems, SearchConfig(searcher, 500, rules=DOMAIN.rules), kernel)
+    results = run_searches(problems, SearchConfig(searcher=searcher, budget_calls=500, rules=DOMAIN.rules), kernel)
     assert all(r.solved for r in results)
     for r in results:
         assert r.calls == r.questions == r.proposed == kernel.calls[r.id]
@@ -113,7 +114,7 @@ def test_blind_and_oracle_searchers_ask_lean_about_domain_events(lean, core, pro
     runs = {}
     for searcher in ("kernel-blind", "oracle"):
         kernel = kernel_for(lean, core, budget=5000)
-        runs[searcher] = run_searches(problems, SearchConfig(searcher, 5000, rules=DOMAIN.rules), kernel,
+        runs[searcher] = run_searches(problems, SearchConfig(searcher=searcher, budget_calls=5000, rules=DOMAIN.rules), kernel,
                                       oracle=RulesOracle())
         for r in runs[searcher]:
             assert r.solved and r.calls == r.questions == r.proposed + r.rejected_asked == kernel.calls[r.id]
@@ -131,7 +132,7 @@ def test_a_budget_of_one_call_is_never_exceeded(lean, core, problems, searcher):
     from tests.test_oracle_imagination import table_planner
 
     kernel = kernel_for(lean, core, budget=1)
-    config = SearchConfig(searcher, 1, rules=DOMAIN.rules)
+    config = SearchConfig(searcher=searcher, budget_calls=1, rules=DOMAIN.rules)
     results = run_searches(problems, config, kernel, OracleImagination(), oracle=RulesOracle(),
                            planner=table_planner(problems, config))
     assert max(r.calls for r in results) <= 1
@@ -142,11 +143,11 @@ def test_a_budget_of_one_call_is_never_exceeded(lean, core, problems, searcher):
 
 def test_a_perfect_imagination_pays_one_call_per_solved_problem(lean, core, problems):
     kernel = kernel_for(lean, core, budget=5)
-    results = run_searches(problems, SearchConfig("imagination", 5, rules=DOMAIN.rules), kernel, OracleImagination())
+    results = run_searches(problems, SearchConfig(searcher="imagination", budget_calls=5, rules=DOMAIN.rules), kernel, OracleImagination())
     assert all(r.solved and r.calls == 1 and r.claims == 1 for r in results)
     assert all(r.held == r.held_equal and r.proposed == r.proposed_equal for r in results)
     # it holds exactly the states the kernel's breadth-first search holds (but the target)
-    uniform = run_searches(problems, SearchConfig("kernel-uniform", 10_000, rules=DOMAIN.rules),
+    uniform = run_searches(problems, SearchConfig(searcher="kernel-uniform", budget_calls=10_000, rules=DOMAIN.rules),
                            kernel_for(lean, core, budget=10_000))
     assert [r.proposed for r in results] == [u.proposed for u in uniform]
     audit = audit_solutions(problems, results, kernel_for(lean, core, reuse=False))
@@ -161,7 +162,7 @@ def _swap_root(t):
 def test_an_imagination_that_decodes_wrong_states_gets_no_wrong_solution_accepted(lean, core, problems, wrong, after):
     kernel = kernel_for(lean, core, budget=20)
     imagination = CorruptImagination(wrong, after=after)
-    results = run_searches(problems, SearchConfig("imagination", 20, rules=DOMAIN.rules), kernel, imagination)
+    results = run_searches(problems, SearchConfig(searcher="imagination", budget_calls=20, rules=DOMAIN.rules), kernel, imagination)
     assert sum(r.claims_rejected for r in results) > 0
     for p, r in zip(problems, results):
         assert r.calls == r.claims <= 20
@@ -180,14 +181,14 @@ def test_an_imagination_that_sees_the_goal_everywhere_solves_nothing_far_away(le
     for p in far:
         kernel = kernel_for(lean, core, budget=3)
         imagination = CorruptImagination(lambda t, goal=p.target: goal, after=1)
-        results += run_searches([p], SearchConfig("imagination", 3, rules=DOMAIN.rules), kernel, imagination)
+        results += run_searches([p], SearchConfig(searcher="imagination", budget_calls=3, rules=DOMAIN.rules), kernel, imagination)
     assert not any(r.solved for r in results)
     assert all(r.calls == r.claims == r.claims_rejected == 3 for r in results)
 
 
 # -- prefixes: certified by the one certification path, into its store ----------------------
 
-def _prefix_counts(lean, core, problems, store, checker="kernel"):
+def _prefix_counts(lean, core, problems, store, checker=Checker.KERNEL):
     from prover.run import certify_prefixes
 
     return certify_prefixes(problems, Kernel(lean, core, ATOMS, KernelConfig(jobs=2)), store, checker, jobs=2)
@@ -237,9 +238,9 @@ def test_a_store_of_another_core_library_or_checker_is_not_trusted(lean, core, t
     forged = _prefix_counts(lean, core, problems, store)
     assert forged["prefix_from_store"] == 0 and forged["prefix_asked"] == forged["prefix_distinct_steps"]
     assert _prefix_counts(lean, core, problems, store)["prefix_asked"] == 0  # Lean's new answers count
-    elaborated = _prefix_counts(lean, core, problems, store, checker="elaborator")
+    elaborated = _prefix_counts(lean, core, problems, store, checker=Checker.ELABORATOR)
     assert elaborated["prefix_from_store"] == 0 and elaborated["prefix_checker"] == "elaborator"
-    assert _prefix_counts(lean, core, problems, store, checker="elaborator")["prefix_asked"] == 0
+    assert _prefix_counts(lean, core, problems, store, checker=Checker.ELABORATOR)["prefix_asked"] == 0
 
 
 def test_a_datasets_certificates_serve_the_prefix_steps_it_holds(dataset, lean, core):

@@ -21,6 +21,7 @@ from chains.space import Domain, StateSpace
 from chains.trees import parse_tokens, tokens
 from leanbridge.asker import AskConfig
 from leanbridge.certify import certify_dataset
+from leanbridge.checker import Checker
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.inference import TrackedRun, load_run
@@ -97,7 +98,7 @@ def stand_in(tiny) -> TrackedRun:
     return TrackedRun(TrueTree(data), TrainConfig(data=str(tiny / "data")), data.vocab, Domain(), data.item_len, {})
 
 
-def certifier(tiny, lean, core, space, store=None, checker: str = "kernel") -> StepCertifier:
+def certifier(tiny, lean, core, space, store=None, checker: Checker = Checker.KERNEL) -> StepCertifier:
     return StepCertifier(space, lean, core, AskConfig(checker=checker), store or tiny / "store.sqlite",
                          lambda *a: None)
 

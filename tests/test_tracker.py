@@ -278,7 +278,7 @@ def test_every_training_setting_is_an_option_of_the_command():
 def test_a_tier2_tracker_trains_and_reads_trees_of_every_size(tmp_path):
     """Tier 2 changes the tree's size along a chain: the readout covers the largest tree the
     domain allows, padded."""
-    spec = DatasetSpec(Domain(atoms=3, tier=2, max_size=9), chains=12, length=4, test_lengths=(8, 16), test_chains=4)
+    spec = DatasetSpec(domain=Domain(atoms=3, tier=2, max_size=9), chains=12, length=4, test_lengths=(8, 16), test_chains=4)
     certify_dataset(spec, tmp_path / "data", tmp_path / "store.sqlite")
     data = load_dataset(tmp_path / "data")
     sizes = {int((data.tree_tokens[t] != 0).sum()) for t in range(len(data.tree_tokens))}

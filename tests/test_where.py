@@ -33,7 +33,7 @@ def test_tier2_events_are_the_size_changing_rules():
 @pytest.fixture(scope="module")
 def tier2_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("where")
-    spec = DatasetSpec(Domain(atoms=3, tier=2, max_size=9), chains=16, length=4, test_lengths=(8, 16), test_chains=16)
+    spec = DatasetSpec(domain=Domain(atoms=3, tier=2, max_size=9), chains=16, length=4, test_lengths=(8, 16), test_chains=16)
     certify_dataset(spec, root / "data", root / "store.sqlite")
     config = TrainConfig(data=str(root / "data"), objective="plain", steps=20, batch_chains=4, width=16)
     report = train(config, root / "run", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))

@@ -6,7 +6,7 @@ bound): chain n is a uniformly random walk (``chains.sampling.random_walk``) fro
 random start tree, drawn with its own generator ``random.Random(f"{seed}:stream:{n}")``. They are
 drawn a block at a time and never written out, so memory does not grow with the length. For each
 block, the distinct steps (tree, event) not yet confirmed go through the one certification path
-(``leanbridge.certify.certify_steps``: the certificate store answers for statements it holds as
+(``leanbridge.certificates.certify_steps``: the certificate store answers for statements it holds as
 certified for this Lean build, core library and checker, Lean is asked for the rest and its
 answers recorded there); a step counts only once the store holds its statement as certified. A
 step Lean rejects, or one the store does not then hold, stops the evaluation with
@@ -46,7 +46,8 @@ from chains.space import StateSpace
 from chains.trees import Tree, parse_polish, polish, tokens
 from leanbridge.asker import AskConfig
 from chains.version import package_version
-from leanbridge.certify import CertificationFailed, certify_steps, checker_identity, default_store
+from leanbridge.certificates import CertificationFailed, certify_steps, default_store
+from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
 from leanbridge.render import step_statement
@@ -203,7 +204,7 @@ class StepCertifier:
                  store: Path, progress: Progress) -> None:
         self.space, self.lean, self.core, self.bridge = space, lean, core, bridge
         self.store, self.progress = store, progress
-        self.checker = checker_identity(bridge.checker)
+        self.checker = bridge.checker.identity  # as the report records it
         self.confirmed: set[int] = set()  # state << _KEY_BITS | event of every confirmed step
         self.counts = {"distinct_steps": 0, "from_store": 0, "asked": 0, "lean_processes": 0}
 
@@ -211,7 +212,7 @@ class StepCertifier:
         """The store's key of the step's statement (``leanbridge.render.Statement.key``), as
         ``certify_steps`` renders and keys it."""
         statement = step_statement(tree, event, self.space.domain.atom_names)
-        return statement.key(self.core.hash, self.lean.githash, None if self.checker == ELABORATOR else self.checker)
+        return statement.key(self.core.hash, self.lean.githash, self.bridge.checker)
 
     def confirm(self, states: np.ndarray, events: np.ndarray, first_step: int) -> None:
         """Every step of a block: states (N, S + 1) before each step and after the last, events
@@ -500,10 +501,10 @@ def _open_dataset(config: StreamConfig) -> tuple[Path, dict]:
         raise StreamError(f"{e} (the run's dataset; pass --data)") from None
 
 
-def dataset_checker(manifest: dict) -> str:
+def dataset_checker(manifest: dict) -> Checker:
     """The checker that certified a dataset (its manifest's ``checker``; the elaborator when
     absent): the streamed steps are certified by the same one, so its certificates serve them."""
-    return "kernel" if str(manifest.get("checker", "elaborator")).startswith("kernel:") else "elaborator"
+    return Checker.recorded(manifest.get("checker", ELABORATOR))
 
 
 def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progress = _quiet) -> dict:

@@ -20,15 +20,18 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from chains.dataset import MATHLIB_FORMAT, DatasetError, DatasetWriter, file_sha256
 from leanbridge.errorclass import ERROR_CLASSES, headline
 from leanbridge.mathlib.benchmark import BenchmarkError, BenchTheorem, count_and_read_theorems, iter_corpus, read_metadata
 from leanbridge.mathlib.probes import PROBE_KINDS, PremiseIndex, Probe, proof_probes
-from leanbridge.mathlib.replay import DojoReplayer, ProofReplay, ReplayConfig, Verdict
+from leanbridge.mathlib.replay import (TIMEOUT, DojoReplayer, Outcome, ProofReplay, ReplayConfig, probe_label,
+                                       probe_record)
 from leanbridge.mathlib.selection import Selection, SelectionSpec, in_dirs, select
+from leanbridge.runner import LeanRunError, LeanTimeout
+from leanbridge.verdicts import Accepted, Complete, Rejected
 
 SPLIT_NAMES = ("train", "test")
 FORMAT = MATHLIB_FORMAT
@@ -111,7 +114,7 @@ def record(thm: BenchTheorem, replay, probes: list[list[Probe]], novel: bool, ri
         "id": rid, "full_name": thm.full_name, "file_path": thm.file_path, "start": replay.start,
         "events": [t.tactic for t in thm.tactics], "novel_premise": novel,
         "premises": [[p.full_name for p in t.premises] for t in thm.tactics],
-        "probes": [[v.as_probe(probe) for probe, v in zip(step, verdicts) if v is not None]
+        "probes": [[probe_record(probe, v) for probe, v in zip(step, verdicts) if probe_label(v) is not None]
                    for step, verdicts in zip(probes, replay.verdicts)],
     }
 
@@ -152,12 +155,34 @@ class ReplayJournal:
 
 def _replay_to_json(r: ProofReplay) -> dict:
     return {"confirmed": r.confirmed, "start": r.start, "reason": r.reason, "reopened": r.reopened,
-            "verdicts": [[None if v is None else [v.verdict, v.goals, headline(v.message)[:200]] for v in row]
-                         for row in r.verdicts]}
+            "verdicts": [[_outcome_to_json(v) for v in row] for row in r.verdicts]}
+
+
+def _outcome_to_json(outcome: Outcome) -> list | None:
+    """A probe's outcome as the journal keeps it: [verdict, goals left or null, the message's
+    headline]; null for a crash."""
+    verdict = probe_label(outcome)
+    if verdict is None:
+        return None
+    goals = outcome.goals_left if isinstance(outcome, Accepted) else None
+    return [verdict, goals, headline(outcome.message if isinstance(outcome, Rejected) else "")[:200]]
+
+
+def _outcome_from_json(v: list | None) -> Outcome:
+    if v is None:
+        return LeanRunError("crashed (as the journal recorded)")
+    verdict, goals, message = v
+    if verdict == "accepted":
+        return Accepted(goals_left=goals)
+    if verdict == "complete":
+        return Complete()
+    if verdict == TIMEOUT and not message:
+        return LeanTimeout("timed out (as the journal recorded)")
+    return Rejected(verdict.removeprefix("rejected:"), message)
 
 
 def _replay_from_json(obj: dict) -> ProofReplay:
-    verdicts = [[None if v is None else Verdict(v[0], v[1], v[2]) for v in row] for row in obj["verdicts"]]
+    verdicts = [[_outcome_from_json(v) for v in row] for row in obj["verdicts"]]
     return ProofReplay(bool(obj["confirmed"]), str(obj["start"]), verdicts, str(obj["reason"]), int(obj["reopened"]))
 
 
@@ -170,6 +195,61 @@ def _drop_kind(reason: str) -> str:
     return "cannot_open" if reason.startswith("cannot open") else "unconfirmed"
 
 
+@dataclass
+class _Tally:
+    """What the replays of a plan came to, for its manifest."""
+
+    resumed: int = 0  # replays served by the journal
+    novel_confirmed: int = 0  # novel-premise proofs confirmed at every step
+    crashed_probes: int = 0  # probes whose replay crashed Lean (left out of the records)
+    dropped: Counter = field(default_factory=Counter)  # unconfirmed proofs by why
+    dropped_examples: list = field(default_factory=list)  # [name, reason] of the first 20 dropped
+    by_kind_verdict: dict[str, Counter] = field(default_factory=lambda: {k: Counter() for k in PROBE_KINDS})
+    other_headlines: Counter = field(default_factory=Counter)  # headlines of rejected:other messages
+
+    def drop(self, thm: BenchTheorem, result: ProofReplay) -> None:
+        self.dropped[_drop_kind(result.reason)] += 1
+        if len(self.dropped_examples) < 20:
+            self.dropped_examples.append([thm.full_name, result.reason])
+
+    def count(self, probes: list[list[Probe]], result: ProofReplay) -> None:
+        for step, verdicts in zip(probes, result.verdicts):
+            for probe, outcome in zip(step, verdicts):
+                verdict = probe_label(outcome)
+                if verdict is None:
+                    self.crashed_probes += 1
+                    continue
+                self.by_kind_verdict[probe.kind][verdict] += 1
+                if verdict == "rejected:other":
+                    self.other_headlines[headline(outcome.message)[:100]] += 1
+
+
+def _replayed(p: Plan, part: str, replayer, journal: ReplayJournal, tally: _Tally,
+              progress: Callable[[int], None]) -> list[str]:
+    """The record lines of ``part``'s confirmed proofs, each proof from the journal or replayed
+    now (and journalled once it opened); ``progress`` is called after each proof."""
+    lines: list[str] = []
+    for thm, probes in p.jobs(part):
+        key = journal.key(thm, probes)
+        result = journal.get(key)
+        if result is not None:
+            tally.resumed += 1
+        else:
+            result = replayer.replay(thm, probes)
+            if not result.reason.startswith("cannot open"):  # it opened: worth keeping
+                journal.add(key, result)
+        progress(1)
+        if not result.confirmed:
+            tally.drop(thm, result)
+            continue
+        rid = f"{part}-{len(lines):05d}"
+        novel = thm.key in p.selection.novel
+        tally.novel_confirmed += novel
+        lines.append(json.dumps(record(thm, result, probes, novel, rid), ensure_ascii=False, sort_keys=True))
+        tally.count(probes, result)
+    return lines
+
+
 def replay_plan(p: Plan, replayer, out: Path, progress: Progress = _no_progress) -> dict:
     """Replay every selected proof with ``replayer`` (a ``DojoReplayer``) and write the dataset.
     Nothing is written before a theorem has opened in a Dojo; then each replay goes to the
@@ -177,85 +257,60 @@ def replay_plan(p: Plan, replayer, out: Path, progress: Progress = _no_progress)
     when every split is done. Proofs the journal already holds are not replayed again."""
     check_writable(out)
     journal = ReplayJournal(journal_path(out), repo_of(p.metadata)[1], replayer.config.timeout_s)
-    resumed = 0
     writer: DatasetWriter | None = None
     started = time.time()
-    files, counts, dropped, dropped_examples = {}, {}, Counter(), []
-    novel_confirmed = 0
-    by_kind_verdict: dict[str, Counter] = {k: Counter() for k in PROBE_KINDS}
-    other_headlines: Counter = Counter()
-    crashed_probes = 0
+    files, counts, tally = {}, {}, _Tally()
     try:
         done, total = 0, len(p.selection.train) + len(p.selection.test)
-        lines: dict[str, list[str]] = {}
         for part in SPLIT_NAMES:
-            lines[part] = []
-            for thm, probes in p.jobs(part):
-                key = journal.key(thm, probes)
-                result = journal.get(key)
-                if result is not None:
-                    resumed += 1
-                else:
-                    result = replayer.replay(thm, probes)
-                    if not result.reason.startswith("cannot open"):  # it opened: worth keeping
-                        journal.add(key, result)
-                done += 1
+            def advance(n: int, part: str = part) -> None:
+                nonlocal done
+                done += n
                 progress(f"replaying in Lean ({part})", done, total)
-                if not result.confirmed:
-                    dropped[_drop_kind(result.reason)] += 1
-                    if len(dropped_examples) < 20:
-                        dropped_examples.append([thm.full_name, result.reason])
-                    continue
-                rid = f"{part}-{len(lines[part]):05d}"
-                novel = thm.key in p.selection.novel
-                novel_confirmed += novel
-                rec = record(thm, result, probes, novel, rid)
-                lines[part].append(json.dumps(rec, ensure_ascii=False, sort_keys=True))
-                for step, verdicts in zip(probes, result.verdicts):
-                    for probe, v in zip(step, verdicts):
-                        if v is None:
-                            crashed_probes += 1
-                            continue
-                        by_kind_verdict[probe.kind][v.verdict] += 1
-                        if v.verdict == "rejected:other":
-                            other_headlines[headline(v.message)[:100]] += 1
+
+            lines = _replayed(p, part, replayer, journal, tally, advance)
             if writer is None:
                 writer = DatasetWriter(out)
-            path = writer.write_lines(f"{part}.jsonl", iter(lines[part]))
-            files[f"{part}.jsonl"] = {"sha256": file_sha256(path), "records": len(lines[part])}
-            counts[part] = len(lines[part])
-        verdict_totals = Counter()
-        for c in by_kind_verdict.values():
-            verdict_totals.update(c)
-        manifest = {
-            "format": FORMAT, "source": "mathlib",
-            "benchmark": {"dir": str(p.benchmark), "split": p.split, "metadata": p.metadata},
-            "selection": {**asdict(p.spec), "dirs": list(p.spec.dirs), "counts": p.selection.counts},
-            "seed": p.spec.seed,
-            "records": counts,
-            "novel_premise_confirmed": novel_confirmed,  # the seed's headline set: novel and confirmed at every step
-            "dropped": dict(dropped),
-            "dropped_examples": dropped_examples,
-            "probes": {
-                "by_kind": {k: sum(by_kind_verdict[k].values()) for k in PROBE_KINDS},
-                "by_verdict": dict(sorted(verdict_totals.items())),
-                "by_kind_and_verdict": {k: dict(sorted(by_kind_verdict[k].items())) for k in PROBE_KINDS},
-                "crashed": crashed_probes,
-            },
-            "error_classes": list(ERROR_CLASSES),
-            "other_headlines": dict(other_headlines.most_common(20)),
-            "lean_dojo": {"version": getattr(replayer.ld, "__version__", None),
-                          "timeout_s": replayer.config.timeout_s, "repo": replayer.config.repo},
-            "files": files,
-            "resumed_from_journal": resumed,
-            "seconds": round(time.time() - started, 1),
-        }
+            path = writer.write_lines(f"{part}.jsonl", iter(lines))
+            files[f"{part}.jsonl"] = {"sha256": file_sha256(path), "records": len(lines)}
+            counts[part] = len(lines)
+        manifest = _manifest(p, replayer, tally, files, counts, started)
         writer.commit(manifest)
         return manifest
     except BaseException:
         if writer is not None:
             writer.abort()
         raise
+
+
+def _manifest(p: Plan, replayer, tally: _Tally, files: dict, counts: dict, started: float) -> dict:
+    """The manifest of a replayed plan."""
+    verdict_totals = Counter()
+    for c in tally.by_kind_verdict.values():
+        verdict_totals.update(c)
+    return {
+        "format": FORMAT, "source": "mathlib",
+        "benchmark": {"dir": str(p.benchmark), "split": p.split, "metadata": p.metadata},
+        "selection": {**asdict(p.spec), "dirs": list(p.spec.dirs), "counts": p.selection.counts},
+        "seed": p.spec.seed,
+        "records": counts,
+        "novel_premise_confirmed": tally.novel_confirmed,  # the seed's headline set: novel and confirmed at every step
+        "dropped": dict(tally.dropped),
+        "dropped_examples": tally.dropped_examples,
+        "probes": {
+            "by_kind": {k: sum(tally.by_kind_verdict[k].values()) for k in PROBE_KINDS},
+            "by_verdict": dict(sorted(verdict_totals.items())),
+            "by_kind_and_verdict": {k: dict(sorted(tally.by_kind_verdict[k].items())) for k in PROBE_KINDS},
+            "crashed": tally.crashed_probes,
+        },
+        "error_classes": list(ERROR_CLASSES),
+        "other_headlines": dict(tally.other_headlines.most_common(20)),
+        "lean_dojo": {"version": getattr(replayer.ld, "__version__", None),
+                      "timeout_s": replayer.config.timeout_s, "repo": replayer.config.repo},
+        "files": files,
+        "resumed_from_journal": tally.resumed,
+        "seconds": round(time.time() - started, 1),
+    }
 
 
 def repo_of(metadata: dict) -> tuple[str, str]:

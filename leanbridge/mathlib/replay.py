@@ -3,15 +3,19 @@
 For each proof a ``lean_dojo.Dojo`` opens the theorem in the traced Mathlib with the proof
 removed; the gold tactics are run one after another from the initial state, and at each step
 every probe is run on the state before the step (LeanDojo's states are values: running a probe
-does not move the proof on). What Lean answers becomes a verdict:
+does not move the proof on). What Lean answers becomes an answer of ``leanbridge.verdicts``, as
+every other question's does:
 
-- ``TacticState`` -> ``accepted``, with its number of goals left;
-- ``ProofFinished`` -> ``complete``;
-- ``LeanError`` -> ``rejected:<class>``, the class read from Lean's message by
+- ``TacticState`` -> ``Accepted``, with its number of goals left;
+- ``ProofFinished`` -> ``Complete``;
+- ``LeanError`` -> ``Rejected``, the class read from Lean's message by
   ``leanbridge.errorclass.classify_error`` (the chain probes' classifier);
-- ``ProofGivenUp`` -> ``rejected:given_up`` (LeanDojo's answer to ``sorry``/``admit``);
-- ``DojoTacticTimeoutError`` -> ``rejected:timeout``; the Lean process is still busy then, so the
-  theorem is opened again and the gold prefix replayed before the next probe.
+- ``ProofGivenUp`` -> ``Rejected`` of class ``given_up`` (LeanDojo's answer to ``sorry``/``admit``).
+
+A time-out or a crash is no answer: the probe's outcome is the exception (``LeanTimeout``,
+``LeanRunError``), kept in its place. The Lean process is then busy or dead, so the theorem is
+opened again and the gold prefix replayed before the next probe. The probe records keep a
+time-out as ``rejected:timeout`` and leave a crashed probe out (``probe_record``).
 
 A proof counts only when Lean confirms it at every step: each gold tactic but the last leaves
 goals, the last completes the proof. ``lean_dojo`` is imported here and nowhere else, and only
@@ -30,8 +34,9 @@ from dataclasses import dataclass, field
 from leanbridge.errorclass import classify_error
 from leanbridge.mathlib.benchmark import BenchTheorem
 from leanbridge.mathlib.probes import Probe
+from leanbridge.runner import LeanRunError, LeanTimeout
+from leanbridge.verdicts import Accepted, Answer, Complete, Rejected, label
 
-ACCEPTED, COMPLETE = "accepted", "complete"
 SETUP = "see README, 'Mathlib probes'"
 
 
@@ -49,27 +54,37 @@ class ReplayConfig:
     unavailable_after: int = 3  # theorems in a row that cannot be opened, before any could, mean no replay here
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """Lean's answer to one probe."""
+# What one probe's replay gives: Lean's answer (``leanbridge.verdicts``), or the exception that
+# stopped Lean answering: ``LeanTimeout`` (the records keep it as ``rejected:timeout``) or
+# another ``LeanRunError``, a crash (the records leave the probe out).
+Outcome = Answer | LeanRunError
+TIMEOUT = "rejected:timeout"  # how a probe record stores a time-out
 
-    verdict: str  # "accepted", "complete" or "rejected:<class>"
-    goals: int | None = None  # goals left, for "accepted"
-    message: str = ""  # Lean's message, for rejections
 
-    def as_probe(self, probe: Probe) -> list:
-        """The probe record: [kind, text, verdict] (and the goals left when accepted)."""
-        out = [probe.kind, probe.text, self.verdict]
-        if self.goals is not None:
-            out.append(self.goals)
-        return out
+def probe_label(outcome: Outcome) -> str | None:
+    """The verdict a probe record stores: Lean's answer's ``label``, ``rejected:timeout`` for a
+    time-out; None for a crash, whose probe is left out."""
+    if isinstance(outcome, LeanTimeout):
+        return TIMEOUT
+    if isinstance(outcome, LeanRunError):
+        return None
+    return label(outcome)
+
+
+def probe_record(probe: Probe, outcome: Outcome) -> list:
+    """The probe record of an outcome that is not a crash: [kind, text, verdict], and the goals
+    left when Lean accepted the tactic."""
+    out = [probe.kind, probe.text, probe_label(outcome)]
+    if isinstance(outcome, Accepted):
+        out.append(outcome.goals_left)
+    return out
 
 
 @dataclass(frozen=True)
 class ProofReplay:
     confirmed: bool  # Lean confirmed every gold step
     start: str  # the initial state as LeanDojo printed it
-    verdicts: list[list[Verdict | None]] = field(default_factory=list)  # per step, per probe; None: the probe crashed Lean
+    verdicts: list[list[Outcome]] = field(default_factory=list)  # per step, per probe
     reason: str = ""  # why the proof is not confirmed
     reopened: int = 0
 
@@ -91,20 +106,64 @@ def load_lean_dojo():
     return lean_dojo
 
 
-def verdict_of(result, ld) -> Verdict:
-    """The verdict of one ``run_tac`` result of the ``lean_dojo`` module ``ld``."""
+def verdict_of(result, ld) -> Answer:
+    """Lean's answer in one ``run_tac`` result of the ``lean_dojo`` module ``ld``."""
     if isinstance(result, ld.TacticState):
-        return Verdict(ACCEPTED, result.num_goals)
+        return Accepted(goals_left=result.num_goals)
     if isinstance(result, ld.ProofFinished):
-        return Verdict(COMPLETE)
+        return Complete()
     if isinstance(result, ld.LeanError):
-        return Verdict(f"rejected:{classify_error(result.error)}", message=result.error)
+        return Rejected(classify_error(result.error), result.error)
     if isinstance(result, ld.ProofGivenUp):
-        return Verdict("rejected:given_up")
+        return Rejected("given_up", "")
     raise TypeError(f"LeanDojo returned {type(result).__name__}, not a tactic result")
 
 
-TIMEOUT = Verdict("rejected:timeout")
+class _Unconfirmed(Exception):
+    pass
+
+
+class _Walk:
+    """One proof's Dojo sessions: the current one, and the state before a step reached by the
+    gold tactics in a fresh session after a time-out or a crash."""
+
+    def __init__(self, open_session: Callable[[], AbstractContextManager], ld, golds: Sequence[str]) -> None:
+        self.open_session, self.ld, self.golds = open_session, ld, golds
+        self.sessions: list[AbstractContextManager] = []
+        self.number = 0  # which session the current state belongs to
+        self.dojo = None
+
+    def close(self) -> None:
+        while self.sessions:
+            self.sessions.pop().__exit__(None, None, None)
+
+    def open_at(self, t: int):
+        """A fresh session and the state before step t, reached by the gold tactics."""
+        self.close()
+        session = self.open_session()
+        self.dojo, state = session.__enter__()
+        self.sessions.append(session)
+        self.number += 1
+        for s in range(t):
+            state = self.gold(state, s)
+            if not isinstance(state, self.ld.TacticState):
+                raise _Unconfirmed(f"step {s}: the gold tactic no longer leaves goals after a reopen")
+        return state
+
+    def gold(self, state, s: int):
+        """The result of step s's gold tactic on ``state``."""
+        try:
+            return self.dojo.run_tac(state, self.golds[s])
+        except (self.ld.DojoTacticTimeoutError, self.ld.DojoCrashError, AssertionError) as e:
+            raise _Unconfirmed(f"step {s}: the gold tactic failed on a replay ({type(e).__name__})") from None
+
+    def reopen_at(self, t: int):
+        try:
+            return self.open_at(t)
+        except _Unconfirmed:
+            raise
+        except Exception as e:  # the theorem opened before: whatever stops it now ends this proof only
+            raise _Unconfirmed(f"step {t}: reopening failed: {type(e).__name__}: {_first_line(e)}") from None
 
 
 def replay_proof(open_session: Callable[[], AbstractContextManager], ld, golds: Sequence[str],
@@ -112,94 +171,72 @@ def replay_proof(open_session: Callable[[], AbstractContextManager], ld, golds: 
     """Replay one proof. ``open_session()`` is a context manager giving ``(dojo, initial state)``
     (a ``lean_dojo.Dojo``); ``ld`` supplies the result and exception types. An error opening the
     theorem the first time propagates; any later failure makes the proof unconfirmed."""
+    walk = _Walk(open_session, ld, golds)
     reopened = 0
-    sessions: list[AbstractContextManager] = []
-    session_no = 0  # which session the current state belongs to
-
-    def close() -> None:
-        while sessions:
-            sessions.pop().__exit__(None, None, None)
-
-    def walk_to(t: int):
-        """A fresh session and the state before step t, reached by the gold tactics."""
-        nonlocal session_no
-        close()
-        session = open_session()
-        dojo, state = session.__enter__()
-        sessions.append(session)
-        session_no += 1
-        for s in range(t):
-            state = _run_gold(dojo, state, golds[s], s)
-            if not isinstance(state, ld.TacticState):
-                raise _Unconfirmed(f"step {s}: the gold tactic no longer leaves goals after a reopen")
-        return dojo, state
-
-    def _run_gold(dojo, state, tactic: str, s: int):
-        try:
-            return dojo.run_tac(state, tactic)
-        except (ld.DojoTacticTimeoutError, ld.DojoCrashError, AssertionError) as e:
-            raise _Unconfirmed(f"step {s}: the gold tactic failed on a replay ({type(e).__name__})") from None
-
-    def reopen_at(t: int):
-        try:
-            return walk_to(t)
-        except _Unconfirmed:
-            raise
-        except Exception as e:  # the theorem opened before: whatever stops it now ends this proof only
-            raise _Unconfirmed(f"step {t}: reopening failed: {type(e).__name__}: {_first_line(e)}") from None
-
-    verdicts: list[list[Verdict | None]] = []
+    verdicts: list[list[Outcome]] = []
     try:
-        dojo, state = walk_to(0)
+        state = walk.open_at(0)
         start = state.pp
         for t, step in enumerate(probes):
-            row: list[Verdict | None] = []
+            row: list[Outcome] = []
             gold_result, gold_session = None, 0
             for probe in step:
-                try:
-                    result = dojo.run_tac(state, probe.text)
-                    verdict = verdict_of(result, ld)
-                except AssertionError:
-                    # LeanDojo answered but could not parse the goals it printed: no verdict, the
-                    # session is still usable
-                    result, verdict = None, None
-                except (ld.DojoTacticTimeoutError, ld.DojoCrashError) as e:
+                result, outcome = _try_probe(walk.dojo, state, probe, ld, t)
+                if isinstance(outcome, LeanRunError) and not isinstance(outcome, _Unparsed):
                     # the Lean process is busy or dead: reopen, walk back to this step
-                    result, verdict = None, (TIMEOUT if isinstance(e, ld.DojoTacticTimeoutError) else None)
                     reopened += 1
                     if reopened > max_reopen:
                         raise _Unconfirmed(f"step {t}: more than {max_reopen} time-outs or crashes") from None
-                    dojo, state = reopen_at(t)
-                row.append(verdict)
+                    state = walk.reopen_at(t)
+                row.append(outcome)
                 if probe.kind == "gold":
-                    gold_result, gold_session = result, session_no
+                    gold_result, gold_session = result, walk.number
             verdicts.append(row)
-            if isinstance(gold_result, ld.TacticState) and gold_session != session_no:
-                gold_result = _run_gold(dojo, state, golds[t], t)  # its state lived in a closed session
-            last = t == len(probes) - 1
-            if last and not isinstance(gold_result, ld.ProofFinished):
-                raise _Unconfirmed(f"step {t}: the last gold tactic does not complete the proof "
-                                   f"({_describe(gold_result, ld)})")
-            if not last and not isinstance(gold_result, ld.TacticState):
-                raise _Unconfirmed(f"step {t}: the gold tactic leaves no state to go on from "
-                                   f"({_describe(gold_result, ld)})")
-            state = gold_result
+            if isinstance(gold_result, ld.TacticState) and gold_session != walk.number:
+                gold_result = walk.gold(state, t)  # its state lived in a closed session
+            state = _next_state(gold_result, t, t == len(probes) - 1, ld)
         return ProofReplay(True, start, verdicts, reopened=reopened)
     except _Unconfirmed as e:
         return ProofReplay(False, "", verdicts, reason=str(e), reopened=reopened)
     finally:
-        close()
+        walk.close()
 
 
-class _Unconfirmed(Exception):
-    pass
+class _Unparsed(LeanRunError):
+    """LeanDojo answered but could not parse the goals it printed: no verdict, the session is still usable."""
+
+
+def _try_probe(dojo, state, probe: Probe, ld, t: int) -> tuple[object, Outcome]:
+    """(LeanDojo's result or None, the outcome) of one probe on the state before step t."""
+    try:
+        result = dojo.run_tac(state, probe.text)
+        return result, verdict_of(result, ld)
+    except AssertionError:
+        return None, _Unparsed(f"step {t}: LeanDojo could not read its own answer to {probe.text!r}")
+    except ld.DojoTacticTimeoutError:
+        return None, LeanTimeout(f"step {t}: {probe.text!r} timed out")
+    except ld.DojoCrashError as e:
+        return None, LeanRunError(f"step {t}: Lean crashed on {probe.text!r}: {_first_line(e)}")
+
+
+def _next_state(gold_result, t: int, last: bool, ld):
+    """The state step t's gold tactic leads to; _Unconfirmed unless the last one completes the
+    proof and every other leaves goals."""
+    if last and not isinstance(gold_result, ld.ProofFinished):
+        raise _Unconfirmed(f"step {t}: the last gold tactic does not complete the proof "
+                           f"({_describe(gold_result, ld)})")
+    if not last and not isinstance(gold_result, ld.TacticState):
+        raise _Unconfirmed(f"step {t}: the gold tactic leaves no state to go on from "
+                           f"({_describe(gold_result, ld)})")
+    return gold_result
 
 
 def _describe(result, ld) -> str:
     if result is None:
         return "timed out or crashed"
-    verdict = verdict_of(result, ld)
-    return verdict.verdict + (f": {verdict.message.splitlines()[0][:120]}" if verdict.message else "")
+    answer = verdict_of(result, ld)
+    message = answer.message if isinstance(answer, Rejected) else ""
+    return label(answer) + (f": {message.splitlines()[0][:120]}" if message else "")
 
 
 class DojoReplayer:
