@@ -2,9 +2,9 @@
 reports as the local driver, and a run whose worker, or whose whole node, is killed mid-run
 resumes from its checkpoint to the bits of an uninterrupted run (CPU, one thread). Without
 --cluster Ray is never imported."""
-import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,16 +16,12 @@ from typing import Any
 
 import pytest
 import torch
-from click.testing import CliRunner
 
 from chains.dataset import DatasetSpec
 from chains.space import Domain
 from leanbridge.certify import certify_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("grid", ROOT / "benchmarks" / "grid.py")
-grid = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(grid)
 
 STEPS = 40
 TIMED = {"seconds", "steps_per_second"}  # what differs between two runs of the same bits
@@ -47,6 +43,12 @@ def grid_args(data: Path, runs: Path, out: Path, arms=("combo", "plain"), seeds=
                    "--eval-chains", "4", "--runs", str(runs), "--out", str(out), "--device", "cpu", "--quiet"]
 
 
+def run_grid(args: list[str]) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.grid ARGS`` with this checkout's code, each run at one thread."""
+    return subprocess.run([sys.executable, "-m", "benchmarks.grid", *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+
+
 def untimed(report: dict) -> dict:
     out = {k: v for k, v in report.items() if k not in TIMED}
     out["evaluation"] = {k: v for k, v in report["evaluation"].items() if k not in TIMED_EVALUATION}
@@ -57,27 +59,22 @@ def untimed(report: dict) -> dict:
 def local_grid(tiny, tmp_path_factory):
     """The grid trained by the local driver, one run after another at one thread."""
     root = tmp_path_factory.mktemp("local-grid")
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        result = CliRunner().invoke(grid.main, grid_args(tiny, root / "runs", root / "grid.json"))
-    finally:
-        torch.set_num_threads(before)
-    assert result.exit_code == 0, result.output
+    result = run_grid(grid_args(tiny, root / "runs", root / "grid.json"))
+    assert result.returncode == 0, result.stderr
     return root
 
 
 def test_a_grid_on_a_two_node_cluster_gives_the_local_driver_s_reports(cluster, tiny, local_grid, tmp_path):
     out = tmp_path / "grid.json"
-    result = CliRunner().invoke(grid.main, grid_args(tiny, tmp_path / "runs", out) + ["--cluster", cluster.address])
-    assert result.exit_code == 0, result.output
+    result = run_grid(grid_args(tiny, tmp_path / "runs", out) + ["--cluster", cluster.address])
+    assert result.returncode == 0, result.stderr
     remote, local = (json.loads(p.read_text())["runs"] for p in (out, local_grid / "grid.json"))
     assert [(r["arm"], r["seed"]) for r in remote] == [("combo", 0), ("plain", 0), ("combo", 1), ("plain", 1)]
     assert [untimed(r) for r in remote] == [untimed(r) for r in local]
     assert all(r["device"] == "cpu" and r["torch_threads"] == 1 and r["steps"] == STEPS for r in remote)
     # collected again: every run is finished, nothing is trained twice
-    again = CliRunner().invoke(grid.main, grid_args(tiny, tmp_path / "runs", out) + ["--cluster", cluster.address])
-    assert again.exit_code == 0 and "to the cluster" not in again.output, again.output
+    again = run_grid(grid_args(tiny, tmp_path / "runs", out) + ["--cluster", cluster.address])
+    assert again.returncode == 0 and "to the cluster" not in again.stderr, again.stderr
 
 
 def worker_running_a_run(cluster) -> int | None:
@@ -96,8 +93,7 @@ def killed_mid_run(cluster, tiny: Path, tmp_path: Path, kill: Callable[[int], An
     result: dict = {}
 
     def drive() -> None:
-        result["cli"] = CliRunner().invoke(grid.main, grid_args(tiny, runs, out, arms=("combo",), seeds="0")
-                                           + ["--cluster", cluster.address])
+        result["cli"] = run_grid(grid_args(tiny, runs, out, arms=("combo",), seeds="0") + ["--cluster", cluster.address])
 
     thread = threading.Thread(target=drive)
     thread.start()
@@ -135,7 +131,7 @@ def test_a_worker_killed_mid_run_resumes_from_its_checkpoint_to_the_same_bits(cl
 
     run, killed_at, result = killed_mid_run(cluster, tiny, tmp_path, kill)
     assert killed_at is not None, "no worker was caught mid-run"
-    assert result["cli"].exit_code == 0, result["cli"].output
+    assert result["cli"].returncode == 0, result["cli"].stderr
     same_bits_as_the_uninterrupted_run(run, local_grid)
 
 
@@ -176,21 +172,17 @@ def test_a_node_killed_mid_run_resumes_on_the_head_from_its_checkpoint_to_the_sa
         for hold in holds.values():
             ray.kill(hold)
     assert killed, "the run was not caught mid-run on the third node"
-    assert result["cli"].exit_code == 0, result["cli"].output
+    assert result["cli"].returncode == 0, result["cli"].stderr
     same_bits_as_the_uninterrupted_run(run, local_grid)
     assert not killed & set(cluster.processes()), "a process of the killed node survived it"
 
 
 def test_without_a_cluster_ray_is_never_imported(tiny, tmp_path):
-    code = ("import runpy, sys\n"
-            f"sys.argv = ['grid.py', *{grid_args(tiny, tmp_path / 'runs', tmp_path / 'grid.json', seeds='0')!r}]\n"
-            "sys.argv[sys.argv.index('--steps') + 1] = '2'\n"
-            "try:\n"
-            f"    runpy.run_path({str(ROOT / 'benchmarks' / 'grid.py')!r}, run_name='__main__')\n"
-            "except SystemExit as e:\n"
-            "    assert not e.code, e.code\n"
-            "assert 'ray' not in sys.modules, 'ray was imported'\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    args = grid_args(tiny, tmp_path / "runs", tmp_path / "grid.json", seeds="0")
+    args[args.index("--steps") + 1] = "2"
+    # -X importtime: every module the command imports, one line each on stderr
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "benchmarks.grid", *args], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
+    assert not re.search(r"^import time:.*\|\s+ray(\.|$)", done.stderr, re.M), "ray was imported"
     assert len(json.loads((tmp_path / "grid.json").read_text())["runs"]) == 2

@@ -78,16 +78,19 @@ def test_the_command_refuses_cuda_in_one_line_and_writes_nothing(tiny_probes, tm
 
 @no_cuda
 @pytest.mark.parametrize("batch", ["oracle_comparison", "oracle_completion"])
-def test_the_oracle_batches_refuse_cuda_in_one_line_and_write_nothing(batch, tmp_path, monkeypatch):
-    import importlib
+def test_the_oracle_batches_refuse_cuda_in_one_line_and_write_nothing(batch, tmp_path):
+    import os
+    import subprocess
+    import sys
 
-    monkeypatch.chdir(tmp_path)  # the datasets they default to are not here: the device is refused first
-    driver = importlib.import_module(f"benchmarks.{batch}")
-    result = CliRunner().invoke(driver.main, ["--device", "cuda", "--steps", "2", "--runs", "runs",
-                                              "--out", "results/oracle.json", "--quiet"])
-    assert result.exit_code != 0 and result.stdout == ""
-    assert result.stderr.strip().count("\n") == 0 and "no CUDA device" in result.stderr, result.output
-    assert "Traceback" not in result.output and not any(tmp_path.iterdir())
+    # in an empty directory: the datasets they default to are not here, so the device is refused first
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    result = subprocess.run([sys.executable, "-m", f"benchmarks.{batch}", "--device", "cuda", "--steps", "2",
+                             "--runs", "runs", "--out", "results/oracle.json", "--quiet"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode != 0 and result.stdout == ""
+    assert result.stderr.strip().count("\n") == 0 and "no CUDA device" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and not any(tmp_path.iterdir())
 
 
 def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny_probes, tiny_probe_data, tmp_path):
