@@ -111,7 +111,8 @@ def in_progress(arm: str, seed: int, out: Path) -> dict | None:
 def row(arm: str, seed: int, report: dict, out: Path) -> dict:
     """What the results keep of one evaluation (the per-chain lists stay in the run's report)."""
     keep = ("chains", "steps", "exact", "right_throughout", "events", "seconds", "minutes", "events_per_second",
-            "cpu_seconds", "events_per_cpu_second", "ms_per_lockstep", "seconds_by_phase", "peak_rss_mb",
+            "cpu_seconds", "events_per_cpu_second", "ms_per_lockstep", "cpu_ms_per_lockstep", "seconds_by_phase",
+            "cpu_seconds_by_phase", "peak_rss_mb",
             "peak_rss_mb_at", "certification", "lean", "core_hash", "package_version", "torch_threads", "device",
             "cpu_kernels", "resumed_from_step")
     return {"arm": arm, "seed": seed, "chain_seed": report["seed"], "tracker": report["tracker"],

@@ -25,9 +25,9 @@ from leanbridge.checker import Checker
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.inference import TrackedRun, load_run
-from tracker.models import ModelConfig, Recurrent
-from tracker.stream import (DrawnChains, StepCertifier, StepNotCertified, StoredChains, StreamConfig,
-                            first_wrong_histogram, stream)
+from tracker.models import ModelConfig, Recurrent, SlotRecurrence
+from tracker.stream import (DrawnChains, SlotStep, StepCertifier, StepNotCertified, Stepper, StoredChains,
+                            StreamConfig, first_wrong_histogram, stream)
 from tracker.stream_cli import main as evaluate_tracker
 from tracker.train import TrainConfig, train
 
@@ -131,7 +131,7 @@ def test_a_step_lean_rejects_is_refused_and_never_counted(tiny, lean, core, tmp_
     # the elaborator reads the statement's text, the misstated equation, and Lean rejects it
     with pytest.raises(StepNotCertified, match=r"chain \d+ step \d+: Lean rejected"):
         stream(stand_in(tiny), DrawnChains(space, 0, 8), certifier(tiny, lean, core, space, tmp_path / "s.sqlite",
-                                                                      "elaborator"), config)
+                                                                      Checker.ELABORATOR), config)
     assert not (tmp_path / "out").exists()  # nothing was judged, so nothing was saved
 
 
@@ -236,3 +236,52 @@ def test_the_chains_follow_the_rules_from_a_start_tree():
     for n in range(4):
         for k in range(50):
             assert apply(space.trees[states[n, k]], space.events[events[n, k]]) == space.trees[states[n, k + 1]]
+
+
+@given(st.integers(1, 4), st.booleans(), st.sampled_from([8, 32, 128]), st.integers(1, 7), st.integers(0, 2 ** 16))
+def test_the_slot_step_is_the_models_update_bit_for_bit(ticks, fixed_norm, width, columns, seed):
+    torch.manual_seed(seed)
+    model = SlotRecurrence(ModelConfig(width=width, ticks=ticks, fixed_norm=fixed_norm, slot_init=1.0),
+                           torch.zeros(2, 7, dtype=torch.long), 12, 5, 7).eval()
+    for p in model.parameters():  # trained-looking weights, not the init's zero biases and unit norms
+        p.data.normal_(0, 0.3)
+    step = SlotStep(model)
+    w = torch.randn(16, width)
+    mask = torch.rand(16, columns) < 0.7
+    mask[:, 0] = True  # every item has a first real token
+    out = torch.empty(16, width)
+    with torch.no_grad():
+        for _ in range(5):  # consecutive steps: a difference in the last bit would carry on
+            k, v = torch.randn(16, columns, width), torch.randn(16, columns, width)
+            want = model._update(w, k, v, mask)
+            got = step(w, k, v, SlotStep.additive_mask(mask, w.dtype), out)
+            assert torch.equal(got, want) and got.data_ptr() == out.data_ptr()
+            w = want
+
+
+def test_the_stepper_moves_the_slots_as_the_model_reads_the_events(tiny):
+    """Through the streamed path (the events' tables, their columns cut per step, the readout
+    chunks) the slots are, bit for bit, those of the model's own update fed each event's token
+    embeddings: the same floats as the model on every step, not merely the same figures."""
+    run = load_run(tiny / "run")
+    space = StateSpace(Domain())
+    chains = DrawnChains(space, 5, 12)
+    stepper = Stepper(run, space)
+    assert stepper.fast
+    w = stepper.start(np.array(chains.here))
+    states, events = chains.block(60)
+    buffer = torch.empty(25, *w.shape)
+    model, slots = run.model, []
+    for lo in range(0, 60, 25):  # chunks that do not divide the block
+        w = stepper.steps(w, events[:, lo:lo + 25], buffer)
+        slots.append(buffer[:min(25, 60 - lo)].clone())
+    mine = torch.cat(slots)  # (60, N, C)
+    want = stepper.start(np.array(states[:, 0]))
+    with torch.no_grad():
+        for s in range(60):
+            toks = torch.tensor([run._event_ids(space.events[e]) for e in events[:, s].tolist()])
+            emb, mask = model.embed.token_rows(toks)
+            e = int((mask * torch.arange(1, mask.shape[1] + 1)).amax())  # up to the last real column of any
+            want = model._update(want, model.key(emb)[:, :e], model.value(emb)[:, :e], mask[:, :e])
+            assert torch.equal(mine[s], want), f"step {s + 1}"
+    assert torch.equal(w, want) and w.data_ptr() != buffer.data_ptr()

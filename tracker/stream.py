@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from chains.dataset import DatasetError, read_split
 from chains.files import write_bytes_atomic
@@ -44,8 +45,8 @@ from chains.rules import Event
 from chains.sampling import random_walk
 from chains.space import StateSpace
 from chains.trees import Tree, parse_polish, polish, tokens
-from leanbridge.asker import AskConfig
 from chains.version import package_version
+from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, certify_steps, default_store
 from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary, build_core
@@ -205,7 +206,7 @@ class StepCertifier:
         self.space, self.lean, self.core, self.bridge = space, lean, core, bridge
         self.store, self.progress = store, progress
         self.checker = bridge.checker.identity  # as the report records it
-        self.confirmed: set[int] = set()  # state << _KEY_BITS | event of every confirmed step
+        self.confirmed = np.zeros((0, 0), dtype=bool)  # [state id, event id]: the step's statement is confirmed
         self.counts = {"distinct_steps": 0, "from_store": 0, "asked": 0, "lean_processes": 0}
 
     def _key(self, tree: Tree, event: Event) -> str:
@@ -214,20 +215,32 @@ class StepCertifier:
         statement = step_statement(tree, event, self.space.domain.atom_names)
         return statement.key(self.core.hash, self.lean.githash, self.bridge.checker)
 
+    def _table(self, states: np.ndarray, events: np.ndarray) -> np.ndarray:
+        """``confirmed``, grown to hold every state and event id of a block."""
+        rows, cols = int(states.max(initial=-1)) + 1, int(events.max(initial=-1)) + 1
+        held = self.confirmed.shape
+        if rows > held[0] or cols > held[1]:
+            grown = np.zeros((max(rows, 2 * held[0]), max(cols, held[1])), dtype=bool)
+            grown[:held[0], :held[1]] = self.confirmed
+            self.confirmed = grown
+        return self.confirmed
+
     def confirm(self, states: np.ndarray, events: np.ndarray, first_step: int) -> None:
         """Every step of a block: states (N, S + 1) before each step and after the last, events
         (N, S), the block's first step numbered ``first_step`` (1-based). StepNotCertified naming
         the first step (in chain order) that Lean did not certify."""
         if int(events.max(initial=0)) >> _KEY_BITS:
             raise StreamError(f"more than {1 << _KEY_BITS} distinct events")
-        keys = (states[:, :-1] << _KEY_BITS) | events  # (N, S)
-        uniq, first = np.unique(keys, return_index=True)
-        new = [(int(k), int(i)) for k, i in zip(uniq, first) if int(k) not in self.confirmed]
-        if not new:
+        before = states[:, :-1]  # (N, S) the state each step leaves
+        fresh = ~self._table(before, events)[before, events]  # (N, S) steps not confirmed yet
+        if not fresh.any():
             return
+        at = np.flatnonzero(fresh)  # their places in the block, in chain order
+        keys = (before.ravel()[at] << _KEY_BITS) | events.ravel()[at]
+        uniq, first = np.unique(keys, return_index=True)
         steps, where = [], {}
         width = events.shape[1]
-        for key, index in sorted(new, key=lambda pair: pair[1]):  # first use in chain order
+        for key, index in sorted(zip(uniq.tolist(), at[first].tolist()), key=lambda pair: pair[1]):  # first use
             n, k = divmod(index, width)
             tree, event = self.space.trees[key >> _KEY_BITS], self.space.events[key & ((1 << _KEY_BITS) - 1)]
             here = f"chain {n} step {first_step + k}"
@@ -244,7 +257,7 @@ class StepCertifier:
             if key not in held:
                 raise StepNotCertified(f"{here}: {event} on {polish(tree)} is not certified in the store "
                                        f"{self.store} for this Lean build and core library; not counted")
-        self.confirmed.update(key for key, _ in new)
+        self.confirmed[uniq >> _KEY_BITS, uniq & ((1 << _KEY_BITS) - 1)] = True
         for name, value in (("distinct_steps", done.distinct), ("from_store", done.from_store),
                             ("asked", done.asked), ("lean_processes", done.lean_processes)):
             self.counts[name] += value
@@ -253,11 +266,57 @@ class StepCertifier:
 # ---- the tracker, stepped --------------------------------------------------------------------------
 
 
+class SlotStep:
+    """``SlotRecurrence._update`` for one event per slot, the same floats bit for bit (tested),
+    with its fixed costs taken out of the loop: the events' keys, values and additive padding
+    mask are tables gathered by event id (one ``index_select`` each, instead of building the
+    mask and indexing three tensors per step), the layer norms and the MLP's products are called
+    directly, and the additions run in place (IEEE addition commutes, so ``a + w`` is ``w + a``).
+    The operations, their order and their inputs are the model's; nothing is fused or reordered
+    inside a kernel, so the slot after a million steps is the one ``_update`` would reach."""
+
+    def __init__(self, model: SlotRecurrence) -> None:
+        self.ticks, self.fixed_norm = model.config.ticks, model.config.fixed_norm
+        self.ln_q = (model.ln_q.weight, model.ln_q.bias, model.ln_q.eps)
+        self.ln_mlp = (model.ln_mlp.weight, model.ln_mlp.bias, model.ln_mlp.eps)
+        self.up = (model.mlp.up.weight, model.mlp.up.bias)
+        self.down = (model.mlp.down.weight, model.mlp.down.bias)
+
+    @staticmethod
+    def applies(model: Recurrent) -> bool:
+        """Whether ``model`` steps by ``SlotRecurrence._update`` itself (not an override of it)."""
+        return isinstance(model, SlotRecurrence) and type(model)._update is SlotRecurrence._update
+
+    @staticmethod
+    def additive_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """mask (..., E) -> 0 on real tokens, -inf on padding, as ``_update`` builds it."""
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(~mask, float("-inf"))
+
+    def __call__(self, w: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pad: torch.Tensor,
+                 out: torch.Tensor) -> torch.Tensor:
+        """Slots w (H, C) after one item each: k, v (H, E, C), pad (H, E) its additive mask;
+        the new slots are written into out (H, C) and returned."""
+        c = w.shape[-1]
+        scale, shape = 1.0 / math.sqrt(c), [c]
+        for _ in range(self.ticks):
+            q = torch.layer_norm(w, shape, *self.ln_q)  # (H, C)
+            scores = torch.mul(k, q.unsqueeze(1)).sum(-1).mul_(scale).add_(pad)  # (H, E)
+            u = torch.mul(scores.softmax(-1).unsqueeze(-1), v).sum(1).add_(w)  # (H, C): w + a
+            hidden = F.gelu(F.linear(torch.layer_norm(u, shape, *self.ln_mlp), *self.up))  # (H, 4C)
+            w = F.linear(hidden, *self.down).add_(u)  # u + MLP(LN(u))
+        if not self.fixed_norm:
+            return out.copy_(w)
+        # w * (sqrt(C) / |w|): a number over a tensor is the tensor's reciprocal times the number
+        factor = torch.linalg.vector_norm(w, 2, -1, True).clamp_(min=1e-6).reciprocal_().mul_(math.sqrt(c))
+        return torch.mul(w, factor, out=out)
+
+
 class Stepper:
     """A recurrent tracker's slots moved by event ids of a ``StateSpace``, and its readout judged
     against the space's trees. The slot recurrence reads its events as ``SlotRecurrence`` reads a
     dataset's items in evaluation (keys and values once per distinct event, padding columns
-    dropped); every other recurrent architecture reads token rows with its own ``read``."""
+    dropped), stepped by ``SlotStep``; every other recurrent architecture reads token rows with
+    its own ``read``."""
 
     def __init__(self, run: TrackedRun, space: StateSpace) -> None:
         if not isinstance(run.model, Recurrent):
@@ -265,7 +324,9 @@ class Stepper:
                               "stream a recurrent tracker (recurrence, registers)")
         self.run, self.space, self.model = run, space, run.model
         self.device = torch.device(run.device)
-        self.fast = isinstance(self.model, SlotRecurrence)
+        self.fast = SlotStep.applies(self.model)
+        self._slot_step = SlotStep(self.model) if self.fast else None
+        self._columns: dict[int, tuple[torch.Tensor, ...]] = {}  # e -> K, V, pad tables cut to e columns
         self._events = 0  # event ids of the space whose tables are built
         self._toks = torch.zeros(0, run.item_len, dtype=torch.long, device=self.device)  # (n_events, E)
         self._trees = 0
@@ -288,7 +349,9 @@ class Stepper:
             if self.fast:
                 with torch.no_grad():
                     emb, mask = self.model.embed.token_rows(self._toks)  # (U, E, C), (U, E)
-                    self._k, self._v, self._mask = self.model.key(emb), self.model.value(emb), mask
+                    self._k, self._v = self.model.key(emb), self.model.value(emb)  # (U, E, C) each
+                    self._pad = SlotStep.additive_mask(mask, emb.dtype)  # (U, E)
+                self._columns = {}
                 columns = torch.arange(1, mask.shape[1] + 1, device=self.device)
                 self._reach = (mask * columns).amax(1).cpu().numpy()  # (U,) one past each event's last real column
         if len(space.trees) > self._trees:
@@ -323,17 +386,24 @@ class Stepper:
         self._grow()
         ids = torch.from_numpy(np.ascontiguousarray(events.T)).to(self.device)  # (S, N)
         if self.fast:
-            reach = self._reach[events].max(0).tolist()  # (S,) columns each step reads
-            k, v, mask = self._k, self._v, self._mask
-            for s in range(events.shape[1]):
-                e, idx = max(1, reach[s]), ids[s]
-                w = self.model._update(w, k[:, :e][idx], v[:, :e][idx], mask[:, :e][idx])
-                out[s] = w
-        else:
-            for s in range(events.shape[1]):
-                w = self.model.read(w, self._toks[ids[s]])
-                out[s] = w
+            reach = np.maximum(self._reach[events].max(0), 1).tolist()  # (S,) columns each step reads
+            for s, e in enumerate(reach):
+                idx = ids[s]
+                k, v, pad = (table.index_select(0, idx) for table in self._cut(e))  # (N, e, C) twice, (N, e)
+                w = self._slot_step(w, k, v, pad, out[s])
+            return w.clone()  # not a view of out, which the next chunk overwrites
+        for s in range(events.shape[1]):
+            w = self.model.read(w, self._toks[ids[s]])
+            out[s] = w
         return w
+
+    def _cut(self, e: int) -> tuple[torch.Tensor, ...]:
+        """The events' K, V (U, e, C) and additive masks (U, e) cut to their first e columns,
+        contiguous, made once per e."""
+        tables = self._columns.get(e)
+        if tables is None:
+            tables = self._columns[e] = tuple(t[:, :e].contiguous() for t in (self._k, self._v, self._pad))
+        return tables
 
     @torch.no_grad()
     def right(self, slots: torch.Tensor, states: np.ndarray) -> torch.Tensor:
@@ -362,6 +432,7 @@ class Figures:
     rss_mb_at: dict[str, float] = field(default_factory=dict)  # peak resident memory when each length was reached
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))  # wall seconds per phase
     cpu_seconds: float = 0.0  # this process's CPU seconds (user and system) spent in the blocks
+    cpu_by_phase: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))  # of cpu_seconds
 
     def summary(self, lengths: list[int]) -> dict:
         """exact and right_throughout per length, the first wrong steps and their histogram."""
@@ -423,25 +494,19 @@ def stream(run: TrackedRun, source: DrawnChains | StoredChains, certifier: StepC
     progress("stream", figures.steps, config.longest)
     while figures.steps < config.longest:
         size = min(config.block, config.longest - figures.steps)
-        cpu = cpu_seconds()
-        t0 = time.perf_counter()
+        clock = _PhaseClock(figures)
         states, events = source.block(size)
-        t1 = time.perf_counter()
+        clock.charge("draw")
         certifier.confirm(states, events, figures.steps + 1)  # before any of the block's steps is judged
-        t2 = time.perf_counter()
-        figures.seconds["draw"] += t1 - t0
-        figures.seconds["certify"] += t2 - t1
+        clock.charge("certify")
         for lo in range(0, size, config.readout_chunk):
             hi = min(size, lo + config.readout_chunk)
-            t0 = time.perf_counter()
             w = stepper.steps(w, events[:, lo:hi], buffer)
-            t1 = time.perf_counter()
+            clock.charge("step")
             right = stepper.right(buffer[:hi - lo], states[:, lo + 1:hi + 1].T).cpu().numpy()  # (S, N)
             _count(figures, right, figures.steps + lo + 1, lengths)
-            figures.seconds["step"] += t1 - t0
-            figures.seconds["readout"] += time.perf_counter() - t1
+            clock.charge("readout")
         figures.steps += size
-        figures.cpu_seconds += cpu_seconds() - cpu
         for length in lengths:
             if figures.steps >= length and str(length) not in figures.rss_mb_at:
                 figures.rss_mb_at[str(length)] = peak_rss_mb()
@@ -450,6 +515,20 @@ def stream(run: TrackedRun, source: DrawnChains | StoredChains, certifier: StepC
             saved_at = time.perf_counter()
         progress("stream", figures.steps, config.longest)
     return figures
+
+
+class _PhaseClock:
+    """Charges the wall and CPU time since its last charge to a phase of the figures."""
+
+    def __init__(self, figures: Figures) -> None:
+        self.figures, self.wall, self.cpu = figures, time.perf_counter(), cpu_seconds()
+
+    def charge(self, phase: str) -> None:
+        wall, cpu = time.perf_counter(), cpu_seconds()
+        self.figures.seconds[phase] += wall - self.wall
+        self.figures.cpu_by_phase[phase] += cpu - self.cpu
+        self.figures.cpu_seconds += cpu - self.cpu
+        self.wall, self.cpu = wall, cpu
 
 
 def _count(figures: Figures, right: np.ndarray, first: int, lengths: list[int]) -> None:
@@ -545,13 +624,15 @@ def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progre
         "cpu_seconds": round(figures.cpu_seconds, 2),
         "events_per_cpu_second": round(events / figures.cpu_seconds) if figures.cpu_seconds else None,
         "ms_per_lockstep": round(1000 * figures.seconds["step"] / figures.steps, 4) if figures.steps else None,
+        "cpu_ms_per_lockstep": round(1000 * figures.cpu_seconds / figures.steps, 4) if figures.steps else None,
         "seconds_by_phase": {k: round(v, 2) for k, v in figures.seconds.items()},
+        "cpu_seconds_by_phase": {k: round(v, 2) for k, v in figures.cpu_by_phase.items()},
         "resumed_from_step": None if before is None else before.steps,
         "wall_seconds_this_call": round(time.perf_counter() - started, 2),
         "cpu_seconds_this_call": round(cpu_seconds() - cpu, 2),
         "peak_rss_mb": peak_rss_mb(), "peak_rss_mb_at": figures.rss_mb_at,
         "certification": {**certifier.counts, "checker": certifier.checker,
-                          "confirmed_steps": len(certifier.confirmed)},
+                          "confirmed_steps": int(certifier.confirmed.sum())},
         "lean": {"version": lean.version, "githash": lean.githash, "source": lean.source},
         "core_hash": core.hash, "package_version": package_version(),
         "torch_version": torch.__version__, "torch_threads": torch.get_num_threads(), "device": str(device),
