@@ -20,7 +20,6 @@ wrong side of the threshold go to ``--out`` (one entry per run). Read on validat
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -29,9 +28,8 @@ import torch
 from benchmarks.harness import length_list, replace_runs
 from chains.dataset import DatasetError
 from chains.manifest import domain_of, manifest_path, read_manifest
-from chains.rules import Event, apply
-from chains.space import Domain
-from chains.trees import parse_polish, skeleton
+from chains.probes import PROBE_GROUPS as GROUPS
+from chains.probes import probe_groups
 from oracle.compare import reading
 from oracle.data import load_probe_dataset
 from oracle.evaluate import OracleEvalConfig, predict_split
@@ -39,38 +37,7 @@ from oracle.config import OracleConfig
 from oracle.train import OracleTrainer
 from tracker.checkpoint import Checkpoint, CheckpointError
 
-GROUPS = ("complete", "same skeleton", "other skeleton")
 QUANTILES = (0.001, 0.01, 0.1, 0.5, 0.9, 0.99)
-
-
-def probe_groups(path: Path, domain: Domain) -> list[list[list[int]]]:
-    """For each probe-carrying chain of a split file, for each step, for each probe: its group
-    index in GROUPS when Lean accepted it, else -1 (the file's order, which is the tensors')."""
-    out = []
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            if '"probes"' not in line:
-                continue
-            record = json.loads(line)
-            if "probes" not in record:
-                continue
-            goal = parse_polish(record["end"], domain.atom_names)
-            tree, chain = parse_polish(record["start"], domain.atom_names), []
-            for t, entry in enumerate(record["probes"]):
-                row = []
-                for _kind, text, verdict in entry:
-                    if verdict.startswith("rejected"):
-                        row.append(-1)
-                        continue
-                    successor = apply(tree, Event.parse(text), domain.size_bound)
-                    if successor is None:
-                        raise DatasetError(f"{path}: chain {record['id']} step {t}: Lean accepted {text}, "
-                                           "which the rules do not apply")
-                    row.append(0 if successor == goal else (1 if skeleton(successor) == skeleton(goal) else 2))
-                chain.append(row)
-                tree = apply(tree, Event.parse(record["events"][t]), domain.size_bound)
-            out.append(chain)
-    return out
 
 
 def group_tensor(groups: list[list[list[int]]], shape: torch.Size) -> torch.Tensor:

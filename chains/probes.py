@@ -15,17 +15,22 @@ independent check that every verdict of Lean agrees with the rules of ``chains.r
 """
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from chains.manifest import DatasetError
 from chains.rules import RULES, Event, apply
 from chains.sampling import below, exact_getrandbits
 from chains.space import Domain, StateSpace
-from chains.trees import ADD, MUL, Tree, subtree
+from chains.trees import ADD, MUL, Tree, parse_polish, skeleton, subtree
 
 PROBE_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
 # Accepted fraction per kind on the natural proofs of section 50, for comparison in manifests.
+# what an accepted probe's successor shares with the chain's end: the end itself, its skeleton, neither
+PROBE_GROUPS = ("complete", "same skeleton", "other skeleton")
 SEED_ACCEPTED = {"misplaced": 0.219, "swap": 0.103, "permuted": 0.448, "random": 0.057}
 # The operation at the root of each rule's left side.
 ROOT_OPERATION = {"add_comm": ADD, "mul_comm": MUL, "add_assoc": ADD, "mul_assoc": MUL, "add_assoc_rev": ADD,
@@ -174,3 +179,33 @@ class ProbeSampler:
                 misplaced = self._different(ids, gold)
         swap, _, _, moved, _, _ = self._alternatives.get(gold) or self._alternatives_of(gold)
         return gold, misplaced, swap[below_(len(swap))], moved[below_(len(moved))], other[below_(len(other))]
+
+
+def probe_groups(path: Path, domain: Domain) -> list[list[list[int]]]:
+    """For each probe-carrying chain of a split file, for each step, for each probe: its group
+    index in PROBE_GROUPS when Lean accepted it, else -1 (the file's order, which is the tensors')."""
+    out = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if '"probes"' not in line:
+                continue
+            record = json.loads(line)
+            if "probes" not in record:
+                continue
+            goal = parse_polish(record["end"], domain.atom_names)
+            tree, chain = parse_polish(record["start"], domain.atom_names), []
+            for t, entry in enumerate(record["probes"]):
+                row = []
+                for _kind, text, verdict in entry:
+                    if verdict.startswith("rejected"):
+                        row.append(-1)
+                        continue
+                    successor = apply(tree, Event.parse(text), domain.size_bound)
+                    if successor is None:
+                        raise DatasetError(f"{path}: chain {record['id']} step {t}: Lean accepted {text}, "
+                                           "which the rules do not apply")
+                    row.append(0 if successor == goal else (1 if skeleton(successor) == skeleton(goal) else 2))
+                chain.append(row)
+                tree = apply(tree, Event.parse(record["events"][t]), domain.size_bound)
+            out.append(chain)
+    return out

@@ -1,7 +1,9 @@
 """What a probe's verdict can see (benchmarks/oracle_complete.py): on tier 1 every verdict but
 *complete* is a function of the tree's skeleton, and the script's groups agree with Lean's."""
-import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chains.probes import referee
+from chains.probes import probe_groups, referee
 from chains.rules import Event, tier_rules
 from chains.space import Domain
 from chains.trees import atom_names, internal_positions, random_tree, skeleton
@@ -18,10 +20,14 @@ from leanbridge.cli import main as certify
 from oracle.evaluate import OracleEvalConfig
 from oracle.train import OracleConfig, train
 
-_path = Path(__file__).resolve().parents[1] / "benchmarks" / "oracle_complete.py"
-_spec = importlib.util.spec_from_file_location("oracle_complete", _path)
-oc = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(oc)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def oracle_complete(*args: str) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.oracle_complete ARGS`` with this checkout's code, at one thread."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "benchmarks.oracle_complete", *args], env=env, capture_output=True,
+                          text=True)
 
 
 def relabel(tree, names: dict[str, str]):
@@ -71,7 +77,7 @@ def probes_and_run(tmp_path_factory):
 
 def test_the_groups_follow_lean_verdicts(probes_and_run):
     path = probes_and_run / "validation" / "test-8.jsonl"
-    groups = oc.probe_groups(path, Domain(atoms=4, tier=1))
+    groups = probe_groups(path, Domain(atoms=4, tier=1))
     records = [json.loads(line) for line in path.read_text().splitlines() if '"probes"' in line]
     assert len(groups) == len(records)
     for chain, record in zip(groups, records):
@@ -83,8 +89,8 @@ def test_the_groups_follow_lean_verdicts(probes_and_run):
 
 def test_every_accepted_probe_is_counted_once(probes_and_run, tmp_path):
     out = tmp_path / "complete.json"
-    result = CliRunner().invoke(oc.main, [str(probes_and_run / "run"), "--lengths", "8,16", "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    result = oracle_complete(str(probes_and_run / "run"), "--lengths", "8,16", "--out", str(out))
+    assert result.returncode == 0, result.stderr
     (found,) = json.loads(out.read_text())["runs"]
     accepted = 0
     for length in (8, 16):
@@ -99,6 +105,6 @@ def test_an_arm_that_does_not_compare_is_refused_in_one_line(probes_and_run, tmp
     config = OracleConfig(data=str(probes_and_run / "data"), arch="blind", objective="plain", steps=2,
                           batch_chains=4, width=32, probe_width=16)
     train(config, tmp_path / "blind", show_progress=False, eval_config=OracleEvalConfig(pair_lengths=(8,), bootstrap=50))
-    result = CliRunner().invoke(oc.main, [str(tmp_path / "blind"), "--out", str(tmp_path / "x.json")])
-    assert result.exit_code != 0 and "does not decide complete" in result.output
-    assert "Traceback" not in result.output and not (tmp_path / "x.json").exists()
+    result = oracle_complete(str(tmp_path / "blind"), "--out", str(tmp_path / "x.json"))
+    assert result.returncode != 0 and "does not decide complete" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "x.json").exists()
