@@ -172,3 +172,76 @@ def test_the_bridge_rules_catch_what_they_are_for():
 def test_the_bridge_reads_in_short_functions_and_modules_and_types_its_checker(path):
     found = bridge_findings(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
     assert not found, "\n".join(found)
+
+
+# ---- structure: the benchmarks, modules over one comparison harness ----
+
+# a load of a module by path or by name, and a name or path of the benchmarks beside it
+LOADER = re.compile(r"\b(?:spec_from_file_location|run_path|run_module|import_module)\(")
+BENCHMARK_NAMED = re.compile(r"""["']benchmarks["']|benchmarks/\w+\.py|["']benchmarks\.""")
+
+
+def benchmark_imports(text: str) -> list[str]:
+    """The benchmark modules other than the harness that the Python ``text`` imports, and the loaders
+    it calls where it names the benchmarks."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module == "benchmarks":
+            found += [f"benchmarks.{a.name}" for a in node.names if a.name != "harness"]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("benchmarks."):
+            found += [node.module] if node.module != "benchmarks.harness" else []
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("benchmarks.") and a.name != "benchmarks.harness"]
+    if BENCHMARK_NAMED.search(text):
+        found += [m.group(0) for m in LOADER.finditer(text)]
+    return found
+
+
+def test_the_benchmark_rule_catches_what_it_is_for():
+    caught = ["from benchmarks import tracker_comparison", "from benchmarks.oracle_completion import judge",
+              "import benchmarks.grid", "from benchmarks import harness, grid",
+              'path = ROOT / "benchmarks" / "grid.py"\nspec = importlib.util.spec_from_file_location("g", path)',
+              'driver = importlib.import_module(f"benchmarks.{batch}")',
+              "runpy.run_module('benchmarks.grid', run_name='__main__')"]
+    for text in caught:
+        assert benchmark_imports(text), text
+    kept = ["from benchmarks import harness", "from benchmarks.harness import comparison", "import benchmarks.harness",
+            'subprocess.run([sys.executable, "-m", "benchmarks.grid"])',
+            'spec = importlib.util.spec_from_file_location("docs_generate", ROOT / "docs" / "generate.py")']
+    for text in kept:
+        assert not benchmark_imports(text), text
+
+
+# Tests that still load a benchmark script to reach what it keeps to itself (the where-wrong groups,
+# the weight-for-weight comparisons, the device check's stand-ins): temporary, to be emptied as
+# those helpers move to the library or the harness.
+LOADS_A_SCRIPT = {"test_where.py", "test_reproduce_check.py", "test_device.py"}
+
+
+@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "tests").glob("*.py"))
+                                  if p.name != Path(HERE).name and p.name not in LOADS_A_SCRIPT], ids=lambda p: p.name)
+def test_a_test_reaches_a_benchmark_only_through_the_harness_or_its_command(path):
+    found = benchmark_imports(path.read_text(encoding="utf-8"))
+    assert not found, f"{path.name}: " + ", ".join(found)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "benchmarks").glob("*.py")), ids=lambda p: p.name)
+def test_a_benchmark_runs_as_a_module_without_editing_the_import_path(path):
+    assert "sys.path" not in path.read_text(encoding="utf-8"), f"{path.name}: run it as python -m benchmarks.NAME"
+
+
+def test_every_registered_comparison_declares_itself_and_judges_nothing_without_its_runs():
+    from benchmarks.harness import REGISTRY, comparison
+
+    for name in REGISTRY:
+        declared = comparison(name)
+        assert declared.registered and all(declared.arms[arm] for arm in declared.registered), name
+        judged = declared.judge([])
+        assert {p["verdict"] for p in judged} == {"untested"}, name
+        assert {p["prediction"] for p in judged} == set(declared.predictions.values()), name
+        arm = declared.registered[0]
+        seed = declared.arms[arm][0]
+        assert declared.run_dir(arm, seed, Path("runs")) != declared.run_dir(arm, seed + 1, Path("runs")), name
+        assert declared.config(arm, seed) is not None, name
