@@ -340,7 +340,7 @@ def batch_where(runs: Path, out: Path, max_chains: int) -> None:
     rows = where_rows(runs, old.get("batch_where", {}), max_chains, old.get("runs", ()))
     write_results(out, {**old, "batch_where": rows})
     for name, row in rows.items():
-        for length, at in row["lengths"].items():
+        for length, at in row.get("lengths", {}).items():
             parts = ", ".join(f"{g} {v['exact']:.2f} (n={v['chains']})" for g, v in at["groups"].items()
                               if g.startswith("tier-2"))
             click.echo(f"{name} @{length}: {at['exact']:.3f}; {parts}")

@@ -21,7 +21,7 @@ import torch
 from benchmarks.harness import length_list, replace_runs
 from chains.dataset import DatasetError, read_split
 from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere
-from chains.rules import RULES, Event
+from chains.rules import tier2_events, tier2_group
 from chains.space import reachable_trees
 from chains.trees import size
 from tracker.data import TrackerData, load_dataset
@@ -30,15 +30,6 @@ from tracker.models import Tracker
 from tracker.checkpoint import Checkpoint, CheckpointError
 from tracker.config import TrainConfig
 from tracker.train import Trainer
-
-
-def tier2_events(events: tuple[Event, ...]) -> int:
-    """How many of a chain's events apply a tier-2 rule."""
-    return sum(RULES[event.rule].tier == 2 for event in events)
-
-
-def tier2_group(n: int) -> str:
-    return "0" if n == 0 else ("1-2" if n <= 2 else "3+")
 
 
 def _group_order(name: str) -> tuple[str, int]:

@@ -133,6 +133,16 @@ class Event:
         return Event(RULES[self.rule].inverse, self.path)
 
 
+def tier2_events(events: tuple[Event, ...]) -> int:
+    """How many of a chain's events apply a tier-2 rule."""
+    return sum(RULES[event.rule].tier == 2 for event in events)
+
+
+def tier2_group(n: int) -> str:
+    """The band of a chain by its count of tier-2 events: none, one or two, three or more."""
+    return "0" if n == 0 else ("1-2" if n <= 2 else "3+")
+
+
 def redex(tree: Tree, event: Event) -> tuple | None:
     """The bindings of the event's rule at its position, or None when it does not apply."""
     node = subtree(tree, event.path)

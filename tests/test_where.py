@@ -1,33 +1,49 @@
 """Where a tracker goes wrong (benchmarks/tracker_where.py): the groups split the same verdicts
 as the report's exact, and the tier-2 events are counted from the rules themselves."""
-import importlib.util
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
-from click.testing import CliRunner
 
 from chains.dataset import DatasetSpec
-from chains.rules import RULES, Event
+from chains.rules import RULES, Event, tier2_events, tier2_group
 from chains.space import Domain
 from leanbridge.certify import certify_dataset
 from tracker.evaluate import EvalConfig
 from tracker.train import TrainConfig, train
 
-_path = Path(__file__).resolve().parents[1] / "benchmarks" / "tracker_where.py"
-_spec = importlib.util.spec_from_file_location("tracker_where", _path)
-where = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(where)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def benchmark(module: str, *args: str) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.<module> ARGS`` with this checkout's code, at one thread."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", f"benchmarks.{module}", *args], env=env, capture_output=True,
+                          text=True)
+
+
+def where_rows(runs: Path, recorded: dict, max_chains: int, reports: list[dict] | tuple = ()) -> dict:
+    """The tier-2 batch's where-wrong rows for the runs under ``runs`` (``batch-where``), given the
+    rows ``recorded`` and the batch's ``reports`` already in its results file."""
+    out = runs.parent / "tier2.json"
+    out.write_text(json.dumps({"batch_where": recorded, **({"runs": list(reports)} if reports else {})}))
+    done = benchmark("tracker_tier2", "batch-where", "--runs", str(runs), "--out", str(out),
+                     "--max-chains", str(max_chains))
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text())["batch_where"]
 
 
 def test_tier2_events_are_the_size_changing_rules():
     assert {name for name, rule in RULES.items() if rule.tier == 2} == {"distrib_left", "distrib_right",
                                                                        "factor_left", "factor_right"}
     events = tuple(Event.parse(e) for e in ("mul_comm@01", "distrib_left@", "add_assoc@1", "factor_right@0"))
-    assert where.tier2_events(events) == 2
-    assert [where.tier2_group(n) for n in (0, 1, 2, 3, 9)] == ["0", "1-2", "1-2", "3+", "3+"]
+    assert tier2_events(events) == 2
+    assert [tier2_group(n) for n in (0, 1, 2, 3, 9)] == ["0", "1-2", "1-2", "3+", "3+"]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +59,8 @@ def tier2_run(tmp_path_factory):
 def test_the_groups_split_the_reports_verdicts(tier2_run, tmp_path):
     root, report = tier2_run
     out = tmp_path / "where.json"
-    result = CliRunner().invoke(where.main, [str(root / "run"), "--lengths", "8,16", "--out", str(out)])
-    assert result.exit_code == 0, result.output
+    result = benchmark("tracker_where", str(root / "run"), "--lengths", "8,16", "--out", str(out))
+    assert result.returncode == 0, result.stderr
     (found,) = json.loads(out.read_text())["runs"]
     for length, at in found["lengths"].items():
         assert at["exact"] == report["exact"][length] and at["chains"] == 16
@@ -52,8 +68,8 @@ def test_the_groups_split_the_reports_verdicts(tier2_run, tmp_path):
             groups = [g for name, g in at["groups"].items() if name.startswith(kind)]
             assert sum(g["chains"] for g in groups) == 16
             assert sum(g["exact"] * g["chains"] for g in groups) == pytest.approx(at["exact"] * 16)
-    again = CliRunner().invoke(where.main, [str(root / "run"), "--lengths", "8", "--out", str(out)])
-    assert again.exit_code == 0 and len(json.loads(out.read_text())["runs"]) == 1  # the same run replaced
+    again = benchmark("tracker_where", str(root / "run"), "--lengths", "8", "--out", str(out))
+    assert again.returncode == 0 and len(json.loads(out.read_text())["runs"]) == 1  # the same run replaced
 
 
 def test_a_run_and_a_dataset_that_do_not_belong_together_are_refused(tier2_run, tmp_path):
@@ -70,16 +86,14 @@ def test_a_run_and_a_dataset_that_do_not_belong_together_are_refused(tier2_run, 
     blob = torch.load(run / "checkpoint.pt", weights_only=False)
     blob["config"]["data"] = str(data)  # the run now names the altered copy as its dataset
     torch.save(blob, run / "checkpoint.pt")
-    result = CliRunner().invoke(where.main, [str(run), "--out", str(tmp_path / "w.json")])
-    assert result.exit_code == 1 and "trained on" in result.output and "Traceback" not in result.output
+    result = benchmark("tracker_where", str(run), "--out", str(tmp_path / "w.json"))
+    assert result.returncode == 1 and "trained on" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "w.json").exists()
-    missing = CliRunner().invoke(where.main, [str(root / "run"), "--lengths", "64", "--out", str(tmp_path / "w.json")])
-    assert missing.exit_code == 1 and "no test split of length 64" in missing.output
+    missing = benchmark("tracker_where", str(root / "run"), "--lengths", "64", "--out", str(tmp_path / "w.json"))
+    assert missing.returncode == 1 and "no test split of length 64" in missing.stderr
 
 
 def test_the_tier2_batch_records_where_each_finished_run_goes_wrong(tier2_run, tmp_path):
-    from benchmarks.tracker_tier2 import where_rows
-
     root, report = tier2_run
     runs = tmp_path / "runs"
     shutil.copytree(root / "run", runs / "combo-s1")
@@ -99,9 +113,11 @@ def test_the_tier2_batch_records_where_each_finished_run_goes_wrong(tier2_run, t
     assert "matches_recorded" not in where_rows(runs, {}, 16)["combo-s1"]  # nothing recorded to match
 
 
-def test_coverage_counts_the_domain_and_the_training_states_by_size(tier2_run):
+def test_coverage_counts_the_domain_and_the_training_states_by_size(tier2_run, tmp_path):
     root, report = tier2_run
-    found = where.coverage(root / "run", 16)
+    shutil.copytree(root / "run", tmp_path / "runs" / "combo-s0")
+    # the batch's coverage reads its first 4,096 training chains: all 16 of this dataset's
+    found = where_rows(tmp_path / "runs", {}, 16)["combo-s0"]["coverage"]
     manifest = json.loads((root / "data" / "manifest.json").read_text())
     assert sum(g["domain_trees"] for g in found.values()) == manifest["trees"]
     assert sum(g["training_states"] for g in found.values()) == 16 * (4 + 1)  # every step, the start included
