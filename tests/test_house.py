@@ -214,9 +214,9 @@ def test_the_benchmark_rule_catches_what_it_is_for():
         assert not benchmark_imports(text), text
 
 
-# Tests that still load a benchmark script to reach what it keeps to itself (the weight-for-weight
-# comparisons, the device check's stand-ins for a GPU): temporary, to be emptied as those helpers
-# move to the library or the harness.
+# Tests that still load a benchmark script to reach what it keeps to itself: reproduce_check's
+# weight-for-weight comparisons, which must run without the project's code (its workers import
+# another commit's), and the device check's plumbing, driven on the CPU through stand-ins for a GPU.
 LOADS_A_SCRIPT = {"test_reproduce_check.py", "test_device.py"}
 
 
