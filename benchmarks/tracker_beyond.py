@@ -19,11 +19,12 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import click
 
-from benchmarks.harness import Comparison, chosen_arms, write_results
+from benchmarks.harness import Comparison, chosen_arms, run_batch, seed_list, write_results
 from chains.manifest import has_manifest
 
 BIN = Path(sys.executable).parent
@@ -212,13 +213,25 @@ def validate(runs: Path, data: Path, names: str) -> None:
               help="Runs trained at once, each a process at one thread.")
 def batch(runs: Path, data: Path, arms: str, seeds: str, workers: int) -> None:
     """Train the registered batch's runs not yet finished (arm by arm, seed by seed)."""
-    from concurrent.futures import ThreadPoolExecutor
+    jobs = [(arm, seed) for arm in chosen_arms(arms, tuple(BATCH)) for seed in seed_list(seeds)]
+    run_batch(jobs, partial(train_arm, runs=runs, data=data), partial(batch_report, runs=runs),
+              lambda report: f"exact {json.dumps(report.get('exact'))}", workers, collect=False, quiet=True)
 
-    chosen = chosen_arms(arms, tuple(BATCH))
-    jobs = [(arm, int(seed)) for arm in chosen for seed in seeds.split(",") if seed]
-    with ThreadPoolExecutor(workers) as pool:
-        for done in [pool.submit(train, arm, runs, data, BATCH, seed) for arm, seed in jobs]:
-            done.result()
+
+def batch_report(arm: str, seed: int, *, runs: Path) -> dict | None:
+    """The report of a finished run of the batch: in its directory, else its row in the results
+    (finished in another checkout, its directory gone); None while it is not finished."""
+    path = batch_dir(arm, seed, runs) / "report.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    rows = json.loads(RESULTS.read_text()).get("batch", {}) if RESULTS.is_file() else {}
+    return rows.get(f"{arm}-s{seed}")
+
+
+def train_arm(arm: str, seed: int, quiet: bool, threads: int | None, *, runs: Path, data: Path) -> dict:
+    """Train (or resume) one run of the batch in a train-tracker process at one thread; its report."""
+    train(arm, runs, data, BATCH, seed)
+    return json.loads((batch_dir(arm, seed, runs) / "report.json").read_text())
 
 
 def judge(runs: dict[str, dict]) -> list[dict]:
