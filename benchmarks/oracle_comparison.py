@@ -31,6 +31,7 @@ import click
 
 from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, figure,
                                 prediction_lines, recorded_runs, seed_list, whole_batch, write_results)
+from benchmarks.harness import verdict as judged
 from oracle.grid import OracleRunSpec
 from oracle.train import OracleConfig
 
@@ -93,8 +94,7 @@ def judge(reports: list[dict]) -> list[dict]:
     out = []
 
     def verdict(key: str, ok: bool | None, measured) -> None:
-        out.append({"id": key, "prediction": dict(PREDICTIONS)[key], "measured": measured,
-                    "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+        out.append(judged(key, dict(PREDICTIONS)[key], ok, measured))
 
     def complete(*arms: str) -> bool:
         return all(set(SEEDS) <= set(by_arm.get(a, {})) for a in arms)
@@ -236,8 +236,7 @@ def gate_judge(reports: list[dict]) -> list[dict]:
     text = dict(GATE_PREDICTIONS)
 
     def verdict(key: str, ok: bool | None, measured) -> None:
-        out.append({"id": key, "prediction": text[key], "measured": measured,
-                    "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+        out.append(judged(key, text[key], ok, measured))
 
     def complete(*arms: str) -> bool:
         return all(set(SEEDS) <= set(by_arm.get(a, {})) for a in arms)

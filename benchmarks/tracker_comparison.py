@@ -20,6 +20,7 @@ import click
 
 from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, figure,
                                 prediction_lines, recorded_runs, seed_list, spearman, write_results)
+from benchmarks.harness import verdict as judged
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
 from tracker.train import TrainConfig
@@ -79,9 +80,7 @@ def judge(reports: list[dict]) -> list[dict]:
     out = []
 
     def verdict(key, ok, measured):
-        text = dict(PREDICTIONS)[key]
-        out.append({"id": key, "prediction": text, "measured": measured,
-                    "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+        out.append(judged(key, dict(PREDICTIONS)[key], ok, measured))
 
     combo = by_arm.get("combo", [])
     cells = {r["seed"]: [_exact(r, 1024), _exact(r, 4096)] for r in combo}

@@ -23,6 +23,7 @@ import click
 
 from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, figure,
                                 prediction_lines, recorded_runs, seed_list, spearman, write_results)
+from benchmarks.harness import verdict as judged
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
 from tracker.train import TrainConfig
@@ -111,8 +112,7 @@ def judge(reports: list[dict]) -> list[dict]:
     out = []
 
     def verdict(key: str, ok: bool | None, measured, domain: str | None = None) -> None:
-        out.append({"id": key if domain is None else f"{key}[{domain}]", "prediction": dict(PREDICTIONS)[key],
-                    "measured": measured, "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+        out.append(judged(key if domain is None else f"{key}[{domain}]", dict(PREDICTIONS)[key], ok, measured))
 
     def at_256(domain: str, arm: str) -> dict[int, float | None]:
         return {r["seed"]: r["exact"].get("256") for r in reports if r["domain"] == domain and r["arm"] == arm}
