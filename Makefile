@@ -75,7 +75,7 @@ bench-tracker-speed: $(STAMP)
 bench-time-to-exact: $(STAMP)
 	$(PY) -m benchmarks.time_to_exact --candidates fast --seeds 0,1,2,3,4,5,6 --workers 2 --threads 1 --check-every 250
 
-# The trackers come from bench-tracker (plain-free: `tracker_comparison.py --arms plain-free --seeds 0`);
+# The trackers come from bench-tracker (plain-free: `python -m benchmarks.tracker_comparison --arms plain-free --seeds 0`);
 # a run whose report is already in results/prover-runs with the same settings is reused.
 COMPARISON := runs/comparison/recurrence
 bench-prover: $(STAMP)
