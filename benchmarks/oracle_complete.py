@@ -79,7 +79,7 @@ def complete_diagnosis(run: Path, data: Path | None, lengths: tuple[int, ...]) -
                           "read_wrong_fraction": float(wrong.double().mean()) if len(d) else None,
                           "quantiles": {str(q): float(d.quantile(q)) for q in QUANTILES} if len(d) else None}
     return {"run": str(run), "arch": config.arch, "objective": config.objective, "seed": config.seed,
-            "step": blob["step"], "data": str(source), "lengths": list(lengths), "threshold": threshold,
+            "step": checkpoint.step, "data": str(source), "lengths": list(lengths), "threshold": threshold,
             "groups": by_group}
 
 
