@@ -122,14 +122,14 @@ def test_a_node_with_another_kcheck_is_refused_by_name(lean, core):
     atoms = ("a", "b")
     items = [(0, Certify(equivalence_statement(("+", "a", "b"), ("+", "a", "b"), atoms)))]
     reply = answer_on_node(atoms, AskConfig(checker=Checker.KERNEL), items)
-    assert reply.result is not None and reply.kcheck == (kernel.sources_hash(), lean.githash)
+    assert reply.result is not None and reply.kcheck == (sources_hash(), lean.githash)
     assert answer_on_node(atoms, AskConfig(), items).kcheck is None
     driver = object.__new__(RayExecutor)  # its check alone, with no cluster to connect to
     driver.lean, driver.core = lean, core
     assert driver.checked(reply, Checker.KERNEL) is reply.result
     other = dataclasses.replace(reply, kcheck=("0" * 64, lean.githash))
     with pytest.raises(ClusterError, match=r"node .* answered with kcheck 000000000000 on Lean .*; this run uses "
-                                           rf"kcheck {kernel.sources_hash()[:12]}"):
+                                           rf"kcheck {sources_hash()[:12]}"):
         driver.checked(other, Checker.KERNEL)
     with pytest.raises(ClusterError, match="answered with no kcheck"):
         driver.checked(dataclasses.replace(reply, kcheck=None), Checker.KERNEL)

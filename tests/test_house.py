@@ -108,7 +108,10 @@ def test_the_commands_help_speaks_of_the_project_only():
 # ---- structure: a function a newcomer reads in one screen ----
 
 LONGEST = 80  # lines of one function, its signature, docstring and nested functions included
-SHORT = ("prover", "tracker/data.py")  # the code the rule holds for
+# the code the rule holds for
+SHORT = ("prover", "tracker/data.py", "oracle", "tracker/loop.py", "tracker/train.py", "tracker/losses.py",
+         "tracker/config.py", "tracker/checkpoint.py", "tracker/options.py", "tracker/cli.py", "tracker/schedules.py",
+         "tracker/inference.py", "tracker/runlog.py", "tracker/build.py", "tracker/analysis_cli.py")
 
 
 def long_functions(text: str, name: str) -> list[str]:
@@ -172,6 +175,87 @@ def test_the_bridge_rules_catch_what_they_are_for():
 def test_the_bridge_reads_in_short_functions_and_modules_and_types_its_checker(path):
     found = bridge_findings(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
     assert not found, "\n".join(found)
+
+
+# ---- structure: one way to restore a run, each setting declared once, no import cycle ----
+
+def test_the_checkpoint_is_named_once():
+    """Every trainer and loader of the tracker, the oracle and the prover finds a run's checkpoint by
+    ``tracker.checkpoint.CHECKPOINT``; the file name is written nowhere else."""
+    literal = re.compile(r"""["']checkpoint\.pt["']""")
+    found = [path.relative_to(ROOT).as_posix() for place in ("tracker", "oracle", "prover")
+             for path in sorted((ROOT / place).rglob("*.py")) if literal.search(path.read_text(encoding="utf-8"))]
+    assert found == ["tracker/checkpoint.py"]
+
+
+def test_every_training_setting_is_declared_once_and_made_an_option():
+    """A setting is one config field with its default and its help; the commands' options are made
+    from it, so an option's help and default are the field's."""
+    from dataclasses import MISSING, fields
+
+    from oracle.cli import main as train_oracle
+    from oracle.config import OracleConfig
+    from tracker.cli import main as train_tracker
+    from tracker.config import Setting, TrainConfig
+
+    for config, command in ((TrainConfig, train_tracker), (OracleConfig, train_oracle)):
+        options = {p.name: p for p in command.params}
+        for field in fields(config):
+            said = field.metadata.get("setting")
+            assert isinstance(said, Setting) and said.help, f"{config.__name__}.{field.name} says nothing"
+            option = options[field.name]
+            assert option.help == said.help and field.default is not MISSING
+            assert str(option.default) == str(field.default), f"{config.__name__}.{field.name}"
+
+
+def tracker_and_oracle_imports() -> dict[str, set[str]]:
+    """Each module of tracker/ and oracle/ (their __init__ aside) -> the modules of the two it imports,
+    at its top or inside a function."""
+    import ast
+
+    graph = {}
+    for package in ("tracker", "oracle"):
+        for path in sorted((ROOT / package).glob("*.py")):
+            if path.name == "__init__.py":
+                continue
+            imported = set()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                    [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+                imported |= {n for n in names if n.split(".")[0] in ("tracker", "oracle")}
+            graph[f"{package}.{path.stem}"] = imported
+    return graph
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` (module -> the modules it imports), or None."""
+    done: set[str] = set()
+
+    def walk(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return path[path.index(module):] + [module]
+        if module in done or module not in graph:
+            return None
+        for imported in sorted(graph[module]):
+            cycle = walk(imported, path + [module])
+            if cycle:
+                return cycle
+        done.add(module)
+        return None
+
+    return next((c for c in (walk(m, []) for m in sorted(graph)) if c), None)
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert import_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_module_of_the_tracker_or_the_oracle_imports_itself_back():
+    """The configs, the schedules, the losses and the checkpoint sit below the trainers: no two
+    modules import each other, not even from inside a function."""
+    cycle = import_cycle(tracker_and_oracle_imports())
+    assert cycle is None, " -> ".join(cycle)
 
 
 # ---- structure: the benchmarks, modules over one comparison harness ----

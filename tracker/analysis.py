@@ -67,7 +67,7 @@ class AnalysisError(ValueError):
 
 @dataclass(frozen=True)
 class AnalysisConfig:
-    """Which held-out states are analysed."""
+    """Which held-out states are analysed (analyse-tracker's options are made from these fields)."""
 
     chains: int = setting(2048, "Histories analysed: fresh ones, or the first this many test chains.", low=4)
     length: int = setting(64, "Events per history: the fresh histories' length, or the test split read "
