@@ -25,8 +25,6 @@ from pathlib import Path
 
 import click
 
-ROOT = Path(__file__).resolve().parent.parent
-
 from chains.files import write_bytes_atomic
 
 BIN = Path(sys.executable).parent
@@ -56,7 +54,7 @@ PREDICTIONS = [
 
 
 def run_dir(runs: Path, arm: str, seed: int) -> Path:
-    return ROOT / "runs" / "demo-fast" if arm == "demo" else runs / f"{arm}-s{seed}"
+    return Path("runs") / "demo-fast" if arm == "demo" else runs / f"{arm}-s{seed}"
 
 
 def finished(path: Path) -> dict | None:
