@@ -153,10 +153,11 @@ class TrainConfig(TermsConfig):
                                        "are).", choices=("all", "tree"))
     moves: str = setting("soft", "Registers: a move reads the softmax mixture of its candidate sources (soft), or "
                                  "exactly the top one, trained through the softmax's gradient (hard).", choices=MOVES)
-    # tied: on heads training never exercised too
+    # tied, inherited: on heads training never exercised too
     tables: str = setting("free", "Registers: every target head's table row its own (free), or adding its parent "
                                   "head's score for the source's parent where both end in the same bit (tied: a "
-                                  "subtree moved whole moves its children with it).", choices=TABLES)
+                                  "subtree moved whole moves its children with it), that score as the moves read "
+                                  "it (inherited).", choices=TABLES)
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:

@@ -23,7 +23,10 @@ has no node). A rewrite event (rule r at node q) then acts on the registers in t
 With ``tables="tied"`` a head's score for a source adds its parent head's score for the source's
 parent wherever both end in the same bit: a subtree moved whole moves its children with it, so a
 head that training never moved content through (the children of x in root associativity, on four
-atoms the one place x is a subtree) leans on its parent's move instead of on nothing.
+atoms the one place x is a subtree) leans on its parent's move instead of on nothing. The tie reads
+the parent's own entry; with ``tables="inherited"`` it reads the parent's score as the moves read it,
+itself inherited, so that a head no training exercised takes its parent's chosen move however small
+the parent's own margin (the tied tables' entries there can sit a hundredth apart).
 
 What the shape gives for free, and what it does not: a rule's move is the same table at every
 position (so a rule learned at some positions reads at the others, where its heads fit) and never
@@ -52,7 +55,7 @@ from chains.trees import Tree, tokens
 from tracker.models import ModelConfig, Recurrent
 
 MOVES = ("soft", "hard")  # how a move reads its sources (ModelConfig.moves)
-TABLES = ("free", "tied")  # how a table's rows relate (ModelConfig.tables)
+TABLES = ("free", "tied", "inherited")  # how a table's rows relate (ModelConfig.tables)
 TARGET_HEADS = ("",) + tuple("".join(b) for n in (1, 2) for b in product("01", repeat=n))  # 7
 SOURCE_HEADS = ("",) + tuple("".join(b) for n in (1, 2, 3) for b in product("01", repeat=n))  # 15
 # the tables' scores are TABLE_SCALE * T: an optimiser step moves a score by about TABLE_SCALE * lr,
@@ -201,7 +204,7 @@ class RegisterTracker(Recurrent):
         self.register_buffer("source", source, persistent=False)  # (Q, P, S)
         parent, tied = parent_scores()
         self.register_buffer("parent", parent, persistent=False)  # (7, S) into a rule's flattened (7 * S) row
-        self.register_buffer("tied", tied if config.tables == "tied" else torch.zeros_like(tied), persistent=False)
+        self.register_buffer("tied", tied if config.tables != "free" else torch.zeros_like(tied), persistent=False)
         kind, heap, rule, node = self._parse(item_tokens.tolist())
         self.register_buffer("item_kind", kind, persistent=False)  # (I,) 1 tree, 2 event, 0 padding
         self.register_buffer("item_heap", heap, persistent=False)  # (I, P) a tree item's tokens by position
@@ -269,7 +272,14 @@ class RegisterTracker(Recurrent):
         its parent's move, since a subtree moved whole moves its children with it)."""
         if self.config.tables == "free":
             return self.table
-        return self.table + self.table.flatten(1)[:, self.parent] * self.tied
+        if self.config.tables == "tied":
+            return self.table + self.table.flatten(1)[:, self.parent] * self.tied
+        # inherited: the parent's score as its own moves read it, itself inherited (heads are at most
+        # two bits deep, so two rounds reach the root head)
+        scores = self.table
+        for _ in range(2):
+            scores = self.table + scores.flatten(1)[:, self.parent] * self.tied
+        return scores
 
     def _update(self, w: torch.Tensor) -> torch.Tensor:
         """The shared update network: registers (M, P, W) read against the token embeddings and
