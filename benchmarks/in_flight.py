@@ -19,8 +19,8 @@ from pathlib import Path
 import click
 
 from chains.files import user_mode
+from tracker.checkpoint import CHECKPOINT
 
-CHECKPOINT = "checkpoint.pt"
 
 
 def unfinished(runs: Path) -> list[Path]:
