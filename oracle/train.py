@@ -32,7 +32,7 @@ from oracle.data import OracleData, ProbeBatch, load_probe_dataset, sample_probe
 from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.losses import SkeletonPool, verdict_losses
 from oracle.model import Oracle
-from tracker.checkpoint import CHECKPOINT, Checkpoint, settings_from_checkpoint
+from tracker.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from tracker.data import save_atomic
 from tracker.device import cpu_kernels, resolve_device
 from tracker.loop import Optimised, descend, extension, lr_at, train_loop
@@ -173,13 +173,7 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
     load_seconds = time.perf_counter() - started
     path = out / CHECKPOINT
     until = config.steps
-    resumed_from = None
-    if resume:  # an extension keeps its settings
-        checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
-        config, trainer = checkpoint.config, checkpoint.restore(OracleTrainer, data, device)
-        resumed_from = trainer.step
-    else:
-        trainer = OracleTrainer(config, data, device)
+    config, trainer, resumed_from = start_or_resume(OracleTrainer, config, data, out, device, resume)
     out.mkdir(parents=True, exist_ok=True)
 
     with RunLog(out, log, resumed_from) as run_log:

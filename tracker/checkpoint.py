@@ -115,3 +115,15 @@ class Checkpoint:
         built = trainer(self.config, data, device)
         built.load(self.blob)
         return built
+
+
+def start_or_resume(trainer_class: type, config: Config, data: Any, out: Path, device: torch.device,
+                    resume: bool) -> tuple[Config, Any, int | None]:
+    """A trainer of ``trainer_class`` for ``out``: fresh, or with ``resume`` restored from the run's
+    checkpoint (an extension keeps its settings). Returns the settings it trains by, the trainer
+    and the step it resumed from (None for a fresh run)."""
+    if not resume:
+        return config, trainer_class(config, data, device), None
+    checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
+    trainer = checkpoint.restore(trainer_class, data, device)
+    return checkpoint.config, trainer, trainer.step

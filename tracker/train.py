@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from chains.files import staged_files
 from chains.version import package_version
 from tracker.build import build_model
-from tracker.checkpoint import CHECKPOINT, Checkpoint, settings_from_checkpoint
+from tracker.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from tracker.config import TrainConfig
 from tracker.data import Batch, TrackerData, load_dataset, sample_batch
 from tracker.device import cpu_kernels, default_device, resolve_device
@@ -101,13 +101,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         data = load_dataset(config.data, corrupted_checker=corrupted_checker)
     path = out / CHECKPOINT
     until = config.steps
-    resumed_from = None
-    if resume:  # an extension keeps its settings
-        checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
-        config, trainer = checkpoint.config, checkpoint.restore(Trainer, data, device)
-        resumed_from = trainer.step
-    else:
-        trainer = Trainer(config, data, device)
+    config, trainer, resumed_from = start_or_resume(Trainer, config, data, out, device, resume)
     data = trainer.data  # on the device
     out.mkdir(parents=True, exist_ok=True)
     requested_chains(eval_config.max_chains, data.tests)  # a warning, before training, when the dataset is small
