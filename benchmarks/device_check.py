@@ -22,14 +22,12 @@ from pathlib import Path
 import click
 import torch
 
-from benchmarks.harness import seed_list, write_results
+from benchmarks.harness import DEVICE_LONGEST, device_cpu_rows, device_row, device_table, seed_list, write_results
 from tracker.device import DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
 from tracker.schedules import scheduled
 from tracker.stopping import StopConfig
 from tracker.train import train
-
-LONGEST = "4096"
 
 
 def gpu_device(spec: str) -> torch.device:
@@ -47,51 +45,6 @@ def gpu_device(spec: str) -> torch.device:
 
 def device_name(device: torch.device) -> str:
     return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
-
-
-def cpu_rows(path: Path, seeds: tuple[int, ...], stop: StopConfig) -> dict[int, dict]:
-    """The fast schedule's CPU rows of the time-to-exact results under the same stop rule, by seed
-    (the last of each seed's rows)."""
-    rows = json.loads(path.read_text())["runs"] if path.is_file() else []
-    wanted = asdict(stop)
-    found = {}
-    for r in rows:
-        if r["candidate"] == "fast" and r["seed"] in seeds and {"cooldown": 0, **r["stop"]} == wanted:
-            found[r["seed"]] = {k: r.get(k) for k in ("machine", "torch_threads", "runs_in_flight", "steps",
-                                                       "steps_per_second", "exact_at_step", "wall_seconds",
-                                                       "exact", "torch_version")}
-    return found
-
-
-def row_of(seed: int, report: dict, run_seconds: float) -> dict:
-    s = report["stop"]
-    return {"seed": seed, "steps": report["steps"], "steps_per_second": report["steps_per_second"],
-            "exact_at_step": s["exact_at_step"], "exact_at_seconds": s["exact_at_seconds"],
-            "train_seconds": s["train_seconds"], "check_seconds": s["check_seconds"],
-            "wall_seconds": s["wall_seconds"], "eval_seconds": report["evaluation"]["eval_seconds"],
-            "run_seconds": round(run_seconds, 2), "exact": report["exact"],
-            "pair_distance": report["pair_distance"], "unrelated_distance": report["unrelated_distance"],
-            "device": report["device"], "dataset_id": report["dataset"]["dataset_id"]}
-
-
-def _fmt(v, digits: int = 3) -> str:
-    return "–" if v is None else (f"{v:.{digits}f}" if isinstance(v, float) else str(v))
-
-
-def table(gpu: list[dict], cpu: dict[int, dict]) -> str:
-    head = ["seed", "where", "steps", "steps/s", "exact at step", "wall s", "exact@8", "exact@256", "exact@4096"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in gpu:
-        for where, row in (("gpu", r), ("cpu", cpu.get(r["seed"]))):
-            if row is None:
-                lines.append(f"| {r['seed']} | cpu | no CPU row for this seed | | | | | | |")
-                continue
-            exact = row["exact"]
-            lines.append("| " + " | ".join([str(r["seed"]), where, _fmt(row["steps"]), _fmt(row["steps_per_second"]),
-                                            _fmt(row["exact_at_step"]), _fmt(row["wall_seconds"], 0),
-                                            _fmt(exact.get("8")), _fmt(exact.get("256")),
-                                            _fmt(exact.get(LONGEST))]) + " |")
-    return "\n".join(lines)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -121,18 +74,18 @@ def main(device, seeds, data, runs, out, cpu_results, machine, check_every) -> N
                            eval_config=EvalConfig(max_chains=512), device=where)
         except ValueError as e:  # the dataset, a checkpoint
             raise click.ClickException(" ".join(str(e).split())) from None
-        if LONGEST not in report["exact"]:
-            raise click.ClickException(f"{data} has no held-out chains of {LONGEST} events; certify the default "
+        if DEVICE_LONGEST not in report["exact"]:
+            raise click.ClickException(f"{data} has no held-out chains of {DEVICE_LONGEST} events; certify the default "
                                        "tier-1 dataset")
-        rows.append(row_of(seed, report, time.perf_counter() - began))
+        rows.append(device_row(seed, report, time.perf_counter() - began))
         click.echo(f"== seed {seed}: {rows[-1]['steps_per_second']} steps/s, exact {json.dumps(report['exact'])}",
                    err=True)
-    cpu = cpu_rows(cpu_results, chosen, stop)
+    cpu = device_cpu_rows(cpu_results, chosen, stop)
     write_results(out, {"device": device_name(where), "machine": machine or device_name(where),
                         "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
                         "schedule": "fast", "stop": asdict(stop), "data": data,
                         "runs": rows, "cpu": [{"seed": s, **r} for s, r in sorted(cpu.items())]})
-    click.echo(table(rows, cpu))
+    click.echo(device_table(rows, cpu))
     click.echo(f"wrote {out}", err=True)
 
 

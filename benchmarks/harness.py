@@ -18,7 +18,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
@@ -29,6 +29,7 @@ from chains.files import user_mode
 from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.grid import Run, RunSpec, finished_report
 from tracker.options import stacked
+from tracker.stopping import StopConfig
 
 Job = tuple[str, int]  # (arm, seed)
 
@@ -349,3 +350,57 @@ def replace_runs(out: Path, found: list[dict]) -> None:
     kept = json.loads(out.read_text()).get("runs", []) if out.is_file() else []
     mine = {r["run"] for r in found}
     write_results(out, {"runs": [r for r in kept if r["run"] not in mine] + found})
+
+
+# ---- the device check: a GPU's rows beside the CPU's ----
+
+DEVICE_LONGEST = "4096"  # the longest held-out length, whose exactness the device check reports
+
+
+def device_cpu_rows(path: Path, seeds: tuple[int, ...], stop: StopConfig) -> dict[int, dict]:
+    """The fast schedule's CPU rows of the time-to-exact results at ``path`` under the same stop rule
+    ``stop``, by seed (the last of each seed's rows); none where the file is not there."""
+    rows = json.loads(path.read_text())["runs"] if path.is_file() else []
+    wanted = asdict(stop)
+    found = {}
+    for r in rows:
+        if r["candidate"] == "fast" and r["seed"] in seeds and {"cooldown": 0, **r["stop"]} == wanted:
+            found[r["seed"]] = {k: r.get(k) for k in ("machine", "torch_threads", "runs_in_flight", "steps",
+                                                       "steps_per_second", "exact_at_step", "wall_seconds",
+                                                       "exact", "torch_version")}
+    return found
+
+
+def device_row(seed: int, report: dict, run_seconds: float) -> dict:
+    """The device check's row of one seed: a stop-when-exact training report's speed, when it became
+    exact and its figures, with ``run_seconds`` (training and evaluation, as measured around them)."""
+    s = report["stop"]
+    return {"seed": seed, "steps": report["steps"], "steps_per_second": report["steps_per_second"],
+            "exact_at_step": s["exact_at_step"], "exact_at_seconds": s["exact_at_seconds"],
+            "train_seconds": s["train_seconds"], "check_seconds": s["check_seconds"],
+            "wall_seconds": s["wall_seconds"], "eval_seconds": report["evaluation"]["eval_seconds"],
+            "run_seconds": round(run_seconds, 2), "exact": report["exact"],
+            "pair_distance": report["pair_distance"], "unrelated_distance": report["unrelated_distance"],
+            "device": report["device"], "dataset_id": report["dataset"]["dataset_id"]}
+
+
+def _cell(v: object, digits: int = 3) -> str:
+    return "–" if v is None else (f"{v:.{digits}f}" if isinstance(v, float) else str(v))
+
+
+def device_table(gpu: list[dict], cpu: dict[int, dict]) -> str:
+    """The markdown table of the GPU's rows, each followed by the CPU's row of its seed (or a line
+    saying there is none)."""
+    head = ["seed", "where", "steps", "steps/s", "exact at step", "wall s", "exact@8", "exact@256", "exact@4096"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in gpu:
+        for where, row in (("gpu", r), ("cpu", cpu.get(r["seed"]))):
+            if row is None:
+                lines.append(f"| {r['seed']} | cpu | no CPU row for this seed | | | | | | |")
+                continue
+            exact = row["exact"]
+            lines.append("| " + " | ".join([str(r["seed"]), where, _cell(row["steps"]), _cell(row["steps_per_second"]),
+                                            _cell(row["exact_at_step"]), _cell(row["wall_seconds"], 0),
+                                            _cell(exact.get("8")), _cell(exact.get("256")),
+                                            _cell(exact.get(DEVICE_LONGEST))]) + " |")
+    return "\n".join(lines)

@@ -47,6 +47,8 @@ from pathlib import Path
 
 import click
 
+# The comparisons (tracker.bits) are imported where they are used: a worker runs this file with
+# another commit's packages first on its path, and those may have no tracker.bits.
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = "7d0b9a2"  # the state before the shared manifest module, the one loop, --device and the prover's adapter
 REGISTERED = ("runs/oracle-gate/oracle-recurrence-combo-s0", "runs/tier2-diagnosis/paths-combo-s0",
@@ -73,121 +75,10 @@ ORACLE_FIGURES = ("accuracy", "all_right", "by_kind_by_length", "binary", "pair_
                   "validation.comparison.all_right", "threshold.threshold", "threshold.choice")
 
 
-# ---- comparisons (the parent's; no project code needed) --------------------------------------
-
-def compare_states(a, b, path: str = "") -> list[dict]:
-    """Where two checkpoint parts differ, walked alike: tensors by ``torch.equal`` (dtype and
-    shape included), dicts by key, lists by position, anything else by ``==``. Empty: identical."""
-    import torch
-
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
-            return [{"at": path, "why": "a tensor on one side only"}]
-        if a.dtype != b.dtype or a.shape != b.shape:
-            return [{"at": path, "why": f"{a.dtype}{list(a.shape)} against {b.dtype}{list(b.shape)}"}]
-        if torch.equal(a, b):
-            return []
-        diff = (a.double() - b.double()).abs().max().item() if a.is_floating_point() else None
-        return [{"at": path, "why": "values", "max_abs_diff": diff}]
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = [{"at": f"{path}.{k}".strip("."), "why": "a key on one side only"} for k in sorted(
-            set(a) ^ set(b), key=str)]
-        for k in sorted(set(a) & set(b), key=str):
-            out += compare_states(a[k], b[k], f"{path}.{k}".strip("."))
-        return out
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        if len(a) != len(b):
-            return [{"at": path, "why": f"{len(a)} items against {len(b)}"}]
-        return [d for i, (x, y) in enumerate(zip(a, b)) for d in compare_states(x, y, f"{path}[{i}]")]
-    return [] if a == b else [{"at": path, "why": f"{a!r} against {b!r}"[:200]}]
-
-
-def count_tensors(x) -> int:
-    import torch
-
-    if isinstance(x, torch.Tensor):
-        return 1
-    if isinstance(x, dict):
-        return sum(count_tensors(v) for v in x.values())
-    if isinstance(x, (list, tuple)):
-        return sum(count_tensors(v) for v in x)
-    return 0
-
-
-STATE_PARTS = ("model", "nextlat_head", "optimizer", "step", "comparison")
-
-
 def load_blob(path: Path) -> dict:
     import torch
 
     return torch.load(path, map_location="cpu", weights_only=False)
-
-
-def compare_checkpoints(a: dict, b: dict) -> dict:
-    """The verdict on two checkpoints: identical when every state part is (weights, NextLat head,
-    optimiser state, step, the oracle's threshold), else the first differences, part by part."""
-    parts = {}
-    for part in STATE_PARTS:
-        if part not in a and part not in b:
-            continue
-        found = compare_states(a.get(part), b.get(part), part)
-        parts[part] = {"tensors": count_tensors(a.get(part)), "differences": len(found), "first": found[:5]}
-    identical = all(p["differences"] == 0 for p in parts.values())
-    return {"verdict": "identical" if identical else "different", "parts": parts}
-
-
-def is_length(key) -> bool:
-    return isinstance(key, str) and key.isdigit()
-
-
-def pick(report: dict, path: str):
-    value = report
-    for key in path.split("."):
-        if not isinstance(value, dict) or key not in value:
-            return None, False
-        value = value[key]
-    return value, True
-
-
-def within(value, max_length: int | None):
-    """A figure with the levels keyed by length cut to the lengths up to ``max_length``."""
-    if max_length is None or not isinstance(value, dict):
-        return value
-    lengths = bool(value) and all(is_length(k) for k in value)
-    return {k: within(v, max_length) for k, v in value.items() if not lengths or int(k) <= max_length}
-
-
-def flatten(value, path: str) -> dict[str, object]:
-    if isinstance(value, dict):
-        out = {}
-        for k, v in value.items():
-            out.update(flatten(v, f"{path}.{k}"))
-        return out
-    return {path: value}
-
-
-def compare_figures(report: dict, reproduced: dict, figures: tuple[str, ...], max_length: int | None) -> dict:
-    """The headline figures of ``report`` against ``reproduced``, number by number (``==``), at the
-    lengths evaluated; the figures the report lacks (an older run) are skipped and named."""
-    compared, mismatches, skipped = 0, [], []
-    for name in figures:
-        pooled = name.startswith("+")
-        name = name.lstrip("+")
-        if pooled and max_length is not None:
-            skipped.append(f"{name} (pooled over lengths beyond {max_length})")
-            continue
-        want, has = pick(report, name)
-        if not has:
-            skipped.append(f"{name} (none in the report)")
-            continue
-        got, _ = pick(reproduced, name)
-        want, got = flatten(within(want, max_length), name), flatten(within(got, max_length), name)
-        for key in sorted(set(want) | set(got)):
-            compared += 1
-            if key not in want or key not in got or want[key] != got[key]:
-                mismatches.append({"figure": key, "report": want.get(key), "reproduced": got.get(key)})
-    return {"verdict": "identical" if compared and not mismatches else "different", "figures": compared,
-            "mismatches": mismatches[:20], "mismatched": len(mismatches), "skipped": skipped}
 
 
 # ---- the code being run ----------------------------------------------------------------------
@@ -403,8 +294,99 @@ def relative(path: Path) -> str:
         return path.name
 
 
+def plan_runs(runs: list[Path], steps: int, max_length: int | None,
+              scratch: Path) -> tuple[list[tuple[dict, dict | None]], list[dict], list[dict]]:
+    """Per run: its entry in the results beside its report, the current code's tasks (re-evaluate,
+    resume) and the reference code's (resume), each resume from its own copy in ``scratch``."""
+    plan, tasks_cur, tasks_ref = [], [], []
+    for i, run in enumerate(runs):
+        blob = load_blob(run / "checkpoint.pt")
+        report = json.loads((run / "report.json").read_text()) if (run / "report.json").is_file() else None
+        kind = kind_of(blob, report)
+        entry = {"run": relative(run), "kind": kind, "step": blob["step"],
+                 "config": {k: blob["config"].get(k) for k in ("data", "arch", "objective", "seed", "steps")}}
+        plan.append((entry, report))
+        tasks_cur.append({"id": f"eval-{i}", "do": "evaluate", "kind": kind, "run": str(run.resolve()),
+                          "max_length": max_length})
+        for label, tasks in (("current", tasks_cur), ("reference", tasks_ref)):
+            prepare_resume(blob, steps, scratch / f"resume-{label}-{i}")
+            tasks.append({"id": f"resume-{i}", "do": "train", "kind": kind, "resume": True,
+                          "out": str(scratch / f"resume-{label}-{i}"), "max_length": max_length})
+        del blob
+    return plan, tasks_cur, tasks_ref
+
+
+def plan_fresh(scratch: Path, cur_root: Path, fresh_steps: int) -> tuple[list[dict], list[dict]]:
+    """The fresh trainings' tasks, the current code's and the reference code's, on a tiny dataset
+    the current code certifies into ``scratch``."""
+    fresh_data = scratch / "fresh-data"
+    made = subprocess.run([str(Path(sys.executable).parent / "certify"), *FRESH_DATA, "--out",
+                           str(fresh_data), "--store", str(scratch / "fresh-store.sqlite")], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(cur_root), "OMP_NUM_THREADS": "1"},
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        raise click.ClickException(f"certify of the fresh runs' dataset failed: {made.stderr[-300:]}")
+    tasks_cur, tasks_ref = [], []
+    for j, (kind, arch, objective) in enumerate(FRESH):
+        for label, tasks in (("current", tasks_cur), ("reference", tasks_ref)):
+            tasks.append({"id": f"fresh-{j}", "do": "train", "kind": kind, "resume": False,
+                          "out": str(scratch / f"fresh-{label}-{j}"), "max_length": None,
+                          "config": fresh_config(kind, arch, objective, fresh_data, fresh_steps)})
+    return tasks_cur, tasks_ref
+
+
+def judge_runs(plan: list[tuple[dict, dict | None]], by_id: dict, scratch: Path, steps: int,
+               max_length: int | None) -> list[dict]:
+    """Each run's entry with its re-evaluation set against its report and its two resumes compared."""
+    from tracker.bits import compare_figures
+
+    results = []
+    for i, (entry, report) in enumerate(plan):
+        ev = by_id["current"][f"eval-{i}"]
+        figures = ORACLE_FIGURES if entry["kind"] == "oracle" else TRACKER_FIGURES
+        if "error" in ev:
+            evaluation = {"verdict": "error", "error": ev["error"]}
+        elif report is None:
+            evaluation = {"verdict": "no report"}
+        else:
+            reported = report.get("exact") or report.get("accuracy") or {}
+            left_out = sorted(int(n) for n in reported if int(n) not in ev["figures"]["lengths"])
+            evaluation = compare_figures(report, ev["figures"], figures, max_length if left_out else None)
+            evaluation.update(lengths=ev["figures"]["lengths"], lengths_left_out=left_out)
+        evaluation["restricted_to"] = max_length if evaluation.get("lengths_left_out") else None
+        evaluation["seconds"] = ev["seconds"]
+        entry["evaluation"] = evaluation
+        entry["resume"] = resumed(scratch, f"resume-{{}}-{i}", by_id, f"resume-{i}")
+        entry["resume"]["steps"] = [entry["step"], entry["step"] + steps]
+        results.append(entry)
+    return results
+
+
+def judge_fresh(by_id: dict, scratch: Path, fresh_steps: int) -> tuple[list[dict], str | None]:
+    """The fresh trainings' two checkpoints and two reports compared, and their dataset's identity."""
+    from tracker.bits import compare_figures
+
+    fresh_results = []
+    for j, (kind, arch, objective) in enumerate(FRESH):
+        row = {"kind": kind, "arch": arch, "objective": objective, "steps": fresh_steps,
+               **resumed(scratch, f"fresh-{{}}-{j}", by_id, f"fresh-{j}")}
+        if row["verdict"] != "error":
+            a, b = (json.loads((scratch / f"fresh-{label}-{j}" / "report.json").read_text())
+                    for label in ("current", "reference"))
+            row["report_figures"] = compare_figures(
+                b, a, ORACLE_FIGURES if kind == "oracle" else TRACKER_FIGURES, None)["verdict"]
+        fresh_results.append(row)
+    dataset_id = None
+    if fresh_results and fresh_results[0]["verdict"] != "error":
+        identity = load_blob(scratch / "fresh-current-0" / "checkpoint.pt")["identity"]
+        dataset_id = identity["dataset"]["dataset_id"]
+    return fresh_results, dataset_id
+
+
 def check(runs: list[Path], reference: str, current: str, steps: int, max_length: int | None, fresh: bool,
           fresh_steps: int, quiet: bool) -> dict:
+    """The whole check: ``runs`` re-evaluated and resumed by both codes, the fresh trainings when
+    ``fresh``, in worktrees of a scratch directory removed at the end; the results as written."""
     import torch
 
     ref_commit = git("rev-parse", "--verify", f"{reference}^{{commit}}")
@@ -415,73 +397,15 @@ def check(runs: list[Path], reference: str, current: str, steps: int, max_length
         with worktree(ref_commit, scratch / "reference") as ref_root, \
                 (worktree(git("rev-parse", "--verify", f"{current}^{{commit}}"), scratch / "current")
                  if current != "checkout" else _here()) as cur_root:
-            tasks_cur, tasks_ref, plan = [], [], []
-            for i, run in enumerate(runs):
-                blob = load_blob(run / "checkpoint.pt")
-                report = json.loads((run / "report.json").read_text()) if (run / "report.json").is_file() else None
-                kind = kind_of(blob, report)
-                entry = {"run": relative(run), "kind": kind, "step": blob["step"],
-                         "config": {k: blob["config"].get(k) for k in ("data", "arch", "objective", "seed", "steps")}}
-                plan.append((entry, report))
-                tasks_cur.append({"id": f"eval-{i}", "do": "evaluate", "kind": kind, "run": str(run.resolve()),
-                                  "max_length": max_length})
-                for label, tasks in (("current", tasks_cur), ("reference", tasks_ref)):
-                    prepare_resume(blob, steps, scratch / f"resume-{label}-{i}")
-                    tasks.append({"id": f"resume-{i}", "do": "train", "kind": kind, "resume": True,
-                                  "out": str(scratch / f"resume-{label}-{i}"), "max_length": max_length})
-                del blob
-            fresh_data = None
+            plan, tasks_cur, tasks_ref = plan_runs(runs, steps, max_length, scratch)
             if fresh:
-                fresh_data = scratch / "fresh-data"
-                made = subprocess.run([str(Path(sys.executable).parent / "certify"), *FRESH_DATA, "--out",
-                                       str(fresh_data), "--store", str(scratch / "fresh-store.sqlite")], cwd=ROOT,
-                                      env={**os.environ, "PYTHONPATH": str(cur_root), "OMP_NUM_THREADS": "1"},
-                                      capture_output=True, text=True)
-                if made.returncode != 0:
-                    raise click.ClickException(f"certify of the fresh runs' dataset failed: {made.stderr[-300:]}")
-                for j, (kind, arch, objective) in enumerate(FRESH):
-                    for label, tasks in (("current", tasks_cur), ("reference", tasks_ref)):
-                        tasks.append({"id": f"fresh-{j}", "do": "train", "kind": kind, "resume": False,
-                                      "out": str(scratch / f"fresh-{label}-{j}"), "max_length": None,
-                                      "config": fresh_config(kind, arch, objective, fresh_data, fresh_steps)})
+                fresh_cur, fresh_ref = plan_fresh(scratch, cur_root, fresh_steps)
+                tasks_cur, tasks_ref = tasks_cur + fresh_cur, tasks_ref + fresh_ref
             answers = {"current": run_worker(cur_root, tasks_cur, scratch, "current", quiet),
                        "reference": run_worker(ref_root, tasks_ref, scratch, "reference", quiet)}
             by_id = {label: {a["id"]: a for a in got} for label, got in answers.items()}
-
-            results = []
-            for i, (entry, report) in enumerate(plan):
-                ev = by_id["current"][f"eval-{i}"]
-                figures = ORACLE_FIGURES if entry["kind"] == "oracle" else TRACKER_FIGURES
-                if "error" in ev:
-                    evaluation = {"verdict": "error", "error": ev["error"]}
-                elif report is None:
-                    evaluation = {"verdict": "no report"}
-                else:
-                    reported = report.get("exact") or report.get("accuracy") or {}
-                    left_out = sorted(int(n) for n in reported if int(n) not in ev["figures"]["lengths"])
-                    evaluation = compare_figures(report, ev["figures"], figures, max_length if left_out else None)
-                    evaluation.update(lengths=ev["figures"]["lengths"], lengths_left_out=left_out)
-                evaluation["restricted_to"] = max_length if evaluation.get("lengths_left_out") else None
-                evaluation["seconds"] = ev["seconds"]
-                entry["evaluation"] = evaluation
-                entry["resume"] = resumed(scratch, f"resume-{{}}-{i}", by_id, f"resume-{i}")
-                entry["resume"]["steps"] = [entry["step"], entry["step"] + steps]
-                results.append(entry)
-            fresh_results = []
-            if fresh:
-                for j, (kind, arch, objective) in enumerate(FRESH):
-                    row = {"kind": kind, "arch": arch, "objective": objective, "steps": fresh_steps,
-                           **resumed(scratch, f"fresh-{{}}-{j}", by_id, f"fresh-{j}")}
-                    if row["verdict"] != "error":
-                        a, b = (json.loads((scratch / f"fresh-{label}-{j}" / "report.json").read_text())
-                                for label in ("current", "reference"))
-                        row["report_figures"] = compare_figures(
-                            b, a, ORACLE_FIGURES if kind == "oracle" else TRACKER_FIGURES, None)["verdict"]
-                    fresh_results.append(row)
-            dataset_id = None
-            if fresh and fresh_results and fresh_results[0]["verdict"] != "error":
-                identity = load_blob(scratch / "fresh-current-0" / "checkpoint.pt")["identity"]
-                dataset_id = identity["dataset"]["dataset_id"]
+            results = judge_runs(plan, by_id, scratch, steps, max_length)
+            fresh_results, dataset_id = judge_fresh(by_id, scratch, fresh_steps) if fresh else ([], None)
     return {
         "what": "registered runs re-evaluated by the current code against their reports, and resumed and trained "
                 "afresh by the current code and by the reference commit's, compared weight for weight",
@@ -514,6 +438,8 @@ def resumed(scratch: Path, pattern: str, by_id: dict, task_id: str) -> dict:
     seconds = {label: by_id[label][task_id]["seconds"] for label in ("current", "reference")}
     if errors:
         return {"verdict": "error", "errors": errors, "seconds": seconds}
+    from tracker.bits import compare_checkpoints
+
     a, b = (load_blob(scratch / pattern.format(label) / "checkpoint.pt") for label in ("current", "reference"))
     return {**compare_checkpoints(a, b), "seconds": seconds}
 
@@ -577,11 +503,13 @@ def run_command(runs: tuple[Path, ...], reference: str, current: str, steps: int
         if not (run / "checkpoint.pt").is_file():
             raise click.UsageError(f"{run}: no checkpoint.pt")
     results = check(runs, reference, current, steps, max_length or None, fresh, fresh_steps, quiet)
-    results["command"] = ("benchmarks/reproduce_check.py run " + " ".join(relative(r) for r in runs)
+    results["command"] = ("python -m benchmarks.reproduce_check run " + " ".join(relative(r) for r in runs)
                           + f" --reference {reference} --current {current} --steps {steps} --max-length {max_length}"
                           + ("" if fresh else " --no-fresh") + f" --fresh-steps {fresh_steps}")
+    from chains.files import write_bytes_atomic  # the parent's code (a worker imports another commit's)
+
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
+    write_bytes_atomic(out, (json.dumps(results, indent=2) + "\n").encode())
     click.echo(markdown_table(results))
     click.echo(f"wrote {relative(out)}")
 

@@ -1,7 +1,9 @@
 """--device: the spec's resolution, the CPU's bits pinned, a device that is not here refused in one
-line with nothing written, and (on a machine with CUDA only) training, resuming and loading there."""
-import importlib.util
+line with nothing written, the device check's rows set beside the CPU's, and (on a machine with
+CUDA only) training, resuming and loading there."""
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from conftest import torch_threads
 from devices import (cuda_only, no_cuda, pinned_torch, pins_for_these_kernels, same_weights_on_the_cpu, stopped_after,
                      train_steps, weights_hash)
 
+from benchmarks.harness import device_cpu_rows, device_row, device_table
 from chains.dataset import DatasetSpec
 from chains.space import Domain
 from leanbridge.certify import certify_dataset
@@ -20,6 +23,7 @@ from tracker.device import DeviceUnavailable, cpu_kernels, resolve_device, to_cp
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.checkpoint import load_checkpoint
 from tracker.config import TrainConfig
+from tracker.stopping import StopConfig
 from tracker.train import Trainer, config_from_checkpoint, train
 
 @pytest.fixture(scope="module")
@@ -108,47 +112,74 @@ def test_a_run_records_its_device_and_its_checkpoint_loads_on_the_cpu(tiny, tmp_
     assert to_cpu({"a": [torch.ones(1)], "b": 2})["b"] == 2
 
 
-def device_check_module():
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "device_check.py"
-    spec = importlib.util.spec_from_file_location("device_check", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+DEVICE_CHECK = [sys.executable, "-m", "benchmarks.device_check"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def device_check(*args: str) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.device_check ARGS`` from the checkout, as a user runs it."""
+    return subprocess.run([*DEVICE_CHECK, *args], cwd=ROOT, capture_output=True, text=True)
 
 
 @no_cuda
 def test_the_device_check_stops_in_one_line_without_a_gpu_and_writes_nothing(tmp_path):
-    device_check = device_check_module()
     for device in ("cuda", "cpu", "auto"):
-        result = CliRunner().invoke(device_check.main, ["--device", device, "--runs", str(tmp_path / "runs"),
-                                                        "--out", str(tmp_path / "device-check.json")])
-        assert result.exit_code == 1 and result.output.strip().count("\n") == 0, result.output
-        assert "measures a GPU and wrote nothing" in result.output or "wrote nothing" in result.output
+        done = device_check("--device", device, "--runs", str(tmp_path / "runs"),
+                            "--out", str(tmp_path / "device-check.json"))
+        assert done.returncode == 1 and not done.stdout, (done.stdout, done.stderr)
+        assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr, done.stderr
+        assert "wrote nothing" in done.stderr, done.stderr
     assert not any(tmp_path.iterdir())
 
 
-def test_the_device_check_sets_its_rows_beside_the_cpu_s(tiny, tmp_path, monkeypatch):
-    # its plumbing on the CPU, standing in for the GPU in a scratch directory: a short fast
-    # schedule, the longest length the tiny dataset has, a CPU row of the same seed and stop rule
-    device_check = device_check_module()
-    monkeypatch.setattr(device_check, "gpu_device", lambda spec: torch.device("cpu"))
-    monkeypatch.setattr(device_check, "device_name", lambda device: "stand-in")
-    monkeypatch.setattr(device_check, "LONGEST", "8")
-    fast = device_check.scheduled
-    monkeypatch.setattr(device_check, "scheduled", lambda name, **kw: fast(name, **kw, steps=4, batch_chains=4,
-                                                                            width=32, warmup_steps=2))
-    cpu = {"candidate": "fast", "seed": 0, "stop": {"every": 2, "chains": 64, "patience": 2, "threshold": 0.99},
-           "steps": 3000, "steps_per_second": 23.6, "exact_at_step": 2750, "wall_seconds": 152.3,
-           "exact": {"8": 1.0}, "machine": "cpu-box"}
-    (tmp_path / "tte.json").write_text(json.dumps({"runs": [cpu]}))
-    out = tmp_path / "check.json"
-    result = CliRunner().invoke(device_check.main, ["--data", str(tiny), "--runs", str(tmp_path / "runs"),
-                                                    "--out", str(out), "--cpu-results", str(tmp_path / "tte.json"),
-                                                    "--check-every", "2"])
-    assert result.exit_code == 0, result.output
-    written = json.loads(out.read_text())
-    assert [r["seed"] for r in written["runs"]] == [0] and written["runs"][0]["device"] == "cpu"
-    assert written["cpu"][0]["steps_per_second"] == 23.6 and "| 0 | cpu | 3000 | 23.600" in result.output
+@cuda_only
+def test_on_cuda_the_device_check_takes_the_gpu_and_names_a_missing_dataset_in_one_line(tmp_path):
+    # the GPU is accepted and the dataset read next (training there is the cuda_only tests' below)
+    done = device_check("--data", str(tmp_path / "nowhere"), "--runs", str(tmp_path / "runs"),
+                        "--out", str(tmp_path / "device-check.json"))
+    assert done.returncode == 1 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert "nowhere" in done.stderr and "measures a GPU" not in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "device-check.json").exists()
+
+
+FAST_CPU = {"candidate": "fast", "seed": 0, "stop": {"every": 250, "chains": 64, "patience": 2, "threshold": 0.99},
+            "steps": 3000, "steps_per_second": 23.6, "exact_at_step": 2750, "wall_seconds": 152.3,
+            "exact": {"8": 1.0, "256": 1.0, "4096": 0.998}, "machine": "cpu-box", "torch_threads": 1}
+
+
+def test_the_device_check_takes_the_cpu_rows_of_its_seeds_under_its_stop_rule(tmp_path):
+    rows = [FAST_CPU,
+            {**FAST_CPU, "stop": {**FAST_CPU["stop"], "every": 500}, "steps": 1},  # another stop rule
+            {**FAST_CPU, "candidate": "default", "steps": 2},  # another schedule
+            {**FAST_CPU, "seed": 3, "steps": 3},  # a seed not asked for
+            {**FAST_CPU, "seed": 1, "stop": {**FAST_CPU["stop"], "cooldown": 0}, "steps": 4000},
+            {**FAST_CPU, "seed": 1, "stop": {**FAST_CPU["stop"], "cooldown": 100}, "steps": 5}]  # a cooldown
+    path = tmp_path / "time-to-exact.json"
+    path.write_text(json.dumps({"runs": rows}))
+    found = device_cpu_rows(path, (0, 1, 2), StopConfig(every=250))
+    assert sorted(found) == [0, 1] and found[0]["steps"] == 3000 and found[1]["steps"] == 4000
+    assert found[0]["machine"] == "cpu-box" and found[0]["runs_in_flight"] is None and "candidate" not in found[0]
+    assert device_cpu_rows(tmp_path / "none.json", (0,), StopConfig(every=250)) == {}  # no CPU figures yet
+    path.write_text(json.dumps({"runs": [FAST_CPU, {**FAST_CPU, "steps": 2500}]}))
+    assert device_cpu_rows(path, (0,), StopConfig(every=250))[0]["steps"] == 2500  # a seed's last row counts
+
+
+def test_the_device_check_sets_its_rows_beside_the_cpu_s():
+    report = {"steps": 1500, "steps_per_second": 212.5, "exact": {"8": 1.0, "256": 1.0, "4096": 0.99805},
+              "pair_distance": 0.01, "unrelated_distance": 0.9, "device": "cuda:0", "dataset": {"dataset_id": "d1"},
+              "evaluation": {"eval_seconds": 4.0},
+              "stop": {"exact_at_step": 1250, "exact_at_seconds": 6.1, "train_seconds": 7.0, "check_seconds": 0.5,
+                       "wall_seconds": 7.5}}
+    gpu = [device_row(0, report, 11.237), device_row(1, {**report, "exact": {"8": 0.5}}, 2.0)]
+    assert gpu[0]["seed"] == 0 and gpu[0]["exact_at_step"] == 1250 and gpu[0]["run_seconds"] == 11.24
+    assert gpu[0]["eval_seconds"] == 4.0 and gpu[0]["dataset_id"] == "d1" and gpu[0]["device"] == "cuda:0"
+    lines = device_table(gpu, {0: {k: FAST_CPU[k] for k in ("steps", "steps_per_second", "exact_at_step",
+                                                            "wall_seconds", "exact")}}).splitlines()
+    assert lines[0].startswith("| seed | where | steps |") and lines[0].endswith("| exact@4096 |")
+    assert lines[2:] == ["| 0 | gpu | 1500 | 212.500 | 1250 | 8 | 1.000 | 1.000 | 0.998 |",
+                         "| 0 | cpu | 3000 | 23.600 | 2750 | 152 | 1.000 | 1.000 | 0.998 |",
+                         "| 1 | gpu | 1500 | 212.500 | 1250 | 8 | 0.500 | – | – |",
+                         "| 1 | cpu | no CPU row for this seed | | | | | | |"]
 
 
 @cuda_only

@@ -298,14 +298,8 @@ def test_the_benchmark_rule_catches_what_it_is_for():
         assert not benchmark_imports(text), text
 
 
-# Tests that still load a benchmark script to reach what it keeps to itself: reproduce_check's
-# weight-for-weight comparisons, which must run without the project's code (its workers import
-# another commit's), and the device check's plumbing, driven on the CPU through stand-ins for a GPU.
-LOADS_A_SCRIPT = {"test_reproduce_check.py", "test_device.py"}
-
-
-@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "tests").glob("*.py"))
-                                  if p.name != Path(HERE).name and p.name not in LOADS_A_SCRIPT], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "tests").glob("*.py")) if p.name != Path(HERE).name],
+                         ids=lambda p: p.name)
 def test_a_test_reaches_a_benchmark_only_through_the_harness_or_its_command(path):
     found = benchmark_imports(path.read_text(encoding="utf-8"))
     assert not found, f"{path.name}: " + ", ".join(found)

@@ -1,23 +1,24 @@
-"""benchmarks/reproduce_check.py: its comparisons call equal what is equal and different what
-differs by one bit, and the whole check of a tiny run against the code of HEAD itself (a
-worktree, its own process) finds the run's report reproduced and its resumed weights identical.
-The docs page's table is the one its results file gives."""
+"""The reproducibility check: its comparisons (``tracker.bits``) call equal what is equal and
+different what differs by one bit, and the whole check (``python -m benchmarks.reproduce_check``)
+of a tiny run against the code of HEAD itself (a worktree, its own process) finds the run's report
+reproduced and its resumed weights identical. The docs page's table is the one its results file
+gives."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 from click.testing import CliRunner
 
+from tracker.bits import compare_checkpoints, compare_figures
+
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = importlib.util.spec_from_file_location("reproduce_check", ROOT / "benchmarks" / "reproduce_check.py")
-rc = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(rc)
+CHECK = [sys.executable, "-m", "benchmarks.reproduce_check"]
 
 
 def in_a_checkout() -> bool:
@@ -40,10 +41,10 @@ def small_state(seed: int = 0) -> dict:
 
 def test_the_same_state_is_identical_and_one_bit_is_different():
     a, b = small_state(), small_state()
-    assert rc.compare_checkpoints(a, b)["verdict"] == "identical"
-    assert rc.compare_checkpoints(a, b)["parts"]["model"]["tensors"] == 3
+    assert compare_checkpoints(a, b)["verdict"] == "identical"
+    assert compare_checkpoints(a, b)["parts"]["model"]["tensors"] == 3
     b["model"]["w"][1, 2] = torch.nextafter(b["model"]["w"][1, 2], torch.tensor(1e9))  # one ulp
-    found = rc.compare_checkpoints(a, b)
+    found = compare_checkpoints(a, b)
     assert found["verdict"] == "different"
     assert [d["at"] for d in found["parts"]["model"]["first"]] == ["model.w"]
     assert 0 < found["parts"]["model"]["first"][0]["max_abs_diff"] < 1e-6
@@ -63,7 +64,7 @@ def test_every_part_of_the_state_counts(change):
         b["model"]["extra"] = torch.zeros(1)
     else:
         b["optimizer"]["param_groups"][0]["lr"] = 0.0021
-    assert rc.compare_checkpoints(a, b)["verdict"] == "different"
+    assert compare_checkpoints(a, b)["verdict"] == "different"
 
 
 def test_figures_are_compared_exactly_at_the_lengths_evaluated():
@@ -72,15 +73,15 @@ def test_figures_are_compared_exactly_at_the_lengths_evaluated():
     reproduced = {"exact": {"8": 1.0, "64": 0.5}, "pair_growth": 2.0, "binary": {"binary_accuracy": {"8": 1.0}},
                   "pooled": {"accuracy": 0.6}}  # pooled over other lengths: not comparable when cut
     figures = ("exact", "pair_growth", "binary", "+pooled", "validation.accuracy")
-    cut = rc.compare_figures(report, reproduced, figures, 256)
+    cut = compare_figures(report, reproduced, figures, 256)
     assert cut["verdict"] == "identical" and cut["figures"] == 4
     assert any("pooled" in s for s in cut["skipped"]) and any("validation" in s for s in cut["skipped"])
-    whole = rc.compare_figures(report, reproduced, figures, None)
+    whole = compare_figures(report, reproduced, figures, None)
     assert whole["verdict"] == "different"
     assert {m["figure"] for m in whole["mismatches"]} == {"exact.4096", "binary.binary_accuracy.4096",
                                                           "pooled.accuracy"}
     off = dict(reproduced, exact={"8": 1.0, "64": 0.5 + 2 ** -40})
-    assert rc.compare_figures(report, off, figures, 256)["mismatches"][0]["figure"] == "exact.64"
+    assert compare_figures(report, off, figures, 256)["mismatches"][0]["figure"] == "exact.64"
 
 
 @needs_git
@@ -103,8 +104,13 @@ def test_a_tiny_run_checked_against_head_itself_is_identical(lean, tmp_path):
     finally:
         torch.set_num_threads(before)
 
-    results = rc.check([tmp_path / "run"], reference="HEAD", current="HEAD", steps=3, max_length=None,
-                       fresh=False, fresh_steps=0, quiet=True)
+    out = tmp_path / "r.json"
+    done = subprocess.run([*CHECK, "run", str(tmp_path / "run"), "--reference", "HEAD", "--current", "HEAD",
+                           "--steps", "3", "--max-length", "0", "--no-fresh", "--quiet", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text())
+    assert results["command"].startswith("python -m benchmarks.reproduce_check run run --reference HEAD")
     run = results["runs"][0]
     assert run["kind"] == "tracker" and run["step"] == 6
     assert run["evaluation"]["verdict"] == "identical", run["evaluation"]
@@ -123,5 +129,8 @@ def test_the_docs_table_is_the_results_table():
     page = ROOT / "docs" / "experiments" / "reproducibility.md"
     if not results.is_file():
         pytest.skip("no results/reproduce.json yet")
-    table = rc.markdown_table(json.loads(results.read_text()))
-    assert table in page.read_text(), "rerun: benchmarks/reproduce_check.py table, and paste it into the page"
+    done = subprocess.run([*CHECK, "table"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = done.stdout.strip()
+    assert table.startswith("| run |") and table in page.read_text(), \
+        "rerun: python -m benchmarks.reproduce_check table, and paste it into the page"
