@@ -22,8 +22,9 @@ from pathlib import Path
 import click
 import torch
 
-from benchmarks.harness import figure, prediction_lines, write_results
-from benchmarks.tracker_comparison import ARMS, REGISTERED, plan, run_dir
+from benchmarks import tracker_comparison
+from benchmarks.harness import Comparison, figure, prediction_lines, verdict, write_results
+from benchmarks.tracker_comparison import plan
 from tracker.analysis import AnalysisConfig, analyse_run, write_analysis
 from tracker.evaluate import EvalConfig
 from tracker.checkpoint import CHECKPOINT, load_checkpoint
@@ -54,6 +55,10 @@ PREDICTIONS = [
 ]
 
 DEFAULT_ARMS = "combo,plain,invariance,nextlat,control,metric,transformer"
+COMPARED = tracker_comparison.DECLARED["tracker"]  # the comparison whose arms are analysed, where it trains them
+ANALYSIS = AnalysisConfig()  # the registered analysis: 2,048 fresh histories of 64 events, seed 0
+ANALYSES = Path("results/mechanism-runs")  # each run's analysis.json and analysis.png
+RESULTS = Path("results/tracker-mechanism.json")
 
 
 def judge(summaries: dict[str, dict]) -> list[dict]:
@@ -64,29 +69,38 @@ def judge(summaries: dict[str, dict]) -> list[dict]:
 
     out = []
 
-    def verdict(key: str, checks: dict[str, bool], measured: dict) -> None:
-        ok = None if not checks else all(checks.values())
-        out.append({"id": key, "prediction": dict(PREDICTIONS)[key], "measured": measured,
-                    "verdict": "untested" if ok is None else ("pass" if ok else "fail")})
+    def judged(key: str, checks: dict[str, bool], measured: dict) -> None:
+        out.append(verdict(key, dict(PREDICTIONS)[key], all(checks.values()) if checks else None, measured))
 
     combo, plain = of("combo"), of("plain")
-    verdict("combo_pure_clusters", {n: s["purity_at_trees"] == 1.0 and s["pure_clusters"] == s["trees"] == 960
-                                    for n, s in combo.items()},
-            {n: [s["trees"], s["pure_clusters"], s["purity_at_trees"]] for n, s in combo.items()})
-    verdict("combo_dimension", {n: 19 <= s["pc95"] <= 22 for n, s in combo.items()},
-            {n: s["pc95"] for n, s in combo.items()})
-    verdict("combo_affine", {n: 0.95 <= s["affine_r2"] <= 0.97 for n, s in combo.items()},
-            {n: s["affine_r2"] for n, s in combo.items()})
-    verdict("combo_permutation", {n: 0.01 <= s["permutation"] <= 0.04 and 0.02 <= s["permutation_two"] <= 0.05
-                                  for n, s in combo.items()},
-            {n: [s["permutation"], s["permutation_two"]] for n, s in combo.items()})
-    verdict("combo_not_one_map", {n: min(s["fitted"], s["rotation"]) > s["permutation"] for n, s in combo.items()},
-            {n: [s["permutation"], s["fitted"], s["rotation"]] for n, s in combo.items()})
-    verdict("plain_dimension", {n: 76 <= s["pc95"] <= 98 for n, s in plain.items()},
-            {n: s["pc95"] for n, s in plain.items()})
-    verdict("plain_no_pure_clusters", {n: s["purity_at_trees"] < 0.99 for n, s in plain.items()},
-            {n: s["purity_at_trees"] for n, s in plain.items()})
+    judged("combo_pure_clusters", {n: s["purity_at_trees"] == 1.0 and s["pure_clusters"] == s["trees"] == 960
+                                   for n, s in combo.items()},
+           {n: [s["trees"], s["pure_clusters"], s["purity_at_trees"]] for n, s in combo.items()})
+    judged("combo_dimension", {n: 19 <= s["pc95"] <= 22 for n, s in combo.items()},
+           {n: s["pc95"] for n, s in combo.items()})
+    judged("combo_affine", {n: 0.95 <= s["affine_r2"] <= 0.97 for n, s in combo.items()},
+           {n: s["affine_r2"] for n, s in combo.items()})
+    judged("combo_permutation", {n: 0.01 <= s["permutation"] <= 0.04 and 0.02 <= s["permutation_two"] <= 0.05
+                                 for n, s in combo.items()},
+           {n: [s["permutation"], s["permutation_two"]] for n, s in combo.items()})
+    judged("combo_not_one_map", {n: min(s["fitted"], s["rotation"]) > s["permutation"] for n, s in combo.items()},
+           {n: [s["permutation"], s["fitted"], s["rotation"]] for n, s in combo.items()})
+    judged("plain_dimension", {n: 76 <= s["pc95"] <= 98 for n, s in plain.items()},
+           {n: s["pc95"] for n, s in plain.items()})
+    judged("plain_no_pure_clusters", {n: s["purity_at_trees"] < 0.99 for n, s in plain.items()},
+           {n: s["purity_at_trees"] for n, s in plain.items()})
     return out
+
+
+def judge_reports(reports: list[dict]) -> list[dict]:
+    """``judge`` over analysis summaries given as a list, each named by its run's directory."""
+    return judge({Path(s["run"]).name: s for s in reports})
+
+
+DECLARED = {"mechanism": Comparison(
+    arms=COMPARED.arms, predictions=dict(PREDICTIONS), judge=judge_reports, config=COMPARED.config,
+    run_dir=COMPARED.run_dir, runs=COMPARED.runs, results=str(RESULTS),
+    settings={"analysis": asdict(ANALYSIS), "analyses": str(ANALYSES)})}
 
 
 def summary(report: dict, arm: str | None) -> dict:
@@ -145,8 +159,8 @@ def named_run(text: str) -> tuple[str, Path, Path | None]:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--arms", default=DEFAULT_ARMS, show_default=True,
-              help=f"Comparison arms analysed (on their registered seeds), among {', '.join(ARMS)}.")
-@click.option("--runs", type=click.Path(path_type=Path), default=Path("runs/comparison"), show_default=True,
+              help=f"Comparison arms analysed (on their registered seeds), among {', '.join(COMPARED.arms)}.")
+@click.option("--runs", type=click.Path(path_type=Path), default=Path(COMPARED.runs), show_default=True,
               help="Where the comparison's runs are (benchmarks/tracker_comparison.py --runs).")
 @click.option("--data", type=click.Path(path_type=Path), default=Path("data/tier1-a4"), show_default=True,
               help="The comparison's dataset (what --train trains on).")
@@ -154,28 +168,30 @@ def named_run(text: str) -> tuple[str, Path, Path | None]:
               help="Train the arms not yet finished, one at a time at one thread, resuming any checkpoint.")
 @click.option("--run", "extra", multiple=True, metavar="NAME=RUN[@DATA]",
               help="Another run to analyse under NAME (with @DATA: on that dataset's test chains). Repeatable.")
-@click.option("--chains", type=click.IntRange(4), default=2048, show_default=True, help="Histories per analysis.")
-@click.option("--length", type=click.IntRange(1), default=64, show_default=True, help="Events per history.")
-@click.option("--seed", type=int, default=0, show_default=True, help="The analyses' seed.")
-@click.option("--analyses", type=click.Path(path_type=Path), default=Path("results/mechanism-runs"),
+@click.option("--chains", type=click.IntRange(4), default=ANALYSIS.chains, show_default=True,
+              help="Histories per analysis.")
+@click.option("--length", type=click.IntRange(1), default=ANALYSIS.length, show_default=True,
+              help="Events per history.")
+@click.option("--seed", type=int, default=ANALYSIS.seed, show_default=True, help="The analyses' seed.")
+@click.option("--analyses", type=click.Path(path_type=Path), default=ANALYSES,
               show_default=True, help="Where each run's analysis.json and analysis.png go.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results/tracker-mechanism.json"),
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS,
               show_default=True, help="The collected summaries and verdicts.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 def main(arms, runs, data, train_missing, extra, chains, length, seed, analyses, out, quiet) -> None:
     """Analyse the state of every comparison arm (and other runs) and judge the registered predictions."""
     torch.set_num_threads(1)
     chosen = [a for a in arms.split(",") if a]
-    unknown = [a for a in chosen if a not in ARMS]
+    unknown = [a for a in chosen if a not in COMPARED.arms]
     if unknown:
-        raise click.UsageError(f"unknown arms {', '.join(unknown)}; choose among {', '.join(ARMS)}")
+        raise click.UsageError(f"unknown arms {', '.join(unknown)}; choose among {', '.join(COMPARED.arms)}")
     config = AnalysisConfig(chains=chains, length=length, seed=seed)
     base = TrainConfig(data=str(data))
     jobs: list[tuple[str, str | None, Path, Path | None]] = []  # (name, arm, run, data for test chains)
     trained, missing = [], []
     for arm in chosen:
-        for s in ARMS[arm][2]:
-            where = run_dir(arm, s, runs)
+        for s in COMPARED.arms[arm]:
+            where = COMPARED.run_dir(arm, s, runs)
             if train_missing and not (where / "report.json").is_file():
                 click.echo(f"training {where.name} (one thread)", err=True)
                 plan(base, runs, EvalConfig(max_chains=512)).run(arm, s, quiet, 1)
@@ -193,7 +209,7 @@ def main(arms, runs, data, train_missing, extra, chains, length, seed, analyses,
     predictions = judge(summaries)
     write_results(out, {"config": asdict(config), "runs": summaries, "trained": trained, "missing": missing,
                         "predictions": predictions, "registered": dict(PREDICTIONS),
-                        "registered_arms": list(REGISTERED)})
+                        "registered_arms": list(COMPARED.registered)})
     click.echo(table(summaries, predictions))
     click.echo(f"\nwrote {out} and {analyses}/<run>/analysis.json, analysis.png", err=True)
 

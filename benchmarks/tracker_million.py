@@ -5,7 +5,8 @@ throughput at one thread. Writes results/tracker-million.json.
 Arms (each trained with ``train-tracker --threads 1`` where its run is missing, resumed where it was
 cut short, then evaluated with ``evaluate-tracker --threads 1``, itself resumed where it was cut):
 
-- ``demo``: the tracker ``make run`` trains (``--schedule fast``, seed 0) in runs/demo-fast;
+- ``demo``: the tracker ``make run`` trains (``--schedule fast``, seed 0) in runs/demo-fast (at another
+  seed, the same recipe in ``<runs>/demo-s<seed>``);
 - ``fast``: the fast schedule on its seven registered seeds 0-6 (the time-to-exact experiment);
 - ``combo``: the registered tracker comparison's combination (12,000 steps), seeds 0-2, retrained
   from its recipe;
@@ -25,19 +26,29 @@ from pathlib import Path
 
 import click
 
+from benchmarks.harness import Comparison, verdict
 from chains.files import write_bytes_atomic
+from tracker.config import TrainConfig
+from tracker.schedules import scheduled
 
 BIN = Path(sys.executable).parent
+DATA = Path("data/tier1-a4")  # the certified dataset the arms train on
+RUNS = Path("runs/million")
+RESULTS = Path("results/tracker-million.json")
+DEMO_RUN = Path("runs") / "demo-fast"  # the tracker ``make run`` trains: the demo arm at seed 0
+CHAINS = 64  # chains per evaluation
+CHAIN_SEED = 0  # the seed of the drawn chains
 LENGTHS = (256, 65_536, 1_048_576)
 EXACT = 0.99
 TARGET_MINUTES = 15.0  # 64 chains x 1,048,576 events on one CPU thread, the slot recurrence
 
-# arm -> (train-tracker options, registered seeds, lengths evaluated)
-ARMS = {
-    "demo": (["--schedule", "fast", "--check-every", "250"], (0,), LENGTHS),
-    "fast": (["--schedule", "fast", "--check-every", "250"], tuple(range(7)), LENGTHS),
-    "combo": (["--objective", "combo"], (0, 1, 2), LENGTHS),
-    "plain": (["--objective", "plain"], (0, 1, 2), LENGTHS[:2]),
+# arm -> (its schedule, settings on top of it, train-tracker's stop-when-exact check interval (None: no
+# checks), registered seeds, lengths evaluated)
+ARMS: dict[str, tuple[str, dict, int | None, tuple[int, ...], tuple[int, ...]]] = {
+    "demo": ("fast", {}, 250, (0,), LENGTHS),
+    "fast": ("fast", {}, 250, tuple(range(7)), LENGTHS),
+    "combo": ("default", {"objective": "combo"}, None, (0, 1, 2), LENGTHS),
+    "plain": ("default", {"objective": "plain"}, None, (0, 1, 2), LENGTHS[:2]),
 }
 
 # Registered before the runs, with the figures they rest on: the fast schedule is exact at 4,096
@@ -53,8 +64,23 @@ PREDICTIONS = [
 ]
 
 
-def run_dir(runs: Path, arm: str, seed: int) -> Path:
-    return Path("runs") / "demo-fast" if arm == "demo" else runs / f"{arm}-s{seed}"
+def run_dir(arm: str, seed: int, runs: Path) -> Path:
+    """``<runs>/<arm>-s<seed>``; the demo arm at seed 0 is the tracker ``make run`` trains (runs/demo-fast)."""
+    return DEMO_RUN if arm == "demo" and seed == 0 else runs / f"{arm}-s{seed}"
+
+
+def train_options(arm: str) -> list[str]:
+    """The train-tracker options of the arm's recipe (the seed, the dataset and the output go beside them)."""
+    schedule, settings, check_every, _, _ = ARMS[arm]
+    return ([] if schedule == "default" else ["--schedule", schedule]) \
+        + [text for name, value in settings.items() for text in (f"--{name.replace('_', '-')}", str(value))] \
+        + ([] if check_every is None else ["--check-every", str(check_every)])
+
+
+def arm_config(arm: str, seed: int, data: Path = DATA) -> TrainConfig:
+    """What ``train_options(arm)`` trains at ``seed`` on ``data``."""
+    schedule, settings, _, _, _ = ARMS[arm]
+    return scheduled(schedule, **settings, seed=seed, data=str(data))
 
 
 def finished(path: Path) -> dict | None:
@@ -66,10 +92,10 @@ def finished(path: Path) -> dict | None:
 
 def trained(runs: Path, arm: str, seed: int, data: Path) -> Path:
     """The arm's run on ``seed``, trained at one thread if missing, resumed if it was cut short."""
-    out = run_dir(runs, arm, seed)
+    out = run_dir(arm, seed, runs)
     if finished(out / "report.json") is None:
         resume = ["--resume"] if (out / "checkpoint.pt").is_file() else []
-        subprocess.run([str(BIN / "train-tracker"), *ARMS[arm][0], "--seed", str(seed), "--data", str(data),
+        subprocess.run([str(BIN / "train-tracker"), *train_options(arm), "--seed", str(seed), "--data", str(data),
                         "--threads", "1", "--quiet", "--out", str(out), *resume], check=True)
     return out
 
@@ -126,30 +152,37 @@ def judge(rows: list[dict]) -> list[dict]:
 
     out = []
 
-    def verdict(key: str, cells: dict, seeds: int, ok) -> None:
+    def judged(key: str, cells: dict, seeds: int, ok) -> None:
         done = len(cells) >= seeds and all(v is not None for v in cells.values())
-        out.append({"id": key, "prediction": dict(PREDICTIONS)[key], "measured": cells,
-                    "verdict": "untested" if not done else ("pass" if ok(cells) else "fail")})
+        out.append(verdict(key, dict(PREDICTIONS)[key], ok(cells) if done else None, cells))
 
-    verdict("fast_exact_million", exact("fast", 1_048_576), 7, lambda c: all(v >= EXACT for v in c.values()))
-    verdict("combo_exact_million", exact("combo", 1_048_576), 3, lambda c: all(v >= EXACT for v in c.values()))
-    verdict("plain_not_exact", exact("plain", 65_536), 3, lambda c: all(v < EXACT for v in c.values()))
+    judged("fast_exact_million", exact("fast", 1_048_576), 7, lambda c: all(v >= EXACT for v in c.values()))
+    judged("combo_exact_million", exact("combo", 1_048_576), 3, lambda c: all(v >= EXACT for v in c.values()))
+    judged("plain_not_exact", exact("plain", 65_536), 3, lambda c: all(v < EXACT for v in c.values()))
     minutes = {f"{r['arm']}-s{r['seed']}": {"minutes": r["minutes"], "cpu_minutes": round(r["cpu_seconds"] / 60, 2)}
-               for r in rows if r["steps"] == 1_048_576 and r["chains"] == 64 and r["torch_threads"] == 1}
-    verdict("throughput", minutes, 1, lambda c: min(v["cpu_minutes"] for v in c.values()) <= TARGET_MINUTES)
+               for r in rows if r["steps"] == 1_048_576 and r["chains"] == CHAINS and r["torch_threads"] == 1}
+    judged("throughput", minutes, 1, lambda c: min(v["cpu_minutes"] for v in c.values()) <= TARGET_MINUTES)
     return out
+
+
+DECLARED = {"million": Comparison(
+    arms={arm: seeds for arm, (_, _, _, seeds, _) in ARMS.items()}, predictions=dict(PREDICTIONS), judge=judge,
+    config=arm_config, run_dir=run_dir, runs=str(RUNS), results=str(RESULTS),
+    settings={"data": str(DATA), "chains": CHAINS, "chain_seed": CHAIN_SEED,
+              "lengths": {arm: lengths for arm, (_, _, _, _, lengths) in ARMS.items()},
+              "target_minutes": TARGET_MINUTES})}
 
 
 @click.command()
 @click.option("--arms", default="demo", show_default=True, help=f"Comma-separated arms: {', '.join(ARMS)}.")
 @click.option("--seeds", default=None, help="Comma-separated training seeds [default: each arm's registered ones].")
-@click.option("--chains", type=click.IntRange(1), default=64, show_default=True, help="Chains per evaluation.")
-@click.option("--chain-seed", type=int, default=0, show_default=True, help="Seed of the drawn chains.")
-@click.option("--data", type=click.Path(path_type=Path), default=Path("data/tier1-a4"), show_default=True,
+@click.option("--chains", type=click.IntRange(1), default=CHAINS, show_default=True, help="Chains per evaluation.")
+@click.option("--chain-seed", type=int, default=CHAIN_SEED, show_default=True, help="Seed of the drawn chains.")
+@click.option("--data", type=click.Path(path_type=Path), default=DATA, show_default=True,
               help="The certified dataset the arms train on.")
-@click.option("--runs", type=click.Path(path_type=Path), default=Path("runs/million"), show_default=True,
+@click.option("--runs", type=click.Path(path_type=Path), default=RUNS, show_default=True,
               help="Directory of the trained runs and their evaluations.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results/tracker-million.json"),
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS,
               show_default=True, help="The collected results.")
 @click.option("--collect", is_flag=True, help="Train and evaluate nothing: judge the evaluations already finished.")
 def main(arms: str, seeds: str | None, chains: int, chain_seed: int, data: Path, runs: Path, out: Path,
@@ -162,18 +195,18 @@ def main(arms: str, seeds: str | None, chains: int, chain_seed: int, data: Path,
     rows = {(r["arm"], r["seed"]): r for r in old.get("runs", [])}
     partial = {(r["arm"], r["seed"]): r for r in old.get("in_progress", [])}
     for arm in chosen:
-        for seed in [int(s) for s in seeds.split(",")] if seeds else ARMS[arm][1]:
-            evaluation = run_dir(runs, arm, seed) / f"stream-s{chain_seed}"
+        for seed in [int(s) for s in seeds.split(",")] if seeds else ARMS[arm][3]:
+            evaluation = run_dir(arm, seed, runs) / f"stream-s{chain_seed}"
             if collect:
                 report = finished(evaluation / "report.json")
-                if report is None or report.get("steps") != max(ARMS[arm][2]):
+                if report is None or report.get("steps") != max(ARMS[arm][4]):
                     cut = in_progress(arm, seed, evaluation)
                     if cut is not None:
                         partial[(arm, seed)] = cut
                     click.echo(f"unfinished: {arm} seed {seed}" + (f" ({cut['steps_done']:,} steps)" if cut else ""))
                     continue
             else:
-                report = evaluated(trained(runs, arm, seed, data), evaluation, ARMS[arm][2], chains, chain_seed,
+                report = evaluated(trained(runs, arm, seed, data), evaluation, ARMS[arm][4], chains, chain_seed,
                                    data)
             rows[(arm, seed)] = row(arm, seed, report, evaluation)
             partial.pop((arm, seed), None)

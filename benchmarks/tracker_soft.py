@@ -27,11 +27,14 @@ from pathlib import Path
 
 import click
 
+from benchmarks.harness import Comparison, verdict
 from chains.corrupt import Corruption
 from chains.dataset import DatasetSpec, read_split
 from chains.files import write_bytes_atomic
 from chains.manifest import has_manifest, read_manifest
 from chains.space import Domain
+from tracker.config import TrainConfig
+from tracker.schedules import scheduled
 
 # cell -> the corruption of its training partners (None: the clean control); in the order the grid
 # runs them: the cells that decide the registered predictions first, then the rest
@@ -43,11 +46,17 @@ CELLS: dict[str, Corruption | None] = {
     "near-0.05": Corruption("near", 0.05),
 }
 SEEDS = (0, 1)
+SCHEDULE = "fast"  # what every run of the grid trains
+DATA = Path("data/soft")  # the cells' datasets, one directory each
+RUNS = Path("runs/soft")
+RESULTS = Path("results/tracker-soft.json")
 DATASET_SEED = 0
 EXACT = 0.99
 LONGEST = "4096"
 SPREAD_CHAINS = 512  # test chains of 8 events whose end views give the participation ratio
 SEED_SHRINK = {"near": "3-6", "far": "10-30"}  # the seed's shrink of the code, for the page
+# the harness's verdicts as the grid's results word them
+WORDS = {"pass": "held", "fail": "failed", "untested": "open"}
 
 PREDICTIONS = [
     ("near_absorbed", "Near misses at 5% and at 20% are absorbed: exact (>= 0.99) at 4,096 on 2 of 2 seeds in each "
@@ -83,15 +92,21 @@ def ensure_dataset(data: Path, cell: str, store: Path | None) -> Path:
     return out
 
 
-def run_dir(runs: Path, cell: str, seed: int) -> Path:
+def run_dir(cell: str, seed: int, runs: Path) -> Path:
+    """``<runs>/<cell>-s<seed>``."""
     return runs / f"{cell}-s{seed}"
+
+
+def arm_config(cell: str, seed: int, data: Path = DATA) -> TrainConfig:
+    """What the cell's run at ``seed`` trains: the grid's schedule on the cell's dataset under ``data``."""
+    return scheduled(SCHEDULE, seed=seed, data=str(dataset_dir(data, cell)))
 
 
 def train_one(runs: Path, data: Path, cell: str, seed: int, steps: int | None, quiet: bool) -> None:
     """train-tracker on the fast schedule, one thread, in a process of its own; resumed when a
     checkpoint is there."""
-    out = run_dir(runs, cell, seed)
-    command = [sys.executable, "-m", "tracker.cli", "--schedule", "fast", "--threads", "1", "--eval-threads", "1",
+    out = run_dir(cell, seed, runs)
+    command = [sys.executable, "-m", "tracker.cli", "--schedule", SCHEDULE, "--threads", "1", "--eval-threads", "1",
                "--seed", str(seed), "--data", str(dataset_dir(data, cell)), "--corrupted-checker", "--out", str(out)]
     if steps is not None:
         command += ["--steps", str(steps)]
@@ -132,7 +147,7 @@ def spread(run: Path, data: Path) -> dict:
 
 def row(runs: Path, data: Path, cell: str, seed: int) -> dict | None:
     """The finished run's figures, or None when it has not finished."""
-    out = run_dir(runs, cell, seed)
+    out = run_dir(cell, seed, runs)
     path = out / "report.json"
     if not path.is_file():
         return None
@@ -153,7 +168,7 @@ def row(runs: Path, data: Path, cell: str, seed: int) -> dict | None:
 
 
 def judge(rows: list[dict]) -> list[dict]:
-    """Each registered prediction with what was measured and its verdict (open while its runs
+    """Each registered prediction with what was measured and its verdict (untested while its runs
     are missing)."""
     at = {(r["cell"], r["seed"]): r for r in rows}
 
@@ -185,9 +200,20 @@ def judge(rows: list[dict]) -> list[dict]:
             measured = {"far-0.2": shrink("far-0.2"), "near-0.2": shrink("near-0.2")}
             done = all(v is not None for v in measured.values())
             held = done and all(f > n for f, n in zip(measured["far-0.2"], measured["near-0.2"]))
-        out.append({"id": key, "prediction": text, "measured": measured,
-                    "verdict": ("held" if held else "failed") if done else "open"})
+        out.append(verdict(key, text, held if done else None, measured))
     return out
+
+
+def worded(predictions: list[dict]) -> list[dict]:
+    """The judged predictions with their verdicts as the grid's results word them (held, failed, open)."""
+    return [{**p, "verdict": WORDS[p["verdict"]]} for p in predictions]
+
+
+DECLARED = {"soft": Comparison(
+    arms={cell: SEEDS for cell in CELLS}, predictions=dict(PREDICTIONS), judge=judge, config=arm_config,
+    run_dir=run_dir, runs=str(RUNS), results=str(RESULTS),
+    settings={"schedule": SCHEDULE, "data": str(DATA), "dataset_seed": DATASET_SEED,
+              "cells": {cell: None if c is None else {"kind": c.kind, "share": c.share} for cell, c in CELLS.items()}})}
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -195,13 +221,13 @@ def judge(rows: list[dict]) -> list[dict]:
               help="Comma-separated cells to run, in this order.")
 @click.option("--seeds", default=",".join(map(str, SEEDS)), show_default=True, help="Comma-separated seeds.")
 @click.option("--steps", type=click.IntRange(1), default=None, help="Override the training steps (partial runs).")
-@click.option("--data", type=click.Path(path_type=Path), default=Path("data/soft"), show_default=True,
+@click.option("--data", type=click.Path(path_type=Path), default=DATA, show_default=True,
               help="Directory of the cells' datasets.")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="Certificate store [default: the cache's].")
-@click.option("--runs", type=click.Path(path_type=Path), default=Path("runs/soft"), show_default=True,
+@click.option("--runs", type=click.Path(path_type=Path), default=RUNS, show_default=True,
               help="Directory of the individual runs.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("results/tracker-soft.json"),
+@click.option("--out", type=click.Path(path_type=Path), default=RESULTS,
               show_default=True, help="Where the collected runs and the predictions' verdicts go.")
 @click.option("--collect", is_flag=True, help="Train nothing: collect the finished runs and judge on them.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
@@ -216,7 +242,7 @@ def main(cells: str, seeds: str, steps: int | None, data: Path, store: Path | No
     if not collect:
         for cell in chosen:
             for seed in seed_list:
-                if (run_dir(runs, cell, seed) / "report.json").is_file():
+                if (run_dir(cell, seed, runs) / "report.json").is_file():
                     continue
                 ensure_dataset(data, cell, store)
                 started = time.perf_counter()
@@ -230,11 +256,11 @@ def collected(runs: Path, data: Path, out: Path) -> dict:
     """Every finished run of the grid, the predictions judged, written to ``out``."""
     rows = [r for cell in CELLS for seed in SEEDS if (r := row(runs, data, cell, seed)) is not None]
     finished = {(r["cell"], r["seed"]) for r in rows}
-    results = {"exact_threshold": EXACT, "schedule": "fast", "dataset_seed": DATASET_SEED, "seeds": list(SEEDS),
-               "cells": {cell: None if c is None else {"kind": c.kind, "share": c.share} for cell, c in CELLS.items()},
-               "seed_shrink": SEED_SHRINK, "runs": rows,
-               "missing": [f"{cell}-s{seed}" for cell in CELLS for seed in SEEDS if (cell, seed) not in finished],
-               "predictions": judge(rows)}
+    results = {"exact_threshold": EXACT, "schedule": SCHEDULE, "dataset_seed": DATASET_SEED, "seeds": list(SEEDS),
+               "cells": DECLARED["soft"].settings["cells"], "seed_shrink": SEED_SHRINK, "runs": rows,
+               "missing": [run_dir(cell, seed, Path()).name for cell in CELLS for seed in SEEDS
+                           if (cell, seed) not in finished],
+               "predictions": worded(judge(rows))}
     out.parent.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(out, (json.dumps(results, indent=2) + "\n").encode())
     for p in results["predictions"]:
