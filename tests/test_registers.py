@@ -351,3 +351,29 @@ def test_a_start_tree_is_written_whole_whatever_the_rows_beside_it_read():
         assert torch.equal(together[0], w[1]) and torch.equal(together[2], w[2])
         for n in (1, 3):
             torch.testing.assert_close(together[n], model.read(w[n: n + 1], mixed[n: n + 1])[0])
+
+
+def test_a_tables_entropy_is_log_16_when_level_and_falls_as_a_move_is_chosen():
+    items = torch.zeros(1, MAX_SIZE, dtype=torch.long)
+    model = RegisterTracker(ModelConfig(arch="registers", width=8), items, VOCAB.size, VOCAB.n_out, POSITIONS)
+    assert torch.allclose(model.table_entropy(), torch.log(torch.tensor(float(EMPTY + 1))))
+    with torch.no_grad():
+        model.table[:, :, 3] = 1.0  # every head reads source column 3 by a margin of TABLE_SCALE
+    assert model.table_entropy().item() < 1e-6
+    with torch.no_grad():
+        model.table.zero_()
+        model.table[0, 0, 3] = 0.05  # one row leans a little: the mean entropy drops a little
+    drop = torch.log(torch.tensor(float(EMPTY + 1))) - model.table_entropy()
+    assert 0 < drop.item() < 0.1
+
+
+def test_the_sharpness_term_widens_a_moves_margin_where_nothing_else_pulls():
+    """The term's gradient on a row that leans, alone: the leaning entry rises, the others fall."""
+    items = torch.zeros(1, MAX_SIZE, dtype=torch.long)
+    model = RegisterTracker(ModelConfig(arch="registers", width=8), items, VOCAB.size, VOCAB.n_out, POSITIONS)
+    with torch.no_grad():
+        model.table[2, 1, 5] = 0.01
+    model.table_entropy().backward()
+    grad = model.table.grad[2, 1]
+    assert grad[5] < 0 and (grad[torch.arange(EMPTY + 1) != 5] > 0).all()  # descent raises column 5
+    assert model.table.grad[0].abs().sum() == 0  # a level row has no gradient: nothing to sharpen

@@ -478,3 +478,14 @@ def test_dropout_is_refused_where_there_is_no_transformer():
         TrainConfig(dropout=0.1)
     with pytest.raises(ValueError, match="dropout"):
         TrainConfig(arch="transformer", dropout=1.0)
+
+
+def test_the_table_sharpness_term_is_the_registers_own_and_off_by_default(tiny, tmp_path):
+    with pytest.raises(ValueError, match="table_sharpness"):
+        TrainConfig(data=str(tiny), table_sharpness=0.1)  # the recurrence has no tables
+    config = replace(scheduled("registers", data=str(tiny)), steps=3, batch_chains=4, checkpoint_every=3)
+    assert config.table_sharpness == 0.0
+    plain = train(config, tmp_path / "off", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+    sharp = train(replace(config, table_sharpness=0.5), tmp_path / "on", show_progress=False,
+                  eval_config=EvalConfig(pair_lengths=(8,)))
+    assert "sharpness" not in plain["final_losses"] and 0 < sharp["final_losses"]["sharpness"] <= 0.5 * 2.78

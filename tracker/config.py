@@ -158,6 +158,11 @@ class TrainConfig(TermsConfig):
                                   "head's score for the source's parent where both end in the same bit (tied: a "
                                   "subtree moved whole moves its children with it), that score as the moves read "
                                   "it (inherited).", choices=TABLES)
+    # straight-through moves learn nothing more once right: without it a move's margin stays at the
+    # noise of the optimiser's steps, and a row can sit on the wrong source (tier 2's root heads)
+    table_sharpness: float = setting(0.0, "Registers: weight of the tables' sharpness term, the mean entropy of "
+                                          "every head's choice of source as the moves read it, so that a move keeps "
+                                          "widening its margin once it is right (0: off).", low=0)
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -180,6 +185,8 @@ class TrainConfig(TermsConfig):
             raise ValueError(f"moves must be one of {', '.join(MOVES)}, and other than soft only for the registers")
         if self.tables not in TABLES or (self.tables != "free" and self.arch != "registers"):
             raise ValueError(f"tables must be one of {', '.join(TABLES)}, and other than free only for the registers")
+        if self.table_sharpness < 0 or (self.table_sharpness > 0 and self.arch != "registers"):
+            raise ValueError("table_sharpness must be >= 0, and > 0 only for the registers (the tables it sharpens)")
         if self.arch == "registers" and self.layout != "paths":
             raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
         super().__post_init__()

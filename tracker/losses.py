@@ -7,6 +7,8 @@ sections 43-47, as functions of the trackers' normalised views (the oracle's own
 - ``nextlat``: predict z_{t+1} from z_t and item t+1 with a small head; target under stop-gradient.
 - ``metric``: the Nerode metric loss of section 47,
   [d_N(h(u), h(v)) - (1 - gamma) ||o(u) - o(v)||_TV - gamma sg d_N(h(ux), h(vx))]^2, d_N = d / 2.
+- ``sharpness`` (registers only): the mean entropy of the tables' moves (``RegisterTracker.table_entropy``),
+  weighted by ``table_sharpness``, so that a straight-through move keeps widening its margin once right.
 - ``tracker_losses``: one training step's terms for the objective a ``TrainConfig`` names, each at
   its weight of the step (``tracker.config.TermsConfig.weight``).
 """
@@ -135,4 +137,6 @@ def tracker_losses(cfg: TrainConfig, model: Tracker, nextlat_head: NextLatHead |
         tv = output_tv(data.tree_tokens[ends[u]], data.tree_tokens[ends[v]])
         neq = metric(chain_end[u], chain_end[v], tv, zux, zvx, found, cfg.gamma)
         out["metric"] = w * (eq * b * k + neq * b) / (b * k + b)
+    if cfg.table_sharpness > 0:
+        out["sharpness"] = cfg.table_sharpness * model.table_entropy()
     return out

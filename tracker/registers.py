@@ -281,6 +281,13 @@ class RegisterTracker(Recurrent):
             scores = self.table + scores.flatten(1)[:, self.parent] * self.tied
         return scores
 
+    def table_entropy(self) -> torch.Tensor:
+        """The mean entropy (nats) of every (rule, head) row's choice of source, as the moves read
+        the tables (a register inside the subtree has every candidate live): log 16 for a level row,
+        0 for a move that reads one source only."""
+        logp = (TABLE_SCALE * self.scores()).log_softmax(-1)  # (R, 7, S)
+        return -(logp.exp() * logp).sum(-1).mean()
+
     def _update(self, w: torch.Tensor) -> torch.Tensor:
         """The shared update network: registers (M, P, W) read against the token embeddings and
         rewritten with the mixture they match (cosine scores times beta)."""
