@@ -12,6 +12,10 @@ cut short, then evaluated with ``evaluate-tracker --threads 1``, itself resumed 
   from its recipe;
 - ``plain``: the comparison's plain recurrence, seeds 0-2, run to 65,536 (its prediction's length).
 
+The combination and the plain recurrence train in the tracker comparison's own run directories
+(``runs/comparison/recurrence-<arm>-s<seed>``, whatever ``--runs`` says): one training of each serves
+the comparison, the mechanism study (``benchmarks.tracker_mechanism``) and this.
+
     python -m benchmarks.tracker_million                      # the demo arm only
     python -m benchmarks.tracker_million --arms fast,combo,plain   # the registered batch (hours)
     python -m benchmarks.tracker_million --collect            # judge what has finished
@@ -26,7 +30,7 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import Comparison, verdict
+from benchmarks.harness import Comparison, comparison, verdict
 from chains.files import write_bytes_atomic
 from tracker.config import TrainConfig
 from tracker.schedules import scheduled
@@ -64,9 +68,18 @@ PREDICTIONS = [
 ]
 
 
+SHARED = ("combo", "plain")  # the tracker comparison's arms, trained where it trains them
+
+
 def run_dir(arm: str, seed: int, runs: Path) -> Path:
-    """``<runs>/<arm>-s<seed>``; the demo arm at seed 0 is the tracker ``make run`` trains (runs/demo-fast)."""
-    return DEMO_RUN if arm == "demo" and seed == 0 else runs / f"{arm}-s{seed}"
+    """``<runs>/<arm>-s<seed>``; the demo arm at seed 0 is the tracker ``make run`` trains (runs/demo-fast),
+    the combination and the plain recurrence the tracker comparison's runs of the same recipe."""
+    if arm == "demo" and seed == 0:
+        return DEMO_RUN
+    if arm in SHARED:
+        compared = comparison("tracker")
+        return compared.run_dir(arm, seed, Path(compared.runs))
+    return runs / f"{arm}-s{seed}"
 
 
 def train_options(arm: str) -> list[str]:

@@ -41,7 +41,10 @@ def test_the_demo_run_is_the_make_run_tracker_and_every_other_run_lives_under_th
     runs = Path("elsewhere")
     assert MILLION.run_dir("demo", 0, runs) == Path("runs/demo-fast")
     assert MILLION.run_dir("demo", 1, runs) == runs / "demo-s1"
-    assert MILLION.run_dir("combo", 2, runs) == runs / "combo-s2"
+    assert MILLION.run_dir("fast", 2, runs) == runs / "fast-s2"
+    # trained once for the tracker comparison, the mechanism study and the million
+    assert MILLION.run_dir("combo", 2, runs) == TRACKER.run_dir("combo", 2, Path(TRACKER.runs))
+    assert MILLION.config("plain", 1) == TRACKER.config("plain", 1)
 
 
 def evaluation(arm: str, seed: int, exact: float, cpu_minutes: float = 20.0, steps: int = 1_048_576) -> dict:
