@@ -28,9 +28,12 @@ def choose_threshold(distance: torch.Tensor, complete: torch.Tensor, low: float 
     # cut k: the first k (smallest) read as complete; right = complete among them + accepted after
     right = torch.cat([torch.zeros(1, dtype=torch.long), y.long().cumsum(0)])  # (M+1,)
     right = right + ((~y).long().sum() - torch.cat([torch.zeros(1, dtype=torch.long), (~y).long().cumsum(0)]))
-    edges = torch.cat([d[:1] - 1e-6, (d[:-1] + d[1:]) / 2, d[-1:] + 1e-6])  # the threshold of each cut
-    # a cut between two equal distances (or two so close that their midpoint is the smaller) is
-    # no threshold at all: only cuts that put d[k-1] strictly below the threshold count
+    # the threshold of each cut: the midpoint, or the larger distance itself where two distances lie
+    # so close that their midpoint rounds to the smaller (it still puts d[k-1] below and d[k] not)
+    middle = (d[:-1] + d[1:]) / 2
+    edges = torch.cat([d[:1] - 1e-6, torch.where(middle > d[:-1], middle, d[1:]), d[-1:] + 1e-6])
+    # a cut between two equal distances is no threshold at all: only cuts that put d[k-1] strictly
+    # below the threshold count
     allowed = torch.cat([torch.ones(1, dtype=torch.bool), d[:-1] < edges[1:-1], torch.ones(1, dtype=torch.bool)])
     if len(d) > 1:
         allowed[-1] = bool(d[-1] < edges[-1])

@@ -8,7 +8,7 @@ from dataclasses import fields
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chains.rules import Event, apply
@@ -370,6 +370,7 @@ def test_prove_with_a_trained_oracle_counts_calls_and_audits_every_solution(tiny
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 2), st.booleans()), min_size=1, max_size=60))
+@example(probes=[(0.0, True), (5e-324, False)])  # two distances whose midpoint rounds to the smaller
 def test_the_chosen_threshold_is_the_best_cut(probes):
     from oracle.compare import choose_threshold
 
