@@ -377,3 +377,22 @@ def test_the_sharpness_term_widens_a_moves_margin_where_nothing_else_pulls():
     grad = model.table.grad[2, 1]
     assert grad[5] < 0 and (grad[torch.arange(EMPTY + 1) != 5] > 0).all()  # descent raises column 5
     assert model.table.grad[0].abs().sum() == 0  # a level row has no gradient: nothing to sharpen
+
+
+@pytest.mark.parametrize("moves", ["hard", "soft"])
+def test_reading_the_moves_as_mixtures_leaves_the_run_to_the_bit(moves):
+    """forward(soft_reads=True) gives the same views and registers as forward(), and its reads are the
+    moves' mixtures before the update: a start tree's own view at step 0, a register a one-hot table
+    moves read exactly as the hard move reads it."""
+    rng = random.Random(3)
+    walks = [random_walk(rng, 4, tier_rules(2)) for _ in range(3)]
+    rows = [item_rows(trees[0], events) for trees, events in walks]
+    items_table = torch.tensor([row for r in rows for row in r])  # every item of every walk
+    items = torch.arange(len(items_table)).view(3, -1)  # (3, 5): each walk's start tree then its events
+    torch.manual_seed(2)
+    model = RegisterTracker(ModelConfig(arch="registers", width=16, moves=moves), items_table, VOCAB.size,
+                            VOCAB.n_out, POSITIONS)
+    z, w = model(items)
+    z2, w2, reads = model(items, soft_reads=True)
+    assert torch.equal(z, z2) and torch.equal(w, w2) and reads.shape == z.shape
+    assert torch.equal(reads[:, 0], z[:, 0]) and not torch.equal(reads[:, 1:], z[:, 1:])

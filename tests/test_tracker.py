@@ -489,3 +489,12 @@ def test_the_table_sharpness_term_is_the_registers_own_and_off_by_default(tiny, 
     sharp = train(replace(config, table_sharpness=0.5), tmp_path / "on", show_progress=False,
                   eval_config=EvalConfig(pair_lengths=(8,)))
     assert "sharpness" not in plain["final_losses"] and 0 < sharp["final_losses"]["sharpness"] <= 0.5 * 2.78
+
+
+def test_the_move_readout_is_the_hard_registers_own_and_reported(tiny, tmp_path):
+    config = replace(scheduled("registers", data=str(tiny)), steps=3, batch_chains=4, checkpoint_every=3)
+    with pytest.raises(ValueError, match="move_readout"):
+        replace(config, moves="soft", move_readout=1.0)  # soft moves read their mixtures already
+    report = train(replace(config, move_readout=1.0), tmp_path, show_progress=False,
+                   eval_config=EvalConfig(pair_lengths=(8,)))
+    assert report["config"]["move_readout"] == 1.0 and report["final_losses"]["moves"] > 0

@@ -163,6 +163,9 @@ class TrainConfig(TermsConfig):
     table_sharpness: float = setting(0.0, "Registers: weight of the tables' sharpness term, the mean entropy of "
                                           "every head's choice of source as the moves read it, so that a move keeps "
                                           "widening its margin once it is right (0: off).", low=0)
+    move_readout: float = setting(0.0, "Registers, hard moves: weight of a cross-entropy on the moves read as "
+                                       "softmax mixtures of their sources before the update, so that a table keeps "
+                                       "sharpening toward the right source once its top one is right (0: off).", low=0)
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -187,6 +190,8 @@ class TrainConfig(TermsConfig):
             raise ValueError(f"tables must be one of {', '.join(TABLES)}, and other than free only for the registers")
         if self.table_sharpness < 0 or (self.table_sharpness > 0 and self.arch != "registers"):
             raise ValueError("table_sharpness must be >= 0, and > 0 only for the registers (the tables it sharpens)")
+        if self.move_readout < 0 or (self.move_readout > 0 and (self.arch, self.moves) != ("registers", "hard")):
+            raise ValueError("move_readout must be >= 0, and > 0 only for the registers with hard moves")
         if self.arch == "registers" and self.layout != "paths":
             raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
         super().__post_init__()

@@ -9,6 +9,9 @@ sections 43-47, as functions of the trackers' normalised views (the oracle's own
   [d_N(h(u), h(v)) - (1 - gamma) ||o(u) - o(v)||_TV - gamma sg d_N(h(ux), h(vx))]^2, d_N = d / 2.
 - ``sharpness`` (registers only): the mean entropy of the tables' moves (``RegisterTracker.table_entropy``),
   weighted by ``table_sharpness``, so that a straight-through move keeps widening its margin once right.
+- ``moves`` (registers, hard moves): the cross-entropy on the moves read as softmax mixtures of their
+  sources before the update, weighted by ``move_readout``: a table's choice keeps a gradient toward
+  the right source after its top one is right.
 - ``tracker_losses``: one training step's terms for the objective a ``TrainConfig`` names, each at
   its weight of the step (``tracker.config.TermsConfig.weight``).
 """
@@ -96,12 +99,17 @@ def tracker_losses(cfg: TrainConfig, model: Tracker, nextlat_head: NextLatHead |
         z, state = model(batch.items, noise=cfg.slot_noise, generator=generator)  # (H, T, C)
     elif cfg.dropout > 0:
         z, state = model(batch.items, dropout=cfg.dropout, generator=generator)
+    elif cfg.move_readout > 0:
+        z, state, reads = model(batch.items, soft_reads=True)  # reads: (H, T, C), the moves as mixtures
     else:
         z, state = model(batch.items)
     mask = batch.mask
     logits = model.readout(z)  # (H, T, P, V)
     target = data.tree_tokens[batch.trees.clamp(min=0)]  # (H, T, P)
     out = {"ce": F.cross_entropy(logits[mask].flatten(0, -2), target[mask].flatten())}
+    if cfg.move_readout > 0:
+        read = model.readout(reads)[mask]  # the same targets, read before the update cleans a blend up
+        out["moves"] = cfg.move_readout * F.cross_entropy(read.flatten(0, -2), target[mask].flatten())
     last = batch.lengths - 1
     z_end = z[torch.arange(len(z), device=z.device), last]  # (H, C)
     chain_end = z_end[:b]  # (B, C)

@@ -247,8 +247,11 @@ class RegisterTracker(Recurrent):
         """(M, P) heap token ids -> registers (M, P, W)."""
         return self._normed(self.content(heap))
 
-    def _move(self, w: torch.Tensor, rule: torch.Tensor, node: torch.Tensor) -> torch.Tensor:
-        """registers w (M, P, W), events (rule, node) (M,) -> registers (M, P, W) after the event."""
+    def _move(self, w: torch.Tensor, rule: torch.Tensor, node: torch.Tensor, soft: bool = False):
+        """registers w (M, P, W), events (rule, node) (M,) -> registers (M, P, W) after the event;
+        with ``soft`` also the registers as the softmax mixtures of their sources read them, normalised,
+        before the update (what the move-readout term reads: under hard moves a table's choice keeps
+        a gradient toward the right source there after the top one is right)."""
         m, p, width = w.shape
         head = self.target_head[node]  # (M, P), -1 outside the subtree (its own register, weight 1)
         source = self.source[node]  # (M, P, S)
@@ -261,10 +264,15 @@ class RegisterTracker(Recurrent):
         if self.config.moves == "hard":
             # exactly the top source forward, the softmax's gradient backward (straight-through):
             # a move copies registers without blending, however long the chain
-            return self._update(self._normed(HardRead.apply(pool, weights, source.clamp(min=0))))
+            moved = self._update(self._normed(HardRead.apply(pool, weights, source.clamp(min=0))))
+            if not soft:
+                return moved
+            gathered = pool[rows[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
+            return moved, self._normed((weights.unsqueeze(-1) * gathered).sum(-2))
         gathered = pool[rows[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
-        w = (weights.unsqueeze(-1) * gathered).sum(-2)  # (M, P, W)
-        return self._update(self._normed(w))
+        mixed = self._normed((weights.unsqueeze(-1) * gathered).sum(-2))  # (M, P, W)
+        moved = self._update(mixed)
+        return (moved, mixed) if soft else moved
 
     def scores(self) -> torch.Tensor:
         """The tables a move reads (R, 7, S): T itself (free), or T plus, where a head and a source end
@@ -296,32 +304,52 @@ class RegisterTracker(Recurrent):
         return self._normed(scores.softmax(-1) @ tokens)
 
     def _take(self, w: torch.Tensor, kind: torch.Tensor, heap: torch.Tensor, rule: torch.Tensor,
-              node: torch.Tensor) -> torch.Tensor:
+              node: torch.Tensor, soft: bool = False):
         """Registers w (M, P, W) after one more item per row (kind 1 a start tree, 2 an event, 0
-        padding) -> registers (M, P, W). A start tree is written over whatever the row held; when
-        every row reads one (a history's first item), nothing is moved."""
+        padding) -> registers (M, P, W), and with ``soft`` the registers as ``_move``'s mixtures read
+        them (the same registers on rows that did not move). A start tree is written over whatever
+        the row held; when every row reads one (a history's first item), nothing is moved."""
         starts = int((kind == 1).sum())  # one read of the device for the step
         if starts == len(kind):
-            return self._write_tree(heap)
+            tree = self._write_tree(heap)
+            return (tree, tree) if soft else tree
         kind = kind.view(-1, 1, 1)
-        out = torch.where(kind == 2, self._move(w, rule, node), w)
-        # rows at different steps (states held by a caller): a start tree only where a row reads one
-        return torch.where(kind == 1, self._write_tree(heap), out) if starts else out
+        if soft:
+            moved, mixed = self._move(w, rule, node, soft=True)
+            out, read = torch.where(kind == 2, moved, w), torch.where(kind == 2, mixed, w)
+        else:
+            out = torch.where(kind == 2, self._move(w, rule, node), w)
+        if starts:  # rows at different steps (states held by a caller): a start tree only where a row reads one
+            tree = self._write_tree(heap)
+            out = torch.where(kind == 1, tree, out)
+            read = torch.where(kind == 1, tree, read) if soft else None
+        return (out, read) if soft else out
 
-    def _run(self, items: torch.Tensor, keep_all: bool):
+    def _run(self, items: torch.Tensor, keep_all: bool, soft: bool = False):
         """Items (H, T), every history's start tree first -> (the views (H, P * W) after each step
-        when ``keep_all``, the registers (H, P, W) at the end)."""
+        when ``keep_all``, the registers (H, P, W) at the end, and with ``soft`` the views of the
+        moves read as mixtures after each step)."""
         first = items[:, 0]
         w = self._write_tree(self.item_heap[first])  # the start trees, written: step 0 moves nothing
         views = [self.view(w)] if keep_all else []
+        reads = [views[0]] if soft else []
         for t in range(1, items.shape[1]):
             it = items[:, t]
-            w = self._take(w, self.item_kind[it], self.item_heap[it], self.item_rule[it], self.item_node[it])
+            taken = self._take(w, self.item_kind[it], self.item_heap[it], self.item_rule[it], self.item_node[it],
+                               soft=soft)
+            w, read = taken if soft else (taken, None)
             if keep_all:
                 views.append(self.view(w))
-        return views, w
+            if soft:
+                reads.append(self.view(read))
+        return (views, w, reads) if soft else (views, w)
 
-    def forward(self, items: torch.Tensor):
+    def forward(self, items: torch.Tensor, soft_reads: bool = False):
+        """(views (H, T, P * W), registers (H, P, W)); with ``soft_reads`` also the views of the moves
+        read as softmax mixtures before the update (H, T, P * W), for the move-readout term."""
+        if soft_reads:
+            views, w, reads = self._run(items, keep_all=True, soft=True)
+            return torch.stack(views, 1), w, torch.stack(reads, 1)
         views, w = self._run(items, keep_all=True)
         return torch.stack(views, 1), w  # (H, T, P * W), (H, P, W)
 
