@@ -89,6 +89,7 @@ VALIDATION: dict[str, tuple[str, list[str]]] = {
     # event's own node (every rule's root head) sat level to a ten-thousandth, distrib_right's on a wrong
     # source, and factor_left's head 00 on a wrong one; inherited tables for the heads, the sharpness term
     # for the margins a straight-through move never widens once right
+    # (stopped at step 690: the term made every row one-hot by step 300, on wrong sources; never evaluated)
     "tier2-registers-sharp-s0": ("val-tier2-a4", [*HARD, "--tables", "inherited", "--table-sharpness", "0.3"]),
 }
 
