@@ -91,6 +91,12 @@ VALIDATION: dict[str, tuple[str, list[str]]] = {
     # for the margins a straight-through move never widens once right
     # (stopped at step 690: the term made every row one-hot by step 300, on wrong sources; never evaluated)
     "tier2-registers-sharp-s0": ("val-tier2-a4", [*HARD, "--tables", "inherited", "--table-sharpness", "0.3"]),
+    # the move readout instead: in a 400-step probe its tables moved all 70 tier-2 events right on 400
+    # trees of the domain by step 200 (the hard moves alone: 56 of 70 after 4,000 steps); seed 3 is a
+    # training seed the batch does not use
+    "tier2-registers-readout-s0": ("val-tier2-a4", [*HARD, "--tables", "inherited", "--move-readout", "1.0"]),
+    "tier2-registers-readout-s3": ("val-tier2-a4", [*HARD, "--tables", "inherited", "--move-readout", "1.0",
+                                                    "--seed", "3"]),
 }
 
 
