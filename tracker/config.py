@@ -158,8 +158,10 @@ class TrainConfig(TermsConfig):
                                   "head's score for the source's parent where both end in the same bit (tied: a "
                                   "subtree moved whole moves its children with it), that score as the moves read "
                                   "it (inherited).", choices=TABLES)
-    # straight-through moves learn nothing more once right: without it a move's margin stays at the
-    # noise of the optimiser's steps, and a row can sit on the wrong source (tier 2's root heads)
+    # straight-through moves learn nothing more once right, so a row's margin can stay at the noise of
+    # the optimiser's steps (tier 2's root heads). Sharpening every row from the first step fixed rows
+    # on wrong sources in its tier-2 validation; the move readout pulls toward the right one instead
+    # (docs/experiments/beyond-training.md)
     table_sharpness: float = setting(0.0, "Registers: weight of the tables' sharpness term, the mean entropy of "
                                           "every head's choice of source as the moves read it, so that a move keeps "
                                           "widening its margin once it is right (0: off).", low=0)

@@ -261,17 +261,17 @@ class RegisterTracker(Recurrent):
         empty = self._normed(self.content.weight[0]).expand(m, 1, width)  # the PAD register
         pool = torch.cat([w, empty], 1)  # (M, P + 1, W)
         rows = torch.arange(m, device=w.device)
-        if self.config.moves == "hard":
+        hard = self.config.moves == "hard"
+        if hard:
             # exactly the top source forward, the softmax's gradient backward (straight-through):
             # a move copies registers without blending, however long the chain
             moved = self._update(self._normed(HardRead.apply(pool, weights, source.clamp(min=0))))
             if not soft:
                 return moved
-            gathered = pool[rows[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
-            return moved, self._normed((weights.unsqueeze(-1) * gathered).sum(-2))
         gathered = pool[rows[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
         mixed = self._normed((weights.unsqueeze(-1) * gathered).sum(-2))  # (M, P, W)
-        moved = self._update(mixed)
+        if not hard:
+            moved = self._update(mixed)
         return (moved, mixed) if soft else moved
 
     def scores(self) -> torch.Tensor:
