@@ -203,7 +203,7 @@ def summary(report: dict) -> dict:
     # runs written before the moves were a setting moved softly
     config = report.get("config", {})
     return {**kept, "moves": config.get("moves", "soft"), "tables": config.get("tables", "free"),
-            "dataset_identity": report.get("dataset")}
+            "move_readout": config.get("move_readout", 0.0), "dataset_identity": report.get("dataset")}
 
 
 @click.group()
@@ -308,11 +308,11 @@ def judge(runs: dict[str, dict]) -> list[dict]:
     verdict("events_tied_first", [part("first (lowest)", "events-registers-tied", first, high)])
     verdict("events_tied_exact", [part("exact@4096", "events-registers-tied", exact("4096"), high),
                                   part("events whose tables move every tree right", "events-registers-tied",
-                                       lambda r: (r.get("tables") or {}).get("events_right"), lambda v: v == 26)])
+                                       lambda r: (r.get("table_moves") or {}).get("events_right"), lambda v: v == 26)])
     verdict("events_inherited_first", [part("first (lowest)", "events-registers-inherited", first, high)])
     verdict("events_inherited_exact", [part("exact@4096", "events-registers-inherited", exact("4096"), high),
                                        part("events whose tables move every tree right", "events-registers-inherited",
-                                            lambda r: (r.get("tables") or {}).get("events_right"), lambda v: v == 26)])
+                                            lambda r: (r.get("table_moves") or {}).get("events_right"), lambda v: v == 26)])
     verdict("events_slot_first", [part("first@8", "events-slot", lambda r: first(r, "8"), lambda v: v <= 0.6)])
     verdict("pairs_exact", [part(f"{arm} exact@4096", arm, exact("4096"), high)
                             for arm in ("pairs-registers", "pairs-slot")])
@@ -375,18 +375,19 @@ def prove(tracker: Path, data: Path, problems: int, distances: str, work: Path, 
 
 
 def table_check(run_dir: Path, report: dict) -> dict | None:
-    """A registers run on four atoms, tier 1: its tables' own moves on every application of every
-    event to the domain's 960 trees (tracker.registers.table_moves), the wrong ones named."""
-    domain = (report.get("dataset") or {})
-    if report.get("arch") != "registers" or domain.get("atoms") != 4 or domain.get("tier") != 1:
+    """A registers run on four atoms (tier 1's 960 trees, tier 2's 12,864): its tables' own moves on
+    every application of every event to every tree of its domain (tracker.registers.table_moves),
+    the wrong ones named."""
+    if report.get("arch") != "registers" or (report.get("dataset") or {}).get("atoms") != 4:
         return None
-    from chains.trees import all_trees, atom_names
+    from chains.space import reachable_trees
     from tracker.inference import load_run
     from tracker.registers import table_moves
 
     run = load_run(run_dir)
-    moves = table_moves(run.model, run.vocab.rules, run.vocab.index(), all_trees(atom_names(4)))
-    return {"events": len(moves), "events_right": sum(m.right == m.applications for m in moves),
+    trees = reachable_trees(run.domain)
+    moves = table_moves(run.model, run.vocab.rules, run.vocab.index(), trees, run.domain.size_bound)
+    return {"trees": len(trees), "events": len(moves), "events_right": sum(m.right == m.applications for m in moves),
             "wrong": {m.event: {"right": m.right, "applications": m.applications, "heads": list(m.wrong_heads)}
                       for m in moves if m.right < m.applications}}
 
@@ -395,7 +396,7 @@ def recorded(run_dir: Path, base: dict) -> dict:
     report = json.loads((run_dir / "report.json").read_text())
     row = {**base, **summary(report)}
     tables = table_check(run_dir, report)
-    return row if tables is None else {**row, "tables": tables}
+    return row if tables is None else {**row, "table_moves": tables}
 
 
 @main.command()

@@ -405,20 +405,24 @@ def table_moves(model: RegisterTracker, rules: Sequence[str], index: dict[str, i
     every event to ``trees``: where a table is right, the shape carries the event to any tree;
     where it is wrong, on which heads. ``rules`` and ``index`` are the run's vocabulary's."""
     head, source = (t.tolist() for t in addressing(model.tree_len))
-    top = model.scores().detach().cpu()
+    top = model.scores().detach().cpu().tolist()  # (R, target heads, EMPTY + 1)
+    reads: dict[tuple[int, int], list[tuple[int, str, int]]] = {}  # (rule, node) -> (register, its head, read)
+
+    def read_by(r: int, q: int) -> list[tuple[int, str, int]]:
+        # which register each register of the subtree at q reads: its head's top-scored live
+        # source (the first top one, as argmax); the same whatever the tree holds
+        if (r, q) not in reads:
+            reads[r, q] = [(j, TARGET_HEADS[h], source[q][j][max((c for c, i in enumerate(source[q][j]) if i >= 0),
+                                                                 key=lambda c: top[r][h][c])])
+                           for j, h in enumerate(head[q]) if h >= 0]
+        return reads[r, q]
+
     found: dict[str, list] = {}
     for tree in trees:
         before = _heap_tokens([index[t] for t in tokens(tree)], model.tree_len) + [0]  # the empty register reads PAD
         for event, after in successors(tree, tuple(rules), max_size):
             want = _heap_tokens([index[t] for t in tokens(after)], model.tree_len)
-            q, r = heap_index(event.path), rules.index(event.rule)
-            wrong = set()
-            for j, h in enumerate(head[q]):
-                if h >= 0:
-                    live = [c for c, i in enumerate(source[q][j]) if i >= 0]
-                    chosen = max(live, key=lambda c: top[r, h, c].item())  # the first top one, as argmax
-                    if before[source[q][j][chosen]] != want[j]:
-                        wrong.add(TARGET_HEADS[h])
+            wrong = {h for j, h, i in read_by(rules.index(event.rule), heap_index(event.path)) if before[i] != want[j]}
             tally = found.setdefault(str(event), [0, 0, set()])
             tally[0] += not wrong
             tally[1] += 1
