@@ -42,6 +42,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "tracker-beyond": ("tracker_beyond", "batch"),
     "tracker-mechanism": ("tracker_mechanism", "mechanism"),
     "tracker-soft": ("tracker_soft", "soft"),
+    "tracker-soft-seed": ("tracker_soft", "soft-seed"),
     "tracker-million": ("tracker_million", "million"),
     "oracle-initial": ("oracle_comparison", "initial"),
     "oracle-gate": ("oracle_comparison", "gate"),

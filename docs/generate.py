@@ -442,8 +442,8 @@ def mechanism_runs() -> str:
         if rows else "No run has been analysed yet.\n"
 
 
-def soft_runs() -> str:
-    found = load("tracker-soft.json") if (RESULTS / "tracker-soft.json").is_file() else {}
+def soft_runs(name: str = "tracker-soft.json") -> str:
+    found = load(name) if (RESULTS / name).is_file() else {}
     rows = [[r["cell"], r["seed"], num(r["steps"]), *(f3(at(r["exact"], n)) for n in LENGTHS),
              f5(at(r["pair_distance"], "8")), f3(r["unrelated_distance"]), f3(r["participation_ratio"]),
              num(r["seconds"], 0)] for r in found.get("runs", [])]
@@ -553,6 +553,8 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "mechanism-runs": mechanism_runs, "mechanism-predictions": lambda: predictions("tracker-mechanism.json"),
     "soft-runs": soft_runs, "soft-predictions": lambda: predictions("tracker-soft.json"),
+    "soft-seed-runs": lambda: soft_runs("tracker-soft-seed.json"),
+    "soft-seed-predictions": lambda: predictions("tracker-soft-seed.json"),
     "million-runs": million_runs, "million-histogram": million_histogram,
     "million-predictions": lambda: predictions("tracker-million.json"),
     "cli": cli,

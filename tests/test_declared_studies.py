@@ -3,6 +3,7 @@ checkers) declare themselves in the harness: their arms train what their recipes
 lives apart, and their judges give the verdicts their results record."""
 import json
 import os
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -15,16 +16,17 @@ from tracker.schedules import scheduled
 ROOT = Path(__file__).resolve().parents[1]
 TRACKER = comparison("tracker")
 MILLION, MECHANISM, SOFT = comparison("tracker-million"), comparison("tracker-mechanism"), comparison("tracker-soft")
+SOFT_SEED = comparison("tracker-soft-seed")
 SOFT_WORDS = {"pass": "held", "fail": "failed", "untested": "open"}  # the soft grid's results word its verdicts so
 
 
-@pytest.mark.parametrize("name", ["tracker-million", "tracker-mechanism", "tracker-soft"])
+@pytest.mark.parametrize("name", ["tracker-million", "tracker-mechanism", "tracker-soft", "tracker-soft-seed"])
 def test_the_declared_judge_gives_the_verdicts_the_results_record(name):
     declared = comparison(name)
     recorded = json.loads((ROOT / declared.results).read_text())
     runs = recorded["runs"]
     judged = declared.judge(list(runs.values()) if isinstance(runs, dict) else runs)
-    if declared is SOFT:
+    if declared in (SOFT, SOFT_SEED):
         judged = [{**p, "verdict": SOFT_WORDS[p["verdict"]]} for p in judged]
     assert judged == recorded["predictions"]
 
@@ -97,6 +99,28 @@ def test_the_soft_cells_train_the_fast_schedule_on_their_own_datasets():
     assert SOFT.run_dir("near-0.05", 1, Path("r")) == Path("r/near-0.05-s1")
     assert SOFT.settings["cells"]["clean"] is None and SOFT.settings["cells"]["far-0.01"] == {"kind": "far",
                                                                                              "share": 0.01}
+
+
+def test_the_seed_recipe_is_the_comparisons_combination_on_the_cells_that_decide():
+    for cell in ("near-0.05", "far-0.01", "clean"):
+        data = str(Path(SOFT.settings["data"]) / cell)
+        assert SOFT_SEED.config(cell, 1) == replace(TRACKER.config("combo", 1), data=data)
+    assert tuple(SOFT_SEED.arms) == ("near-0.05", "far-0.01", "clean") and SOFT_SEED.registered == tuple(SOFT_SEED.arms)
+    # its runs and results apart from the fast grid's
+    assert SOFT_SEED.run_dir("clean", 0, Path(SOFT_SEED.runs)) == Path(SOFT.runs) / "seed-recipe" / "clean-s0"
+    assert SOFT_SEED.results != SOFT.results
+
+
+def test_the_seed_recipes_judge_decides_each_cell_once_both_seeds_are_in():
+    rows = [soft_row("near-0.05", s, 1.0, 0.5) for s in (0, 1)] + [soft_row("far-0.01", 0, 0.995, 0.5)]
+    judged = {p["id"]: p for p in SOFT_SEED.judge(rows)}
+    assert {k: p["verdict"] for k, p in judged.items()} == {
+        "seed_near_absorbed": "pass", "seed_far_1pct_hurts": "untested", "seed_clean_exact": "untested"}
+    rows += [soft_row("far-0.01", 1, 0.98, 0.5), soft_row("clean", 0, 1.0, 0.5), soft_row("clean", 1, 0.97, 0.5)]
+    judged = {p["id"]: p for p in SOFT_SEED.judge(rows)}
+    assert {k: p["verdict"] for k, p in judged.items()} == {
+        "seed_near_absorbed": "pass", "seed_far_1pct_hurts": "pass", "seed_clean_exact": "fail"}
+    assert judged["seed_far_1pct_hurts"]["measured"] == {"far-0.01": [0.995, 0.98]}
 
 
 def soft_row(cell: str, seed: int, exact: float, unrelated: float) -> dict:
