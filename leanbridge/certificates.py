@@ -25,7 +25,8 @@ from pathlib import Path
 from chains.rules import Event
 from chains.trees import Tree
 from leanbridge import kernel
-from leanbridge.asker import AskConfig, Asker, QuestionFailed
+from leanbridge.asker import AskConfig, Asker
+from leanbridge.batch import QuestionFailed
 from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall

@@ -6,7 +6,7 @@ on the kernel route its kcheck's identity (sources' sha256 and the Lean githash 
 driver refuses answers whose identity differs from its own, and it alone writes the
 certificate store. A task whose worker dies is retried by Ray on another worker (its answers
 arrive once, whichever attempt gives them); its Lean dies with the worker (see
-``leanbridge.runner.lean_process``). Ray is imported only here, and this module only when a
+``leanbridge.process.lean_process``). Ray is imported only here, and this module only when a
 cluster is asked for.
 
 ``connect``, ``ClusterError`` and ``TASK_RETRIES`` are also those of the tracker's runs on a
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import ray
 
 from leanbridge import kernel
-from leanbridge.asker import AskConfig, BatchResult, Items, QuestionFailed, answer_batch
+from leanbridge.batch import AskConfig, BatchResult, Items, QuestionFailed, answer_batch
 from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean

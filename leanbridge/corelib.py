@@ -20,7 +20,8 @@ from chains.files import user_mode
 from leanbridge.discovery import LeanInstall
 from leanbridge.errors import CoreLibraryError, shown
 from leanbridge.paths import cache_dir, file_lock
-from leanbridge.runner import LeanLimits, LeanRunError, lean_process, run_lean_file
+from leanbridge.process import LeanLimits, lean_process
+from leanbridge.runner import LeanRunError, run_lean_file
 
 CORE_ENV = "EXACT_STATE_CORE"
 CORE_MODULE = "Core"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from leanbridge.errors import LeanNotFoundError, shown
 from leanbridge.paths import BuildError, built_with_gcc, cache_dir, portable_path
+from leanbridge.process import LeanLimits, lean_process
 
 LEAN_VERSION = "4.35.0"
 LEAN_GITHASH = "eb6cafb7290e8bd5f2937522d8d804f58f02bafc"
@@ -43,8 +44,6 @@ PROBE_TIMEOUT_S = 30.0  # seconds a binary may take to say its version or githas
 def _ask(path: Path, flag: str, timeout_s: float) -> str:
     """What ``path flag`` prints on stdout (undecodable bytes replaced), from a process that
     cannot outlive the call; LeanNotFoundError when it fails to start, dies, fails or hangs."""
-    from leanbridge.runner import LeanLimits, lean_process  # the runner imports this module
-
     try:
         with lean_process([str(path), flag], dict(os.environ), LeanLimits(timeout_s=timeout_s)) as proc:
             try:

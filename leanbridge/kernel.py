@@ -12,7 +12,7 @@ constants for this build of the core library (``corelib.audited_constants``); (b
 added the theorem; and (c) Lean's rendering of the type of the constant it added reads back,
 with the product's parser, as exactly the question's two trees. A kcheck that crashes, hangs or
 answers out of turn is an exception: the batch is retried, then bisected, as in
-``leanbridge.asker``, until the statement at fault is isolated (``QuestionFailed``).
+``leanbridge.batch``, until the statement at fault is isolated (``QuestionFailed``).
 """
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ from leanbridge.discovery import LEAN_GITHASH, LeanInstall, bundled_lean_library
 from leanbridge.errors import LeanBridgeError, shown
 from leanbridge.kernelterms import KernelStatement, kernel_statement, kernel_type_text
 from leanbridge.paths import BuildError, built_with_gcc, cache_dir
+from leanbridge.process import LeanLimits, lean_process
 from leanbridge.questions import InferredTypeError, Question, parse_kernel_type
-from leanbridge.runner import LeanLimits, LeanRunError, LeanTimeout, lean_process, with_retries
+from leanbridge.runner import LeanRunError, LeanTimeout, with_retries
 from leanbridge.verdicts import Answer, Complete, Rejected
 
 # The constants kcheck lets a statement name (its ALLOWED table); Lean's text-route audit must

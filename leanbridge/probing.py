@@ -14,7 +14,8 @@ from typing import Protocol
 from chains.probes import referee
 from chains.rules import Event
 from chains.trees import Tree, polish
-from leanbridge.asker import AskConfig, Asker, QuestionFailed
+from leanbridge.asker import AskConfig, Asker
+from leanbridge.batch import QuestionFailed
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall
 from leanbridge.errors import LeanBridgeError

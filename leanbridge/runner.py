@@ -1,31 +1,27 @@
 """Run one Lean file as an owned process and parse its ``--json`` messages.
 
 The process lives in its own session and is killed with its whole group on every exit path
-(normal return, time-out, exception, Ctrl-C). A crash or time-out is an exception here; the
-asker decides what it means for the questions in the file.
+(normal return, time-out, exception, Ctrl-C): ``leanbridge.process.lean_process``. A crash or
+time-out is an exception here; the asker decides what it means for the questions in the file.
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import resource
-import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TypeVar
 from dataclasses import dataclass
 from pathlib import Path
 
 from leanbridge.discovery import LeanInstall
 from leanbridge.errors import LeanBridgeError
+from leanbridge.process import LeanLimits, lean_process
 
 
 MAX_ERRORS = 1_000_000
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 class LeanRunError(LeanBridgeError):
@@ -37,50 +33,12 @@ class LeanTimeout(LeanRunError):
 
 
 @dataclass(frozen=True)
-class LeanLimits:
-    timeout_s: float = 600.0  # wall-clock limit for one file
-    memory_mb: int = 8192  # address-space limit for one Lean process
-
-
-@dataclass(frozen=True)
 class Message:
     """One message of ``lean --json``."""
 
     severity: str  # "information", "warning" or "error"
     line: int  # 1-based line of the message's start
     text: str
-
-
-@contextmanager
-def lean_process(argv: list[str], env: dict[str, str], limits: LeanLimits,
-                 cwd: Path | None = None) -> Iterator[subprocess.Popen]:
-    """A Lean process (run in ``cwd``) that cannot outlive this block, nor this process: it is
-    killed with its group on every exit path of the block, and (Linux) by the kernel when the
-    thread that started it dies, so that a Python process killed with SIGKILL (a Ray worker,
-    say) leaves no Lean behind."""
-    parent = os.getpid()
-    libc = ctypes.CDLL(None, use_errno=True)  # loaded before the fork: the child only calls it
-
-    def prepare() -> None:
-        size = limits.memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
-            os._exit(127)  # cannot be tied to the parent, or the parent is already gone
-
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=env, cwd=cwd, start_new_session=True, preexec_fn=prepare)
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
 
 
 Result = TypeVar("Result")

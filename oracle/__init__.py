@@ -1,11 +1,12 @@
 """The kernel oracle (section 50 of the seed paper): predict Lean's verdict on probe rewrites
 several steps ahead without asking it.
 
-data: probe verdicts of a certified dataset as tensors; model: the verdict head and the arms;
-train: the loop and checkpoints; evaluate: free-running evaluation and its metrics; plots;
-inference: a finished run as a verdict oracle for any history (``load_run``); scorer: a finished
-run as a verdict oracle for the prover; cli: the ``train-oracle`` command; mathlib: the Mathlib
-source of probe verdicts (LeanDojo Benchmark 4).
+data: probe verdicts of a certified dataset as tensors; tensors: those tensors, whichever dataset
+they were read from (``OracleData``); model: the verdict head and the arms; train: the loop and
+checkpoints; evaluate: free-running evaluation and its metrics; plots; inference: a finished run
+as a verdict oracle for any history (``load_run``); scorer: a finished run as a verdict oracle
+for the prover; cli: the ``train-oracle`` command; mathlib: the Mathlib source of probe verdicts
+(LeanDojo Benchmark 4).
 
 ``from oracle import load_run`` imports torch only when it is first used: importing the package
 does no work.

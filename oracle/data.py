@@ -17,15 +17,15 @@ certification and replays its chains) this adds:
   verdict class and kind, and the item of the true tree T_t for the arm that is handed it.
 
 Built once and cached beside the dataset, like the tracker's tensors. A Mathlib probe dataset
-(``certify --mathlib``) gives the same tensors from Lean text: ``oracle.mathlib.tensors``;
-``load_probe_dataset`` reads either, by the manifest's format.
+(``certify --mathlib``) gives the same tensors (``oracle.tensors.OracleData``) from Lean text:
+``oracle.mathlib.tensors``; ``load_probe_dataset`` reads either, by the manifest's format.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -35,87 +35,16 @@ from chains.manifest import manifest_bytes, manifest_path, read_manifest, read_m
 from chains.rules import Event, EventSyntaxError, apply
 from chains.space import Domain
 from chains.trees import Tree, parse_polish, tokens
+from oracle.tensors import HARD_KIND, OracleData, ordered_kinds, pack_probe_rows
 from tracker.data import Batch, TrackerData, load_dataset, save_atomic
 
 # Bump when the cached tensors change meaning; it is part of the cache key.
 CACHE_VERSION = 2
-# The probe kinds of section 50 in a fixed order for reports; kinds the manifest names beyond
-# these follow them, sorted.
-KNOWN_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
-HARD_KIND = "misplaced"  # the event of another step of the same chain: the hard class
-
-
-@dataclass
-class OracleData:
-    """One probe dataset as tensors. Shapes: I items, E tokens per item, Q distinct probe
-    events (row 0 padding), Ep tokens per probe, N chains, K partners, T = length + 1 items per
-    history, S = T - 1 probe steps, P probes per step (padded: probe id 0, verdict -1).
-    On Mathlib probes a chain is a proof: items are its initial proof state and its tactics."""
-
-    tracker: TrackerData | None  # chains: the tracker's tensors (vocabulary, events, trees); None on Mathlib
-    item_tokens: torch.Tensor  # (I, E) token ids: the tracker's items, then the trees T_t and goals; Mathlib:
-    #                            initial proof states and tactics, as Lean text's tokens
-    probe_tokens: torch.Tensor  # (Q, Ep) token ids of each distinct probe event: rule, then path bits (a tactic's)
-    probe_events: tuple[str, ...]  # (Q,) the event text of each probe row ("" for row 0)
-    verdicts: tuple[str, ...]  # verdict classes, in the manifest's order (the class index is the target)
-    kinds: tuple[str, ...]  # probe kinds
-    train: dict[str, torch.Tensor]  # see ``_pack``; every training chain carries probes
-    tests: dict[int, dict[str, torch.Tensor]]  # per length: the chains of the split that carry probes
-    probe_chains: int  # chains per test split that carry probes (from the manifest)
-    vocab_size: int  # token ids of items and probes lie in [0, vocab_size)
-    identity: dict  # dataset and Lean identity, written beside every run
-    encoding: dict  # what a reader of a checkpoint needs to encode inputs as these tensors do
-
-    @property
-    def device(self) -> torch.device:
-        return self.item_tokens.device
-
-    def to(self, device: torch.device | str) -> OracleData:
-        """The dataset with every tensor on ``device`` (the tracker's tensors too); itself when it
-        is there already (on the CPU nothing is copied)."""
-        device = torch.device(device)
-        if self.device == device:
-            return self
-
-        def moved(split: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-            return {k: v.to(device) for k, v in split.items()}
-
-        return replace(self, tracker=None if self.tracker is None else self.tracker.to(device),
-                       item_tokens=self.item_tokens.to(device), probe_tokens=self.probe_tokens.to(device),
-                       train=moved(self.train), tests={n: moved(split) for n, split in self.tests.items()})
-
-    @property
-    def accepting(self) -> torch.Tensor:
-        """(V,) bool, on the dataset's device: the classes in which Lean accepted the probe
-        (accepted, complete)."""
-        return torch.tensor([not v.startswith("rejected") for v in self.verdicts], device=self.device)
-
-    @property
-    def hard_kind(self) -> int:
-        return self.kinds.index(HARD_KIND)
-
-    @property
-    def embedding(self) -> str:
-        """How the models embed these tokens (``tracker.models.EMBEDDINGS``): Lean text has a
-        vocabulary too large for one row per (position, token)."""
-        return "bound" if self.tracker is not None else "factored"
-
-    def goal_keys(self, split: dict[str, torch.Tensor]) -> torch.Tensor:
-        """(N, ·) one row per chain of ``split``, equal for chains of one goal: the goal tree's
-        item on chains, the initial proof state's item on Mathlib proofs."""
-        if "goal_items" in split:
-            return split["goal_items"].long()[:, None]
-        return split["items"][:, :1].long()
 
 
 def probe_tokens(event: Event, index: dict[str, int]) -> list[int]:
     """The rule's token, then one token per bit of the path (as the tracker reads an event)."""
     return [index[event.rule]] + [index[b] for b in event.path]
-
-
-def ordered_kinds(found) -> tuple[str, ...]:
-    found = set(found)
-    return tuple(k for k in KNOWN_KINDS if k in found) + tuple(sorted(found - set(KNOWN_KINDS)))
 
 
 class _ProbeBuilder:
@@ -208,23 +137,6 @@ def _pack(chains: list[dict], tracker_split: dict[str, torch.Tensor], rows: list
     goals = torch.tensor([c["goal"] for c in chains], dtype=torch.int32)
     return {"items": items, "partner_items": partner_items, "truth_items": truth, "goal_items": goals,
             **pack_probe_rows([c["rows"] for c in chains], steps)}
-
-
-def pack_probe_rows(rows: list[list[list[tuple[int, int, int]]]], steps: int) -> dict[str, torch.Tensor]:
-    """probes (int32, 0 = none), verdicts and kinds (int8, -1 = none), each (N, S, P), from each
-    chain's rows: per step, (probe id, verdict class, kind) of each probe tried there."""
-    width = max((len(r) for chain in rows for r in chain), default=1)
-    probes = torch.zeros(len(rows), steps, width, dtype=torch.int32)
-    verdicts = torch.full((len(rows), steps, width), -1, dtype=torch.int8)
-    kinds = torch.full((len(rows), steps, width), -1, dtype=torch.int8)
-    for n, chain in enumerate(rows):
-        for t, row in enumerate(chain):
-            if row:
-                block = torch.tensor(row, dtype=torch.int32)  # (P_t, 3)
-                probes[n, t, : len(row)] = block[:, 0]
-                verdicts[n, t, : len(row)] = block[:, 1].to(torch.int8)
-                kinds[n, t, : len(row)] = block[:, 2].to(torch.int8)
-    return {"probes": probes, "verdicts": verdicts, "kinds": kinds}
 
 
 def probe_summary(manifest: dict, where: str) -> tuple[tuple[str, ...], tuple[str, ...], int]:

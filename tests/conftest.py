@@ -60,6 +60,7 @@ def _no_lean_process(request):
         yield
         return
     import leanbridge.corelib
+    import leanbridge.discovery
     import leanbridge.kernel
     import leanbridge.runner
 
@@ -67,7 +68,7 @@ def _no_lean_process(request):
         pytest.skip("needs the Lean binary (deselected by --no-lean)")
 
     patch = pytest.MonkeyPatch()
-    for module in (leanbridge.runner, leanbridge.corelib, leanbridge.kernel):
+    for module in (leanbridge.discovery, leanbridge.runner, leanbridge.corelib, leanbridge.kernel):
         patch.setattr(module, "lean_process", refuse)
     yield
     patch.undo()

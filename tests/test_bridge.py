@@ -6,7 +6,8 @@ import pytest
 
 from chains.rules import successors, tier_rules
 from chains.trees import all_trees, parse_polish
-from leanbridge.asker import AskConfig, Asker, QuestionFailed
+from leanbridge.asker import AskConfig, Asker
+from leanbridge.batch import QuestionFailed
 from leanbridge.corelib import audit_source
 from leanbridge.discovery import LEAN_ENV, LEAN_GITHASH, LEAN_VERSION, find_lean
 from leanbridge.errors import CoreLibraryError, LeanNotFoundError

@@ -208,22 +208,33 @@ def test_every_training_setting_is_declared_once_and_made_an_option():
             assert str(option.default) == str(field.default), f"{config.__name__}.{field.name}"
 
 
-def tracker_and_oracle_imports() -> dict[str, set[str]]:
-    """Each module of tracker/ and oracle/ (their __init__ aside) -> the modules of the two it imports,
-    at its top or inside a function."""
+PACKAGES = ("chains", "leanbridge", "tracker", "oracle", "prover")
+
+
+def package_imports(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, set[str]]:
+    """Each module of ``packages`` under ``root`` (subpackages and their __init__ too) -> the modules of
+    those packages it imports, at its top or inside a function. ``from p import m`` names the module
+    ``p.m`` when there is one, else ``p``; a relative import is read from the module's package."""
     import ast
 
+    modules = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
     graph = {}
-    for package in ("tracker", "oracle"):
-        for path in sorted((ROOT / package).glob("*.py")):
-            if path.name == "__init__.py":
-                continue
-            imported = set()
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
-                    [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-                imported |= {n for n in names if n.split(".")[0] in ("tracker", "oracle")}
-            graph[f"{package}.{path.stem}"] = imported
+    for name, path in modules.items():
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]  # the module's package
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # from . import m, from ..p import x: counted from the module's package
+                    base = ".".join(here[: len(here) - node.level + 1] + ([base] if base else []))
+                imported |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
+        graph[name] = {m for m in imported if m in modules and m != name}
     return graph
 
 
@@ -251,10 +262,27 @@ def test_the_cycle_finder_finds_a_cycle():
     assert import_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_no_module_of_the_tracker_or_the_oracle_imports_itself_back():
-    """The configs, the schedules, the losses and the checkpoint sit below the trainers: no two
-    modules import each other, not even from inside a function."""
-    cycle = import_cycle(tracker_and_oracle_imports())
+def test_the_cycle_finder_reads_imports_inside_functions_and_from_packages(tmp_path):
+    """A cycle closed by an import inside a function, through a subpackage, is a cycle."""
+    files = {"pkg/__init__.py": "", "pkg/a.py": "from pkg.sub import b\n", "pkg/sub/__init__.py": "",
+             "pkg/sub/b.py": "def f():\n    from pkg import a  # deferred\n    return a\n",
+             "pkg/sub/c.py": "from ..a import x\nfrom . import b\nimport pkg.sub\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    graph = package_imports(tmp_path, ("pkg",))
+    assert graph["pkg.a"] == {"pkg.sub.b"} and graph["pkg.sub.b"] == {"pkg.a"}
+    assert graph["pkg.sub.c"] == {"pkg.a", "pkg.sub.b", "pkg.sub"}
+    assert import_cycle(graph) == ["pkg.a", "pkg.sub.b", "pkg.a"]
+    (tmp_path / "pkg/sub/b.py").write_text("def f():\n    return 1\n")
+    assert import_cycle(package_imports(tmp_path, ("pkg",))) is None
+
+
+def test_no_module_of_the_project_imports_itself_back():
+    """Dependencies point one way inside every package and between them: the configs, the schedules,
+    the losses and the checkpoint sit below the trainers, the shared types below the modules that use
+    them; no two modules import each other, not even from inside a function."""
+    cycle = import_cycle(package_imports())
     assert cycle is None, " -> ".join(cycle)
 
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from chains.rules import Event, apply, redex, successors, tier_rules
 from chains.trees import ADD, MUL, all_trees, atom_names, random_tree
 from leanbridge import kernel, kernelterms
+from leanbridge.batch import answer_batch
 from leanbridge.checker import Checker, KernelCheckerError
-from leanbridge.asker import answer_batch
 from leanbridge.cli import main as certify
 from leanbridge.corelib import CORE_MODULE, CoreLibrary, core_source
 from leanbridge.errors import RenderError

@@ -28,8 +28,8 @@ import torch
 
 from chains.dataset import MATHLIB_FORMAT, DatasetError, file_sha256
 from chains.manifest import manifest_path
-from oracle.data import HARD_KIND, OracleData, ordered_kinds, pack_probe_rows
 from oracle.mathlib.tokens import UNK, TextVocab, TokenizerSpec, split
+from oracle.tensors import HARD_KIND, OracleData, ordered_kinds, pack_probe_rows
 
 SPLITS = ("train.jsonl", "test.jsonl")
 
