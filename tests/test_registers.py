@@ -4,6 +4,8 @@ chains of any length exactly, and its state machine agrees with its batched runs
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
+from unittest.mock import patch
 
 import pytest
 import torch
@@ -13,10 +15,11 @@ from hypothesis import strategies as st
 
 from chains.rules import RULES, Event, apply, successors, tier_rules
 from chains.trees import atom_names, random_tree, subtree, tokens
+from tracker import registers
 from tracker.data import Vocab
 from tracker.models import ModelConfig
-from tracker.registers import (EMPTY, SOURCE_HEADS, TARGET_HEADS, TABLES, HardRead, RegisterTracker, addressing,
-                              heap_index, heap_path, table_moves)
+from tracker.registers import (EMPTY, SOURCE_HEADS, TARGET_HEADS, TABLES, HardRead, MixedRead, RegisterTracker,
+                              addressing, heap_index, heap_path, table_moves)
 
 ATOMS = atom_names(4)
 VOCAB = Vocab(ATOMS, tier_rules(2))
@@ -226,6 +229,94 @@ def test_a_hard_read_has_the_straight_through_products_bits(seed, spread):
     assert torch.equal(read, reference)
     for a, b in zip(torch.autograd.grad(read, [pool, scores], grad), torch.autograd.grad(reference, [pool, scores], grad)):
         assert torch.equal(a, b)
+
+
+class OldHardRead(torch.autograd.Function):
+    """The referee: HardRead as it was before its backward went in chunks, every live candidate and
+    its register's gradient row gathered at once (K, W)."""
+
+    @staticmethod
+    def forward(ctx, pool, weights, source):
+        m, p1, width = pool.shape
+        flat = source + torch.arange(m).view(m, 1, 1) * p1
+        read = flat.gather(-1, weights.argmax(-1, keepdim=True)).flatten()
+        ctx.save_for_backward(pool, weights, flat, read)
+        return pool.reshape(-1, width).index_select(0, read).view(m, -1, width)
+
+    @staticmethod
+    def backward(ctx, grad):
+        pool, weights, flat, read = ctx.saved_tensors
+        width = pool.shape[-1]
+        grad_rows = grad.reshape(-1, width)
+        grad_pool = torch.zeros_like(pool).view(-1, width).index_add_(0, read, grad_rows).view_as(pool)
+        live = (weights > 0).flatten().nonzero()[:, 0]
+        candidates = pool.reshape(-1, width).index_select(0, flat.flatten().index_select(0, live))
+        dots = (candidates * grad_rows.index_select(0, live // weights.shape[-1])).sum(-1)
+        return grad_pool, torch.zeros_like(weights).view(-1).index_copy_(0, live, dots).view_as(weights), None
+
+
+def old_mixture(pool: torch.Tensor, weights: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """The referee: a soft read as it was before MixedRead, every candidate gathered (M, P, S, W) and
+    autograd's backward of the weighted sum."""
+    gathered = pool[torch.arange(pool.shape[0])[:, None, None], source]
+    return (weights.unsqueeze(-1) * gathered).sum(-2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 3), st.integers(1, 20), st.integers(1, EMPTY + 1),
+       st.integers(1, 40), st.integers(1, 64), st.sampled_from([1.0, 60.0]))
+def test_the_reads_in_chunks_have_the_bits_of_reading_every_candidate_at_once(seed, m, p, s, w, chunk, spread):
+    """HardRead and MixedRead gather their candidates CHUNK rows at a time; their outputs and their
+    gradients to the pool and to every weight are bit for bit the referees', which gather them all at
+    once: for any shapes and chunk sizes, with masked candidates (weight 0, reading register 0),
+    weights that underflow to zero, registers outside the subtree (one candidate, itself) and
+    registers read by several targets."""
+    g = torch.Generator().manual_seed(seed)
+    pool = torch.randn(m, p + 1, w, generator=g)
+    source = torch.randint(0, p + 1, (m, p, s), generator=g)
+    source = source.masked_fill((torch.rand(m, p, s, generator=g) < 0.4) & (torch.arange(s) > 0), -1)
+    outside = torch.rand(m, p, generator=g) < 0.3
+    source[outside] = torch.where(torch.arange(s) == 0, torch.arange(p).view(p, 1), -1).expand(m, p, s)[outside]
+    scores = (torch.randn(m, p, s, generator=g) * spread).masked_fill(source < 0, float("-inf"))
+    weights = scores.softmax(-1)
+    grad = torch.randn(m, p, w, generator=g)
+    with patch.object(registers, "CHUNK", chunk):
+        for read, referee in ((HardRead.apply, OldHardRead.apply), (MixedRead.apply, old_mixture)):
+            found = []
+            for how in (read, referee):
+                leaves = pool.clone().requires_grad_(), weights.clone().requires_grad_()
+                out = how(*leaves, source.clamp(min=0))
+                found.append((out, *torch.autograd.grad(out, leaves, grad)))
+            assert all(torch.equal(a, b) for a, b in zip(*found))
+
+
+@pytest.mark.parametrize("moves,tables_kind", [("hard", "inherited"), ("soft", "free")])
+def test_a_trackers_bits_are_those_of_its_reads_gathering_every_candidate_at_once(monkeypatch, moves, tables_kind):
+    """The whole tracker, hard moves read as mixtures too (the move readout) and soft moves: its
+    views, registers, mixtures and every parameter's gradient are bit for bit those it had when its
+    reads gathered every candidate at once (the referees), the two reads' gradients to the same pool
+    and weights added as before."""
+    rng = random.Random(5)
+    walks = [random_walk(rng, 4, tier_rules(2)) for _ in range(3)]
+    items_table = torch.tensor([row for trees, events in walks for row in item_rows(trees[0], events)])
+    items = torch.arange(len(items_table)).view(3, -1)
+    torch.manual_seed(4)
+    model = RegisterTracker(ModelConfig(arch="registers", width=32, moves=moves, tables=tables_kind), items_table,
+                            VOCAB.size, VOCAB.n_out, POSITIONS)
+    with torch.no_grad():
+        model.table.normal_(std=0.2, generator=torch.Generator().manual_seed(6))  # tables that lean, not yet sharp
+    monkeypatch.setattr(registers, "CHUNK", 1000)  # several chunks a read
+    found = []
+    for reads in ((HardRead, MixedRead), (OldHardRead, SimpleNamespace(apply=old_mixture))):
+        monkeypatch.setattr(registers, "HardRead", reads[0])
+        monkeypatch.setattr(registers, "MixedRead", reads[1])
+        outs = model(items, soft_reads=True)
+        g = torch.Generator().manual_seed(7)  # the same random gradient for both
+        loss = sum((o * torch.randn(o.shape, generator=g)).sum() for o in outs)
+        grads = torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)  # the readout reads none
+        found.append((*outs, *(grad for grad in grads if grad is not None)))
+    assert len(found[0]) == 3 + 5  # table, beta, content, the LayerNorm's two
+    assert all(torch.equal(a, b) for a, b in zip(*found, strict=True))
 
 
 def test_table_moves_name_the_one_head_a_table_gets_wrong(tables):

@@ -42,7 +42,7 @@ shared by all positions.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import product
@@ -64,6 +64,9 @@ TABLE_SCALE = 20.0
 BETA_INIT = 20.0  # the update's sharpness at init: a register at cosine 0.9 to one token and 0.5 to the next weighs them e^8 : 1
 EMPTY = len(SOURCE_HEADS)  # the candidate column of the empty register (a source outside the tree)
 N_OPS = 2  # output ids: PAD 0, the operators 1 and 2, then the atoms (tracker.data.Vocab)
+# candidate rows (of width W) a read gathers at a time: they and their products stay in the cache
+# (gathered at once, the 340,000 of a tier-2 batch's move went through memory several times)
+CHUNK = 4096
 
 
 def heap_index(path: str) -> int:
@@ -146,21 +149,33 @@ def _heap_tokens(row: list[int], positions: int) -> list[int] | None:
     return None if stack else out
 
 
+def _pool_rows(pool: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+    """Sources (M, P, S) indices into pool (M, P + 1, W) -> the same sources as rows of
+    pool.view(M * (P + 1), W)."""
+    m, p1 = pool.shape[:2]
+    return source + torch.arange(m, device=pool.device).view(m, 1, 1) * p1
+
+
+def _chunks(n: int, size: int) -> Iterator[slice]:
+    """Slices of ``range(n)``, ``size`` at a time (at least one)."""
+    size = max(1, size)
+    return (slice(a, a + size) for a in range(0, n, size))
+
+
 class HardRead(torch.autograd.Function):
     """A hard move's read: register j of row m takes its top-weighted source, pool[m, source[m, j, top]].
 
     Forward it reads one source per register, a sixteenth of a soft move's reading. Backward it
     gives what the straight-through product ``sum_s (onehot_s + w_s - sg(w_s)) * pool[source_s]`` would:
     the read register's gradient to its one source, and to each weight w_s the dot product of its
-    candidate with the gradient (the candidates gathered only then, never kept). The bits equal that
-    product's, forward and backward (tests/test_registers.py)."""
+    candidate with the gradient (the candidates gathered only then, never kept, CHUNK rows at a time).
+    The bits equal that product's, forward and backward (tests/test_registers.py)."""
 
     @staticmethod
     def forward(ctx, pool: torch.Tensor, weights: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
         # pool (M, P + 1, W) registers and the empty one; weights (M, P, S); source (M, P, S) indices into pool
-        m, p1, width = pool.shape
-        offset = torch.arange(m, device=pool.device).view(m, 1, 1) * p1
-        flat = source + offset  # (M, P, S) rows of pool.view(M * (P + 1), W)
+        m, _, width = pool.shape
+        flat = _pool_rows(pool, source)  # (M, P, S) rows of pool.view(M * (P + 1), W)
         read = flat.gather(-1, weights.argmax(-1, keepdim=True)).flatten()  # (M * P,)
         ctx.save_for_backward(pool, weights, flat, read)
         return pool.reshape(-1, width).index_select(0, read).view(m, -1, width)  # (M, P, W)
@@ -169,14 +184,57 @@ class HardRead(torch.autograd.Function):
     def backward(ctx, grad: torch.Tensor):
         pool, weights, flat, read = ctx.saved_tensors  # grad (M, P, W)
         width = pool.shape[-1]
-        grad_rows = grad.reshape(-1, width)  # (M * P, W)
-        grad_pool = torch.zeros_like(pool).view(-1, width).index_add_(0, read, grad_rows).view_as(pool)
+        pool_rows, grad_rows = pool.reshape(-1, width), grad.reshape(-1, width)  # (M * (P + 1), W), (M * P, W)
+        grad_pool = torch.zeros_like(pool_rows).index_add_(0, read, grad_rows).view_as(pool)
         # only the candidates of non-zero weight: the softmax's backward multiplies every other
         # one's gradient by its weight, 0 (a register outside the event's subtree has one candidate)
         live = (weights > 0).flatten().nonzero()[:, 0]  # (K,) into weights.view(-1)
-        candidates = pool.reshape(-1, width).index_select(0, flat.flatten().index_select(0, live))  # (K, W)
-        dots = (candidates * grad_rows.index_select(0, live // weights.shape[-1])).sum(-1)  # (K,)
+        sources, targets = flat.flatten().index_select(0, live), live // weights.shape[-1]  # (K,) their rows
+        dots = grad.new_empty(live.shape)  # (K,)
+        for at in _chunks(len(live), CHUNK):
+            # each candidate's product with its register's gradient and the sum over W, as over all K
+            # at once, on rows that stay in the cache
+            torch.sum(pool_rows.index_select(0, sources[at]) * grad_rows.index_select(0, targets[at]), -1, out=dots[at])
         return grad_pool, torch.zeros_like(weights).view(-1).index_copy_(0, live, dots).view_as(weights), None
+
+
+class MixedRead(torch.autograd.Function):
+    """A soft read (a soft move, or the move readout's mixtures): register j of row m takes the
+    mixture ``sum_s weights[m, j, s] * pool[m, source[m, j, s]]``.
+
+    Its bits, forward and backward, are those of gathering every candidate (M, P, S, W) and summing
+    their weighted products over S, with autograd's backward of that: to each weight the sum over W
+    of its candidate times the gradient, to each pool register its readers' weighted gradients added
+    in the readers' order, masked candidates (weight 0) included (tests/test_registers.py). The
+    candidates are gathered CHUNK rows at a time instead, forward and again backward, and never kept."""
+
+    @staticmethod
+    def forward(ctx, pool: torch.Tensor, weights: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
+        # pool (M, P + 1, W) registers and the empty one; weights (M, P, S); source (M, P, S) indices into pool
+        m, _, width = pool.shape
+        s = weights.shape[-1]
+        flat = _pool_rows(pool, source).view(-1, s)  # (M * P, S) rows of pool.view(M * (P + 1), W)
+        pool_rows, w = pool.reshape(-1, width), weights.reshape(-1, s, 1)
+        out = pool.new_empty(m, weights.shape[1], width)  # (M, P, W)
+        for at in _chunks(len(flat), CHUNK // s):
+            candidates = pool_rows.index_select(0, flat[at].flatten()).view(-1, s, width)  # (chunk, S, W)
+            torch.sum(w[at] * candidates, -2, out=out.view(-1, width)[at])
+        ctx.save_for_backward(pool, weights, flat)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        pool, weights, flat = ctx.saved_tensors  # grad (M, P, W)
+        width, s = pool.shape[-1], weights.shape[-1]
+        pool_rows, w, g = pool.reshape(-1, width), weights.reshape(-1, s, 1), grad.reshape(-1, 1, width)
+        grad_pool = torch.zeros_like(pool_rows)  # (M * (P + 1), W)
+        grad_weights = weights.new_empty(flat.shape)  # (M * P, S)
+        for at in _chunks(len(flat), CHUNK // s):
+            index = flat[at].flatten()  # (chunk * S,)
+            candidates = pool_rows.index_select(0, index).view(-1, s, width)  # (chunk, S, W)
+            torch.sum(g[at] * candidates, -1, out=grad_weights[at])
+            grad_pool.index_add_(0, index, (g[at] * w[at]).view(-1, width))
+        return grad_pool.view_as(pool), grad_weights.view_as(weights), None
 
 
 class RegisterTracker(Recurrent):
@@ -260,16 +318,15 @@ class RegisterTracker(Recurrent):
         weights = scores.softmax(-1)  # (M, P, S)
         empty = self._normed(self.content.weight[0]).expand(m, 1, width)  # the PAD register
         pool = torch.cat([w, empty], 1)  # (M, P + 1, W)
-        rows = torch.arange(m, device=w.device)
+        source = source.clamp(min=0)  # a masked candidate reads register 0, at weight 0
         hard = self.config.moves == "hard"
         if hard:
             # exactly the top source forward, the softmax's gradient backward (straight-through):
             # a move copies registers without blending, however long the chain
-            moved = self._update(self._normed(HardRead.apply(pool, weights, source.clamp(min=0))))
+            moved = self._update(self._normed(HardRead.apply(pool, weights, source)))
             if not soft:
                 return moved
-        gathered = pool[rows[:, None, None], source.clamp(min=0)]  # (M, P, S, W)
-        mixed = self._normed((weights.unsqueeze(-1) * gathered).sum(-2))  # (M, P, W)
+        mixed = self._normed(MixedRead.apply(pool, weights, source))  # (M, P, W)
         if not hard:
             moved = self._update(mixed)
         return (moved, mixed) if soft else moved
