@@ -6,6 +6,7 @@ atoms and the large tier-2 trees, for the registers arch beside the best one-slo
     python -m benchmarks.tracker_beyond collect                               # write results/tracker-beyond.json
     python -m benchmarks.tracker_beyond batch [--workers 2] [--arms a,b] [--seeds 0,1,2]   # the registered batch
     python -m benchmarks.tracker_beyond prove --tracker RUN   # six atoms, unvisited problems, beside kernel search
+    python -m benchmarks.tracker_beyond probe RUN --data D    # a registers run mid-training: tables, exact to 256
 
 Validation datasets are certified from seed 1 and the registered batch's from seed 0, so no choice
 made on validation chains reads a registered test chain. A run is trained by ``train-tracker`` in a
@@ -123,6 +124,13 @@ BATCH: dict[str, tuple[str, list[str]]] = {
     # 4 (root-events-registers-inherited-s3, -s4); registered with its own predictions below, before any
     # of its runs
     "events-registers-inherited": ("events-a4", ["--schedule", "registers", "--tables", "inherited"]),
+    # added after tier2-registers-s0 failed (every tree distribution grows lost; distrib_right's root head on a
+    # wrong source) and the move readout's validation run on tier 2 (tier2-registers-readout-s0, certified from
+    # another seed) had its tables move all 70 events right on all 12,864 trees and was exact on every end-tree
+    # size to 256 events at its checkpoints of steps 500 and 1,000; registered with its own predictions below,
+    # before any of its runs
+    "tier2-registers-readout": ("tier2-a4-w64", ["--schedule", "registers", "--tables", "inherited",
+                                                 "--move-readout", "1.0"]),
 }
 SEEDS = (0, 1, 2)
 EXACT = 0.99
@@ -157,6 +165,13 @@ PREDICTIONS = [
                                "of 3 seeds (registered after the tied tables failed there on one seed of three)"),
     ("events_inherited_exact", "Held-out events: the registers with inherited tables exact (>= 0.99) at 4,096 on 3 of 3 "
                                "seeds, and their tables alone moving every event right on all 960 trees"),
+    ("tier2_readout_exact", "Tier 2 (the registered tier-2 dataset): the registers with inherited tables and the move "
+                            "readout exact (>= 0.99) at 256, 1,024 and 4,096 on 3 of 3 seeds (registered after the hard "
+                            "moves alone failed there)"),
+    ("tier2_readout_sizes", "Tier 2: the registers with inherited tables and the move readout at least 0.99 exact at 256 "
+                            "on every end-tree size, 13 and 15 tokens included, on 3 of 3 seeds"),
+    ("tier2_readout_tables", "Tier 2: the tables of the registers with inherited tables and the move readout moving all 70 "
+                             "events right on every application to all 12,864 trees of the domain, on 3 of 3 seeds"),
     ("plain_exact", "Plain training under the registers (no Nerode term) exact (>= 0.99) at 4,096 on 3 of 3 seeds of "
                     "held-out events, held-out pairs, six atoms (on the unseen ends) and tier 2: the shape, not the "
                     "objective, keeps it exact past the training length"),
@@ -318,6 +333,11 @@ def judge(runs: dict[str, dict]) -> list[dict]:
                             for arm in ("pairs-registers", "pairs-slot")])
     verdict("tier2_exact", [part(f"exact@{n}", "tier2-registers", exact(n), high) for n in ("256", "1024", "4096")])
     verdict("tier2_sizes", [part("least exact size@256", "tier2-registers", least_size, high)])
+    verdict("tier2_readout_exact", [part(f"exact@{n}", "tier2-registers-readout", exact(n), high)
+                                    for n in ("256", "1024", "4096")])
+    verdict("tier2_readout_sizes", [part("least exact size@256", "tier2-registers-readout", least_size, high)])
+    verdict("tier2_readout_tables", [part("events whose tables move every tree right", "tier2-registers-readout",
+                                          lambda r: (r.get("table_moves") or {}).get("events_right"), lambda v: v == 70)])
     verdict("plain_exact", [part("events exact@4096", "events-registers-plain", exact("4096"), high),
                             part("pairs exact@4096", "pairs-registers-plain", exact("4096"), high),
                             part("a6 unseen@4096", "a6-registers-plain", unseen("4096"), high),
@@ -380,6 +400,11 @@ def table_check(run_dir: Path, report: dict) -> dict | None:
     the wrong ones named."""
     if report.get("arch") != "registers" or (report.get("dataset") or {}).get("atoms") != 4:
         return None
+    return tables_of(run_dir)
+
+
+def tables_of(run_dir: Path) -> dict:
+    """``table_check``'s figures for the registers run in ``run_dir``, read from its checkpoint."""
     from chains.space import reachable_trees
     from tracker.inference import load_run
     from tracker.registers import table_moves
@@ -390,6 +415,41 @@ def table_check(run_dir: Path, report: dict) -> dict | None:
     return {"trees": len(trees), "events": len(moves), "events_right": sum(m.right == m.applications for m in moves),
             "wrong": {m.event: {"right": m.right, "applications": m.applications, "heads": list(m.wrong_heads)}
                       for m in moves if m.right < m.applications}}
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--data", type=click.Path(path_type=Path), required=True, help="The dataset the run trains on.")
+@click.option("--chains", type=click.IntRange(1), default=256, show_default=True, help="Chains read per test split.")
+@click.option("--max-length", type=click.IntRange(1), default=256, show_default=True,
+              help="The longest test split read.")
+def probe(run_dir: Path, data: Path, chains: int, max_length: int) -> None:
+    """Read a registers run on four atoms at its latest checkpoint, also while it trains (the file
+    is replaced whole, never written in place): its tables' own moves on every tree of its domain,
+    and exact by length and by end-tree size on the first chains of every split up to
+    --max-length events, at one thread. Prints one JSON line; writes nothing."""
+    from dataclasses import replace
+
+    import torch
+
+    from tracker.checkpoint import Checkpoint
+    from tracker.config import TrainConfig
+    from tracker.data import load_dataset
+    from tracker.evaluate import EvalConfig, evaluate
+    from tracker.train import Trainer
+
+    torch.set_num_threads(1)
+    checkpoint = Checkpoint.of_run(run_dir, TrainConfig)
+    trainer = checkpoint.restore(Trainer, load_dataset(data))  # its data holds the readout's laid-out targets
+    tests = {n: split for n, split in trainer.data.tests.items() if n <= max_length}
+    found = evaluate(trainer.model, replace(trainer.data, tests=tests), EvalConfig(max_chains=chains, threads=1))
+    sizes = {n: {size: share["exact"] for size, share in by.items()}
+             for n, by in found["beyond"]["by_end_size"].items()}
+    tables = tables_of(run_dir)
+    click.echo(json.dumps({"run": str(run_dir), "step": checkpoint.step, "chains": found["chains"],
+                           "exact": found["exact"], "exact_by_end_size": sizes,
+                           "events_right": f"{tables['events_right']} of {tables['events']}",
+                           "wrong": tables["wrong"]}))
 
 
 def recorded(run_dir: Path, base: dict) -> dict:
