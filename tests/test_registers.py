@@ -13,6 +13,8 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import torch_threads
+
 from chains.rules import RULES, Event, apply, successors, tier_rules
 from chains.trees import atom_names, random_tree, subtree, tokens
 from tracker import registers
@@ -270,7 +272,8 @@ def test_the_reads_in_chunks_have_the_bits_of_reading_every_candidate_at_once(se
     gradients to the pool and to every weight are bit for bit the referees', which gather them all at
     once: for any shapes and chunk sizes, with masked candidates (weight 0, reading register 0),
     weights that underflow to zero, registers outside the subtree (one candidate, itself) and
-    registers read by several targets."""
+    registers read by several targets. At one thread, the trainings' count: at two, the referee's
+    accumulation into the pool is split between the threads and rounds in another order."""
     g = torch.Generator().manual_seed(seed)
     pool = torch.randn(m, p + 1, w, generator=g)
     source = torch.randint(0, p + 1, (m, p, s), generator=g)
@@ -280,7 +283,7 @@ def test_the_reads_in_chunks_have_the_bits_of_reading_every_candidate_at_once(se
     scores = (torch.randn(m, p, s, generator=g) * spread).masked_fill(source < 0, float("-inf"))
     weights = scores.softmax(-1)
     grad = torch.randn(m, p, w, generator=g)
-    with patch.object(registers, "CHUNK", chunk):
+    with patch.object(registers, "CHUNK", chunk), torch_threads(1):
         for read, referee in ((HardRead.apply, OldHardRead.apply), (MixedRead.apply, old_mixture)):
             found = []
             for how in (read, referee):
@@ -291,11 +294,12 @@ def test_the_reads_in_chunks_have_the_bits_of_reading_every_candidate_at_once(se
 
 
 @pytest.mark.parametrize("moves,tables_kind", [("hard", "inherited"), ("soft", "free")])
-def test_a_trackers_bits_are_those_of_its_reads_gathering_every_candidate_at_once(monkeypatch, moves, tables_kind):
+def test_a_trackers_bits_are_those_of_its_reads_gathering_every_candidate_at_once(monkeypatch, one_thread, moves,
+                                                                                    tables_kind):
     """The whole tracker, hard moves read as mixtures too (the move readout) and soft moves: its
     views, registers, mixtures and every parameter's gradient are bit for bit those it had when its
     reads gathered every candidate at once (the referees), the two reads' gradients to the same pool
-    and weights added as before."""
+    and weights added as before; at one thread, as trainings run."""
     rng = random.Random(5)
     walks = [random_walk(rng, 4, tier_rules(2)) for _ in range(3)]
     items_table = torch.tensor([row for trees, events in walks for row in item_rows(trees[0], events)])

@@ -205,8 +205,10 @@ class MixedRead(torch.autograd.Function):
     Its bits, forward and backward, are those of gathering every candidate (M, P, S, W) and summing
     their weighted products over S, with autograd's backward of that: to each weight the sum over W
     of its candidate times the gradient, to each pool register its readers' weighted gradients added
-    in the readers' order, masked candidates (weight 0) included (tests/test_registers.py). The
-    candidates are gathered CHUNK rows at a time instead, forward and again backward, and never kept."""
+    in the readers' order, masked candidates (weight 0) included (tests/test_registers.py), at one
+    thread: at more, autograd splits that gather's accumulation between the threads, where these reads
+    give the same bits at any count. The candidates are gathered CHUNK rows at a time instead, forward
+    and again backward, and never kept."""
 
     @staticmethod
     def forward(ctx, pool: torch.Tensor, weights: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
