@@ -22,11 +22,17 @@ import subprocess
 import sys
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from benchmarks.harness import Comparison, chosen_arms, run_batch, seed_list, write_results
 from chains.manifest import has_manifest
+
+if TYPE_CHECKING:
+    from chains.space import Domain
+    from tracker.data import Vocab
+    from tracker.registers import RegisterTracker
 
 BIN = Path(sys.executable).parent
 RESULTS = Path("results/tracker-beyond.json")
@@ -400,18 +406,19 @@ def table_check(run_dir: Path, report: dict) -> dict | None:
     the wrong ones named."""
     if report.get("arch") != "registers" or (report.get("dataset") or {}).get("atoms") != 4:
         return None
-    return tables_of(run_dir)
-
-
-def tables_of(run_dir: Path) -> dict:
-    """``table_check``'s figures for the registers run in ``run_dir``, read from its checkpoint."""
-    from chains.space import reachable_trees
     from tracker.inference import load_run
-    from tracker.registers import table_moves
 
     run = load_run(run_dir)
-    trees = reachable_trees(run.domain)
-    moves = table_moves(run.model, run.vocab.rules, run.vocab.index(), trees, run.domain.size_bound)
+    return tables_of(run.model, run.vocab, run.domain)
+
+
+def tables_of(model: RegisterTracker, vocab: Vocab, domain: Domain) -> dict:
+    """``table_check``'s figures for a registers tracker ``model`` over ``vocab`` on ``domain``."""
+    from chains.space import reachable_trees
+    from tracker.registers import table_moves
+
+    trees = reachable_trees(domain)
+    moves = table_moves(model, vocab.rules, vocab.index(), trees, domain.size_bound)
     return {"trees": len(trees), "events": len(moves), "events_right": sum(m.right == m.applications for m in moves),
             "wrong": {m.event: {"right": m.right, "applications": m.applications, "heads": list(m.wrong_heads)}
                       for m in moves if m.right < m.applications}}
@@ -432,6 +439,7 @@ def probe(run_dir: Path, data: Path, chains: int, max_length: int) -> None:
 
     import torch
 
+    from chains.manifest import domain_of, manifest_path, read_manifest
     from tracker.checkpoint import Checkpoint
     from tracker.config import TrainConfig
     from tracker.data import load_dataset
@@ -445,7 +453,8 @@ def probe(run_dir: Path, data: Path, chains: int, max_length: int) -> None:
     found = evaluate(trainer.model, replace(trainer.data, tests=tests), EvalConfig(max_chains=chains, threads=1))
     sizes = {n: {size: share["exact"] for size, share in by.items()}
              for n, by in found["beyond"]["by_end_size"].items()}
-    tables = tables_of(run_dir)
+    domain = domain_of(read_manifest(data), str(manifest_path(data)))
+    tables = tables_of(trainer.model, trainer.data.vocab, domain)  # the restored weights: read once
     click.echo(json.dumps({"run": str(run_dir), "step": checkpoint.step, "chains": found["chains"],
                            "exact": found["exact"], "exact_by_end_size": sizes,
                            "events_right": f"{tables['events_right']} of {tables['events']}",
