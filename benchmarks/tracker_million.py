@@ -161,7 +161,7 @@ def judge(rows: list[dict]) -> list[dict]:
     """Every registered prediction with what was measured and its verdict (untested until every
     seed it names has finished)."""
     def exact(arm: str, length: int) -> dict:
-        return {r["seed"]: r["exact"].get(str(length)) for r in rows if r["arm"] == arm}
+        return {str(r["seed"]): r["exact"].get(str(length)) for r in rows if r["arm"] == arm}  # keyed as JSON keeps them
 
     out = []
 
