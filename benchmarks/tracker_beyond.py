@@ -68,6 +68,8 @@ HARD = [*REGISTERS, "--moves", "hard"]
 FAST = ["--schedule", "fast"]
 # the one-slot recipe that is exact on five atoms (docs/experiments/tier2-exact.md), at half its steps
 SLOT_PATHS = ["--schedule", "tier2", "--steps", "12000"]
+# the recipe that is exact on tier 2: the registers schedule, inherited tables, the move readout
+TIER2_READOUT = ["--schedule", "registers", "--tables", "inherited", "--move-readout", "1.0"]
 
 # run name -> (dataset, train-tracker options)
 VALIDATION: dict[str, tuple[str, list[str]]] = {
@@ -135,13 +137,11 @@ BATCH: dict[str, tuple[str, list[str]]] = {
     # another seed) had its tables move all 70 events right on all 12,864 trees and was exact on every end-tree
     # size to 256 events at its checkpoints of steps 500 and 1,000; registered with its own predictions below,
     # before any of its runs
-    "tier2-registers-readout": ("tier2-a4-w64", ["--schedule", "registers", "--tables", "inherited",
-                                                 "--move-readout", "1.0"]),
+    "tier2-registers-readout": ("tier2-a4-w64", TIER2_READOUT),
     # added after the move readout's arm passed on 3 of 3 seeds, so that plain training is asked on tier 2
     # of the recipe that is exact there (tier2-registers-plain asks it of the hard moves alone, which are
     # not exact even in training); registered with its own prediction below, before any of its runs
-    "tier2-registers-readout-plain": ("tier2-a4-w64", ["--schedule", "registers", "--tables", "inherited",
-                                                       "--move-readout", "1.0", "--objective", "plain"]),
+    "tier2-registers-readout-plain": ("tier2-a4-w64", [*TIER2_READOUT, "--objective", "plain"]),
 }
 SEEDS = (0, 1, 2)
 EXACT = 0.99
