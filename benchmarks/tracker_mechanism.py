@@ -25,7 +25,7 @@ import torch
 from benchmarks import tracker_comparison
 from benchmarks.harness import Comparison, figure, prediction_lines, verdict, write_results
 from benchmarks.tracker_comparison import plan
-from tracker.analysis import AnalysisConfig, analyse_run, write_analysis
+from tracker.analysis import READ_BACK, AnalysisConfig, analyse_run, write_analysis
 from tracker.evaluate import EvalConfig
 from tracker.checkpoint import CHECKPOINT, load_checkpoint
 from tracker.config import TrainConfig
@@ -117,6 +117,7 @@ def summary(report: dict, arm: str | None) -> dict:
             "fitted": rw["fitted"]["one_step"], "fitted_two": rw["fitted"]["two_steps"],
             "rotation": rw["rotation"]["one_step"], "singular_p05": rw["singular_values"]["p05"],
             "singular_p95": rw["singular_values"]["p95"], "not_permutations": rw["not_permutations"],
+            "read_back": rw["read_back"],
             "seconds": report["seconds"], "lean": report["lean"], "package_version": report["package_version"]}
 
 
@@ -128,7 +129,8 @@ def analysed(run: Path, data: Path | None, config: AnalysisConfig, where: Path, 
     if path.is_file():
         report = json.loads(path.read_text())
         if (report["config"] == asdict(config) and report["run"]["steps"] == step
-                and report["histories"].get("data") == (None if data is None else str(data))):
+                and report["histories"].get("data") == (None if data is None else str(data))
+                and report["rewrites"].get("read_back") == READ_BACK):
             return report
     report = analyse_run(run, data, config, None if quiet else (lambda line: click.echo(f"  {line}", err=True)))
     write_analysis(report, where)
@@ -202,7 +204,10 @@ def main(arms, runs, data, train_missing, extra, chains, length, seed, analyses,
                 missing.append(where.name)
     jobs += [(name, None, run, on) for name, run, on in map(named_run, extra)]
     previous = json.loads(out.read_text()).get("runs", {}) if out.is_file() else {}
-    summaries = dict(previous)  # runs analysed by earlier calls stay, unless analysed again here
+    # runs analysed by earlier calls stay, unless analysed again here or read back another way
+    summaries = {name: s for name, s in previous.items() if s.get("read_back") == READ_BACK}
+    for name in sorted(set(previous) - set(summaries)):
+        click.echo(f"dropping {name}: analysed with another read-back; analyse it again to keep it", err=True)
     for name, arm, run, on in jobs:
         click.echo(f"analysing {name}", err=True)
         summaries[name] = summary(analysed(run, on, config, analyses / name, quiet), arm)

@@ -17,7 +17,8 @@ are the *code*, one row per state. Four measurements:
 - **Rewrites.** Every event that applies to a state's tree moves the state one step (and a random
   second event a second step). On tier 1 an event permutes the Polish string; does it act on the
   code as that permutation's linear map? Prediction: decode the code to a string with a fitted
-  affine map, permute it, encode with the affine map above. Against it: one fitted affine map per
+  affine map (least squares from codes to strings), permute it, encode with the affine map above.
+  Against it: one fitted affine map per
   (lemma, position), and one rotation per (lemma, position) (orthogonal Procrustes); the singular
   values of the fitted maps say how far they are from rotations. A residual is the share of the
   next codes' variance a prediction misses: sum ||predicted - actual||^2 / sum ||actual - mean||^2.
@@ -54,7 +55,8 @@ from tracker.models import Recurrent
 
 PURITY_BAR = 0.99  # the clustering also reports the fewest clusters at this purity
 RIDGE = 1e-3  # per-event maps: ridge weight, relative to the rows times the mean variance of the inputs
-PINV_RCOND = 1e-6  # the string read from a code: singular values of the encoder below this share of its largest are dropped
+# how a code's string is read back for the permutation prediction; an analysis made another way is not reused
+READ_BACK = "least squares"
 CHUNK = 1024  # states moved or viewed per call
 
 Progress = Callable[[str], None]
@@ -238,12 +240,14 @@ def affine_apply(b: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Encoder:
-    """An affine map from one-hot strings to codes, h = (x - x_mean) E + h_mean, fitted by least
-    squares (E is zero off the strings' span), and its inverse on codes through E's pseudo-inverse:
-    the string a code stands for, where the code is that map's image."""
+    """An affine map from one-hot strings to codes, h = (x - x_mean) E + h_mean, and the read-back
+    of a code's string, x = (h - h_mean) R + x_mean, both fitted by least squares on the same
+    states. R is fitted, not E's pseudo-inverse: a trained code is only mostly affine and E is far
+    from an isometry, and the pseudo-inverse amplifies the part that is not affine along E's weak
+    directions (docs/experiments/mechanism.md, "The read-back")."""
 
     e: np.ndarray  # (P V, D)
-    e_inv: np.ndarray  # (D, P V)
+    r: np.ndarray  # (D, P V)
     x_mean: np.ndarray  # (P V,)
     h_mean: np.ndarray  # (D,)
 
@@ -251,13 +255,14 @@ class Encoder:
     def fit(cls, x: np.ndarray, h: np.ndarray) -> Encoder:
         xm, hm = x.mean(0), h.mean(0)
         e = np.linalg.lstsq(x - xm, h - hm, rcond=None)[0]
-        return cls(e, np.linalg.pinv(e, rcond=PINV_RCOND), xm, hm)
+        r = np.linalg.lstsq(h - hm, x - xm, rcond=None)[0]
+        return cls(e, r, xm, hm)
 
     def code(self, x: np.ndarray) -> np.ndarray:
         return (x - self.x_mean) @ self.e + self.h_mean
 
     def string(self, h: np.ndarray) -> np.ndarray:
-        return (h - self.h_mean) @ self.e_inv + self.x_mean
+        return (h - self.h_mean) @ self.r + self.x_mean
 
 
 def procrustes(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -526,7 +531,7 @@ def _rewrites(codes: np.ndarray, moved: np.ndarray, again: np.ndarray, first: _S
     sv = np.array(singular) if singular else np.zeros(1)
     return {
         "steps": m, "not_permutations": sum(p is None for p in first.perms), "judged": len(judged),
-        "judged_two_steps": len(twice), "subspace": basis.shape[1],
+        "judged_two_steps": len(twice), "subspace": basis.shape[1], "read_back": READ_BACK,
         "permutation": {"one_step": share(one["permutation"], actual1), "two_steps": share(two["permutation"], actual2)},
         "fitted": {"one_step": share(one["fitted"], actual1), "two_steps": share(two["fitted"], actual2)},
         "rotation": {"one_step": share(one["rotation"], actual1)},
