@@ -3,9 +3,11 @@
 Times ``--steps`` optimiser steps of the default recipe (recurrence, combo, width 128, 28 chains
 per step) after a short warm-up, splits one profiled stretch of steps by operator family, and
 times the free-running evaluation of the 512 test chains at 4,096 events. Writes
-``results/tracker_speed.json``. Run it on a quiet machine: other processes share the cores.
+``results/tracker_speed.json``. Run it on a quiet machine: other processes share the cores. ``--set SETTING=VALUE`` changes one training setting of the schedule
+(``tracker.config.TrainConfig``'s field of that name), so that a registered arm's whole recipe is timed.
 
     .venv/bin/python -m benchmarks.tracker_speed [--steps 200] [--threads 2] [--schedule registers --out F]
+        [--set tables=inherited --set move_readout=1.0]
 
 ``--schedule`` times another recipe (``tracker.schedules``) the same way: the registers arch beside
 the recurrence, each at one thread (``--threads 1``). Beside the wall clock it records the process's
@@ -20,6 +22,7 @@ import os
 import platform
 import tempfile
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import torch
@@ -27,6 +30,7 @@ from torch.profiler import ProfilerActivity, profile
 
 from chains.files import user_mode
 from chains.version import package_version
+from tracker.config import TrainConfig
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig, end_views
 from tracker.schedules import scheduled
@@ -48,6 +52,19 @@ def family(name: str) -> str:
     return "other"
 
 
+def overrides(pairs: list[str]) -> dict:
+    """``SETTING=VALUE`` pairs -> TrainConfig settings, each value read as its field's type."""
+    defaults = TrainConfig()
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in {f.name for f in fields(TrainConfig)}:
+            raise SystemExit(f"--set {pair!r}: not SETTING=VALUE with a training setting's name")
+        kind = type(getattr(defaults, name))
+        out[name] = value if kind is str else (value.lower() in ("1", "true", "yes") if kind is bool else kind(value))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="data/tier1-a4")
@@ -55,10 +72,17 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="results/tracker_speed.json")
     ap.add_argument("--schedule", default="default", help="the recipe timed (tracker.schedules)")
+    ap.add_argument("--eval-chains", type=int, default=512, help="test chains whose evaluation is timed (0: none)")
+    ap.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
+                    help="a training setting over the schedule's, e.g. tables=inherited (repeatable)")
     args = ap.parse_args()
+    try:
+        changed = overrides(args.set)
+        config = scheduled(args.schedule, **changed, data=args.data)
+    except ValueError as e:
+        raise SystemExit(f"tracker_speed: {e}") from None
     torch.set_num_threads(args.threads)
     data = load_dataset(args.data)
-    config = scheduled(args.schedule, data=args.data)
     trainer = Trainer(config, data)
     start = int(0.75 * config.steps)  # past the terms' delays, so every term of the objective is live
     for step in range(start - 20, start):
@@ -79,11 +103,11 @@ def main() -> None:
             shares[family(event.key)] = shares.get(family(event.key), 0.0) + event.self_cpu_time_total
     total = sum(shares.values()) or 1.0
 
-    test = data.tests[max(data.tests)]
-    items = test["chain_items"][:512]
+    items = data.tests[max(data.tests)]["chain_items"][:args.eval_chains]
     began = time.perf_counter()
-    end_views(trainer.model, items, EvalConfig().chunk)
-    eval_seconds = time.perf_counter() - began
+    if len(items):
+        end_views(trainer.model, items, EvalConfig().chunk)
+    eval_seconds = time.perf_counter() - began if len(items) else None
 
     result = {
         "threads": args.threads, "timed_steps": args.steps, "seconds_per_step": round(per_step, 4),
@@ -92,11 +116,12 @@ def main() -> None:
         "projected_training_minutes": round(config.steps * per_step / 60, 2),
         "time_by_operator_family": {k: round(v / total, 3) for k, v in sorted(shares.items(), key=lambda kv: -kv[1])},
         "eval_chains": int(items.shape[0]), "eval_length": int(max(data.tests)),
-        "eval_seconds": round(eval_seconds, 2),
-        "schedule": args.schedule,
+        "eval_seconds": None if eval_seconds is None else round(eval_seconds, 2),
+        "schedule": args.schedule, "overrides": changed,
         "config": {"arch": config.arch, "objective": config.objective, "width": config.width,
                    "batch_chains": config.batch_chains, "fixed_norm": config.fixed_norm, "steps": config.steps,
-                   "seed": config.seed},
+                   "seed": config.seed, "moves": config.moves, "tables": config.tables,
+                   "move_readout": config.move_readout},
         "dataset": data.identity["dataset"], "lean": data.identity["lean"],
         "package_version": package_version(), "torch_version": torch.__version__,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},

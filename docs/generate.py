@@ -512,10 +512,11 @@ def beyond_speed() -> str:
         if "steps_per_cpu_second" not in s:
             continue
         c = s["config"]
-        rows.append([s["schedule"], s["dataset"]["path"].rsplit("/", 1)[-1], c["arch"], num(c["steps"], 0),
+        recipe = " ".join([s["schedule"], *(f"{k}={v}" for k, v in s.get("overrides", {}).items())])
+        rows.append([recipe, s["dataset"]["path"].rsplit("/", 1)[-1], c["arch"], num(c["steps"], 0),
                      num(s["steps_per_cpu_second"], 2), num(c["steps"] / s["steps_per_cpu_second"] / 60, 1),
-                     num(s["steps_per_second"], 2), f"{s['eval_chains']} x {s['eval_length']:,}"])
-    return table(["schedule", "dataset", "arch", "recipe steps", "steps per CPU second", "recipe, CPU minutes",
+                     num(s["steps_per_second"], 2), f"{s['eval_chains']} x {s['eval_length']:,}" if s["eval_chains"] else "none"])
+    return table(["recipe", "dataset", "arch", "recipe steps", "steps per CPU second", "recipe, CPU minutes",
                   "steps/s (wall, shared cores)", "evaluated chains x events"], rows)
 
 

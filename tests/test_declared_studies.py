@@ -158,3 +158,18 @@ def test_the_soft_collection_words_its_verdicts_as_before(tmp_path):
     assert results["schedule"] == "fast" and results["cells"] == SOFT.settings["cells"]
     assert [r["cell"] for r in results["runs"]] == ["clean"] and "clean-s0" not in results["missing"]
     assert len(results["missing"]) == 9
+
+
+def test_the_speed_benchmark_times_a_recipe_with_its_settings_over_the_schedule():
+    from benchmarks.tracker_beyond import TIER2_READOUT
+    from benchmarks.tracker_speed import overrides
+
+    changed = overrides(["tables=inherited", "move_readout=1.0"])
+    assert changed == {"tables": "inherited", "move_readout": 1.0}
+    timed = scheduled("registers", **changed)
+    assert (timed.arch, timed.moves, timed.tables, timed.move_readout) == ("registers", "hard", "inherited", 1.0)
+    assert TIER2_READOUT[:2] == ["--schedule", "registers"]
+    for setting, value in zip(TIER2_READOUT[2::2], TIER2_READOUT[3::2]):  # the arm's options over its schedule
+        assert str(getattr(timed, setting.removeprefix("--").replace("-", "_"))) == value
+    with pytest.raises(SystemExit, match="not SETTING=VALUE"):
+        overrides(["no_such_setting=1"])
