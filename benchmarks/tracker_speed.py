@@ -22,7 +22,6 @@ import os
 import platform
 import tempfile
 import time
-from dataclasses import fields
 from pathlib import Path
 
 import torch
@@ -30,10 +29,9 @@ from torch.profiler import ProfilerActivity, profile
 
 from chains.files import user_mode
 from chains.version import package_version
-from tracker.config import TrainConfig
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig, end_views
-from tracker.schedules import scheduled
+from tracker.schedules import parse_settings, scheduled
 from tracker.train import Trainer
 
 # operator families: the first pattern an aten op's name contains decides its family
@@ -52,19 +50,6 @@ def family(name: str) -> str:
     return "other"
 
 
-def overrides(pairs: list[str]) -> dict:
-    """``SETTING=VALUE`` pairs -> TrainConfig settings, each value read as its field's type."""
-    defaults = TrainConfig()
-    out = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or name not in {f.name for f in fields(TrainConfig)}:
-            raise SystemExit(f"--set {pair!r}: not SETTING=VALUE with a training setting's name")
-        kind = type(getattr(defaults, name))
-        out[name] = value if kind is str else (value.lower() in ("1", "true", "yes") if kind is bool else kind(value))
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default="data/tier1-a4")
@@ -77,7 +62,7 @@ def main() -> None:
                     help="a training setting over the schedule's, e.g. tables=inherited (repeatable)")
     args = ap.parse_args()
     try:
-        changed = overrides(args.set)
+        changed = parse_settings(args.set)
         config = scheduled(args.schedule, **changed, data=args.data)
     except ValueError as e:
         raise SystemExit(f"tracker_speed: {e}") from None

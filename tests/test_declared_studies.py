@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.harness import comparison
-from tracker.schedules import scheduled
+from tracker.schedules import parse_settings, scheduled
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACKER = comparison("tracker")
@@ -160,16 +160,18 @@ def test_the_soft_collection_words_its_verdicts_as_before(tmp_path):
     assert len(results["missing"]) == 9
 
 
-def test_the_speed_benchmark_times_a_recipe_with_its_settings_over_the_schedule():
-    from benchmarks.tracker_beyond import TIER2_READOUT
-    from benchmarks.tracker_speed import overrides
-
-    changed = overrides(["tables=inherited", "move_readout=1.0"])
+def test_a_recipe_is_timed_with_its_settings_over_the_schedule():
+    # the beyond batch's readout arm, as the speed benchmark's --set options rebuild it over its schedule
+    arm = comparison("tracker-beyond").config("tier2-registers-readout", 0)
+    changed = parse_settings(["tables=inherited", "move_readout=1.0"])
     assert changed == {"tables": "inherited", "move_readout": 1.0}
     timed = scheduled("registers", **changed)
-    assert (timed.arch, timed.moves, timed.tables, timed.move_readout) == ("registers", "hard", "inherited", 1.0)
-    assert TIER2_READOUT[:2] == ["--schedule", "registers"]
-    for setting, value in zip(TIER2_READOUT[2::2], TIER2_READOUT[3::2]):  # the arm's options over its schedule
-        assert str(getattr(timed, setting.removeprefix("--").replace("-", "_"))) == value
-    with pytest.raises(SystemExit, match="not SETTING=VALUE"):
-        overrides(["no_such_setting=1"])
+    assert arm[:2] == ["--schedule", "registers"] and arm[-2:] == ["--seed", "0"]
+    for option, value in zip(arm[2:-2:2], arm[3:-2:2]):  # every option of the arm over its schedule
+        assert str(getattr(timed, option.removeprefix("--").replace("-", "_"))) == value
+    with pytest.raises(ValueError, match="not SETTING=VALUE"):
+        parse_settings(["no_such_setting=1"])
+    done = subprocess.run([sys.executable, "-m", "benchmarks.tracker_speed", "--set", "moves=hard", "--set", "bogus"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode != 0 and done.stderr.strip().splitlines() == [
+        "tracker_speed: 'bogus': not SETTING=VALUE with a training setting's name"]

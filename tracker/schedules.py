@@ -59,6 +59,21 @@ def scheduled(name: str, **settings) -> TrainConfig:
     return replace(TrainConfig(), **{**SCHEDULES[name], **settings})
 
 
+def parse_settings(pairs: list[str]) -> dict:
+    """``SETTING=VALUE`` pairs -> TrainConfig settings, each value read as its field's type
+    (a bool from 1/true/yes); a pair that names no training setting raises ValueError."""
+    defaults = TrainConfig()
+    known = {f.name for f in fields(TrainConfig)}
+    out = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or name not in known:
+            raise ValueError(f"{pair!r}: not SETTING=VALUE with a training setting's name")
+        kind = type(getattr(defaults, name))
+        out[name] = value if kind is str else (value.lower() in ("1", "true", "yes") if kind is bool else kind(value))
+    return out
+
+
 def schedule_of(config: TrainConfig) -> dict:
     """The schedule ``config`` is closest to (fewest settings apart; the first listed on a tie) and
     the settings where it departs from it: {"name": ..., "overrides": {setting: value}}."""
