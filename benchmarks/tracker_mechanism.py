@@ -12,11 +12,13 @@ from the comparison's recipe at one thread, resumed from its checkpoint when int
 analysis goes to ``<analyses>/<name>/analysis.json`` and ``analysis.png`` and is reused when its
 run's checkpoint step and the analysis settings are unchanged, so an interrupted batch resumes.
 ``--out`` collects the summaries, which runs were analysed, trained or missing, and the verdicts.
+Every run is read against the tree's Polish string (the seed's); a run whose readout names tree
+positions by path (the registers arch) is read against that layout's string as well, as ``<name>-paths``.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import click
@@ -117,7 +119,7 @@ def summary(report: dict, arm: str | None) -> dict:
             "fitted": rw["fitted"]["one_step"], "fitted_two": rw["fitted"]["two_steps"],
             "rotation": rw["rotation"]["one_step"], "singular_p05": rw["singular_values"]["p05"],
             "singular_p95": rw["singular_values"]["p95"], "not_permutations": rw["not_permutations"],
-            "read_back": rw["read_back"],
+            "read_back": rw["read_back"], "string": report["config"].get("string", "polish"),
             "seconds": report["seconds"], "lean": report["lean"], "package_version": report["package_version"]}
 
 
@@ -128,13 +130,19 @@ def analysed(run: Path, data: Path | None, config: AnalysisConfig, where: Path, 
     step = load_checkpoint(run / CHECKPOINT).get("step")
     if path.is_file():
         report = json.loads(path.read_text())
-        if (report["config"] == asdict(config) and report["run"]["steps"] == step
+        if ({"string": "polish", **report["config"]} == asdict(config) and report["run"]["steps"] == step
                 and report["histories"].get("data") == (None if data is None else str(data))
                 and report["rewrites"].get("read_back") == READ_BACK):
             return report
     report = analyse_run(run, data, config, None if quiet else (lambda line: click.echo(f"  {line}", err=True)))
     write_analysis(report, where)
     return report
+
+
+def laid_out_by_paths(run: Path) -> bool:
+    """Whether the run's readout names tree positions by path (the registers arch does)."""
+    report = json.loads((run / "report.json").read_text())
+    return report.get("config", {}).get("layout") == "paths"
 
 
 def table(summaries: dict[str, dict], predictions: list[dict]) -> str:
@@ -211,6 +219,10 @@ def main(arms, runs, data, train_missing, extra, chains, length, seed, analyses,
     for name, arm, run, on in jobs:
         click.echo(f"analysing {name}", err=True)
         summaries[name] = summary(analysed(run, on, config, analyses / name, quiet), arm)
+        if laid_out_by_paths(run):  # read against its own layout as well, under NAME-paths
+            click.echo(f"analysing {name}-paths", err=True)
+            summaries[f"{name}-paths"] = summary(
+                analysed(run, on, replace(config, string="paths"), analyses / f"{name}-paths", quiet), arm)
     predictions = judge(summaries)
     write_results(out, {"config": asdict(config), "runs": summaries, "trained": trained, "missing": missing,
                         "predictions": predictions, "registered": dict(PREDICTIONS),

@@ -431,12 +431,13 @@ def beyond_table(section: str) -> str:
 
 def mechanism_runs() -> str:
     runs = load("tracker-mechanism.json")["runs"]
-    rows = [[name, r["arch"], r["objective"], r["domain"]["atoms"], r["histories"], num(r["states"]), num(r["trees"]),
+    rows = [[name, r["arch"], r["objective"], r["domain"]["atoms"], r["histories"], r.get("string", "polish"),
+             num(r["states"]), num(r["trees"]),
              f3(r["purity_at_trees"]), num(r["pure_clusters"]), num(r["fewest_pure"]), r["code_width"], r["pc95"],
              r["pc99"], f3(r["affine_r2"]), f3(r["permutation"]), f3(r["permutation_two"]), f3(r["fitted"]),
              f3(r["fitted_two"]), f3(r["rotation"]), f"{r['singular_p05']:.2f}–{r['singular_p95']:.2f}"]
             for name, r in runs.items()]
-    return table(["run", "arch", "objective", "atoms", "states from", "states", "trees", "purity at trees",
+    return table(["run", "arch", "objective", "atoms", "states from", "string", "states", "trees", "purity at trees",
                   "pure clusters", "fewest pure", "width", "PCs 95%", "PCs 99%", "affine R²", "permutation",
                   "2 steps", "per-event map", "2 steps", "rotation", "singular values p5–p95"], rows) \
         if rows else "No run has been analysed yet.\n"

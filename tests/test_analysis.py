@@ -4,9 +4,12 @@ the one the rules make; and the command runs on a trained run and refuses bad in
 from __future__ import annotations
 
 import json
+import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
+import torch
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +24,7 @@ from tracker.analysis import (AnalysisConfig, AnalysisError, analyse, cluster_su
 from tracker.analysis_cli import main as analyse_tracker
 from tracker.evaluate import EvalConfig
 from tracker.inference import checked_history
+from tracker.layouts import paths_of
 from tracker.train import TrainConfig, train
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
@@ -31,13 +35,14 @@ CONFIG = AnalysisConfig(chains=144, length=5, seed=1)
 
 
 class StringCode:
-    """A stand-in tracker whose state is the tree itself and whose code is its one-hot Polish string
-    under a fixed random isometry and offset, bent by ``bend`` * tanh (0: exactly affine)."""
+    """A stand-in tracker whose state is the tree itself and whose code is its one-hot string (Polish,
+    or by path) under a fixed random isometry and offset, bent by ``bend`` * tanh (0: exactly affine)."""
 
-    def __init__(self, domain: Domain = A3, width: int = 48, bend: float = 0.0, seed: int = 0) -> None:
-        vocab, positions = string_vocab(domain)
+    def __init__(self, domain: Domain = A3, width: int = 48, bend: float = 0.0, seed: int = 0,
+                 string: str = "polish") -> None:
+        vocab, positions = string_vocab(domain, string)
         rng = np.random.default_rng(seed)
-        self.domain, self.bend = domain, bend
+        self.domain, self.bend, self.string = domain, bend, string
         self.map = np.linalg.qr(rng.normal(size=(width, positions * len(vocab))))[0].T  # (P V, width), orthonormal rows
         self.offset = rng.normal(size=width)
 
@@ -48,7 +53,7 @@ class StringCode:
         return [apply(tree, event, self.domain.size_bound) for tree, event in zip(states, events)]
 
     def codes(self, states):
-        x = one_hot(states, self.domain).reshape(len(states), -1) @ self.map + self.offset
+        x = one_hot(states, self.domain, self.string).reshape(len(states), -1) @ self.map + self.offset
         return x + self.bend * np.tanh(x)
 
 
@@ -106,6 +111,44 @@ def test_the_induced_permutation_is_the_rewrite_of_the_string(rng):
         assert [tokens(tree)[j] for j in pi] == tokens(after)
         strings = one_hot([tree, after], Domain(atoms=5))
         assert np.array_equal(permuted(strings[:1], [pi])[0], strings[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.randoms(use_true_random=False), st.sampled_from([Domain(atoms=5), Domain(tier=2)]))
+def test_the_induced_map_of_paths_is_the_rewrite_of_the_heap_layout(rng, domain):
+    tree = random_tree(rng, domain.atom_names)
+    for event, after in successors(tree, domain.rules, domain.size_bound):
+        pi = induced_permutation(tree, event, "paths")
+        if pi is None:  # tier 2's size-changing rules
+            assert len(tokens(after)) != len(tokens(tree))
+            continue
+        strings = one_hot([tree, after], domain, "paths")
+        assert np.array_equal(permuted(strings[:1], [pi])[0], strings[1])
+        assert len({j for j in pi if j >= 0}) == len([j for j in pi if j >= 0])  # no position read twice
+
+
+def test_the_heap_layout_is_the_readout_layouts_paths():
+    domain = Domain(atoms=5)
+    vocab, positions = string_vocab(domain, "paths")
+    ids = {t: i for i, t in enumerate(vocab)}  # the readout's ids: padding, the operators, the atoms
+    for tree in [random_tree(random.Random(n), domain.atom_names) for n in range(20)]:
+        row = [ids[t] for t in tokens(tree)] + [0] * (2 * domain.atoms - 1 - len(tokens(tree)))
+        laid = paths_of(torch.tensor([row]))[0].tolist()
+        assert len(laid) == positions
+        assert laid == one_hot([tree], domain, "paths")[0].argmax(-1).tolist()
+
+
+def test_a_code_that_is_the_paths_string_is_read_exactly_only_against_it(histories):
+    by_path = StringCode(string="paths")
+    exact = analyse(by_path, histories, replace(CONFIG, string="paths"))
+    assert exact["affine"]["r2"] == pytest.approx(1.0, abs=1e-9)
+    assert exact["rewrites"]["not_permutations"] == 0
+    assert exact["rewrites"]["permutation"]["one_step"] < 1e-12 and exact["rewrites"]["permutation"]["two_steps"] < 1e-12
+    # the same code read against the Polish string: not its affine image, its rewrites not that string's permutations
+    polish = analyse(by_path, histories, CONFIG)
+    assert polish["affine"]["r2"] < 0.99 and polish["rewrites"]["permutation"]["one_step"] > 0.01
+    with pytest.raises(AnalysisError, match="unknown string"):
+        analyse(by_path, histories, replace(CONFIG, string="reverse"))
 
 
 def test_a_size_changing_event_induces_no_permutation():
@@ -204,6 +247,12 @@ def test_the_command_writes_a_report_and_a_figure(tiny_run):
     assert result.exit_code == 0, result.output
     held = json.loads((tiny_run / "held" / "analysis.json").read_text())
     assert held["states"] == 40 and held["histories"]["source"] == "test chains"
+    result = CliRunner().invoke(analyse_tracker, [str(tiny_run / "run"), "--chains", "200", "--length", "4",
+                                                  "--string", "paths", "--out", str(tiny_run / "paths"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    by_path = json.loads((tiny_run / "paths" / "analysis.json").read_text())
+    assert by_path["config"]["string"] == "paths" and by_path["states"] == 200
+    assert by_path["dimension"]["string_pc99"] != report["dimension"]["string_pc99"]  # another string
 
 
 @pytest.mark.lean

@@ -13,7 +13,8 @@ are the *code*, one row per state. Four measurements:
   figures for the trees' one-hot Polish strings.
 - **Affine.** The R^2 of a least-squares affine map from a tree's one-hot Polish string (the
   tree token by token, each operator before its arguments; position x token, flattened) to the
-  code of its states.
+  code of its states. With ``string="paths"`` the tree's string is its heap layout instead (the
+  node at each path from the root), the string a ``paths`` readout names and the registers hold.
 - **Rewrites.** Every event that applies to a state's tree moves the state one step (and a random
   second event a second step). On tier 1 an event permutes the Polish string; does it act on the
   code as that permutation's linear map? Prediction: decode the code to a string with a fitted
@@ -58,6 +59,7 @@ RIDGE = 1e-3  # per-event maps: ridge weight, relative to the rows times the mea
 # how a code's string is read back for the permutation prediction; an analysis made another way is not reused
 READ_BACK = "least squares"
 CHUNK = 1024  # states moved or viewed per call
+STRINGS = ("polish", "paths")  # the tree's strings a code can be read against (tracker.layouts' layouts)
 
 Progress = Callable[[str], None]
 Hist = tuple[Tree, tuple[Event, ...]]  # (start tree, events)
@@ -76,6 +78,8 @@ class AnalysisConfig:
                               "(test-LENGTH.jsonl).", low=1)
     seed: int = setting(0, "Draws the fresh histories, the two halves of the trees the fits are crossed over and the "
                            "second steps.")
+    string: str = setting("polish", "The tree's string the code is read against: polish (token by token, the seed's) "
+                                    "or paths (by heap position, the paths readout layout).", choices=STRINGS)
 
 
 class Machine(Protocol):
@@ -163,60 +167,95 @@ def test_histories(data: Path, config: AnalysisConfig) -> tuple[Domain, list[His
     return domain, out
 
 
-# ---- the Polish string and the permutation an event induces on it ------------------------------
+# ---- the tree's string and the permutation an event induces on it ---------------------------------
+# ``polish``: the tree token by token, each operator before its arguments, left-aligned, padding after.
+# ``paths``: position i holds the node at heap position i (the root 0, the children of i at 2i + 1 and
+# 2i + 2), padding where the tree has none; the readout layout of tracker.layouts' ``paths``.
 
 
-def string_vocab(domain: Domain) -> tuple[tuple[str, ...], int]:
+def string_vocab(domain: Domain, string: str = "polish") -> tuple[tuple[str, ...], int]:
     """The one-hot string's tokens (padding first, the operators, the atoms) and its positions."""
-    positions = 2 * domain.atoms - 1 if domain.tier == 1 else domain.size_bound
-    return ("", *OPS, *domain.atom_names), positions
+    tokens_at_most = 2 * domain.atoms - 1 if domain.tier == 1 else domain.size_bound
+    if string == "paths":
+        return ("", *OPS, *domain.atom_names), 2 ** ((tokens_at_most + 1) // 2) - 1
+    if string == "polish":
+        return ("", *OPS, *domain.atom_names), tokens_at_most
+    raise AnalysisError(f"unknown string {string!r}; choose one of {', '.join(STRINGS)}")
 
 
-def one_hot(trees: Sequence[Tree], domain: Domain) -> np.ndarray:
-    """Trees -> their one-hot Polish strings (N, P, V), left-aligned, padding after the tree."""
-    vocab, positions = string_vocab(domain)
+def heap(tree: Tree) -> dict[int, str]:
+    """The tree's nodes by heap position: {position: token}."""
+    out: dict[int, str] = {}
+    stack = [(tree, 0)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, str):
+            out[at] = node
+        else:
+            out[at] = node[0]
+            stack += [(node[1], 2 * at + 1), (node[2], 2 * at + 2)]
+    return out
+
+
+def laid_out(tree: Tree, string: str) -> dict[int, str]:
+    """The tree's tokens by position in ``string``: {position: token}, padding left out."""
+    return heap(tree) if string == "paths" else dict(enumerate(tokens(tree)))
+
+
+def one_hot(trees: Sequence[Tree], domain: Domain, string: str = "polish") -> np.ndarray:
+    """Trees -> their one-hot strings (N, P, V) in ``string``'s positions, padding where no token is."""
+    vocab, positions = string_vocab(domain, string)
     index = {t: i for i, t in enumerate(vocab)}
     out = np.zeros((len(trees), positions, len(vocab)))
     out[:, :, 0] = 1.0
     for n, tree in enumerate(trees):
-        for i, tok in enumerate(tokens(tree)):
+        for i, tok in laid_out(tree, string).items():
             out[n, i, 0], out[n, i, index[tok]] = 0.0, 1.0
     return out
 
 
-def induced_permutation(tree: Tree, event: Event) -> tuple[int, ...] | None:
-    """The permutation pi of Polish positions the event makes of the tree's string (the token at
-    new position i was at old position pi[i]), or None when the event changes the tree's size (or
-    does not apply). Leaves are followed by name; an operator by its order among the operators of
-    its symbol (two equal operators that swap leave the string as it was)."""
+def induced_permutation(tree: Tree, event: Event, string: str = "polish") -> tuple[int, ...] | None:
+    """The map of string positions the event makes of the tree's string: the token at new position
+    i was at old position pi[i]; -1 where the new string has padding (``paths``: every position; ``polish``:
+    the tree's tokens, the padding after them staying). None when the event changes the tree's size
+    (or does not apply). Leaves are followed by name; an operator by its order among the operators
+    of its symbol (two equal operators that swap leave the string as it was)."""
     counter = iter(range(10 ** 9))
 
-    def tagged(t):  # every leaf renamed by its Polish position; the size-keeping rules never read leaf names
+    def tagged(t):  # every leaf renamed apart; the size-keeping rules never read leaf names
         i = next(counter)
         return f"#{i}" if isinstance(t, str) else (t[0], tagged(t[1]), tagged(t[2]))
 
-    before = tokens(tree)
-    moved = apply(tagged(tree), event)
-    if moved is None or len(tokens(moved)) != len(before):
+    marked = tagged(tree)
+    moved = apply(marked, event)
+    if moved is None or len(tokens(moved)) != len(tokens(tree)):
         return None
-    after = tokens(moved)
-    pi = [0] * len(after)
+    before, after = laid_out(marked, string), laid_out(moved, string)
+    # the positions the map covers: the tree's tokens (polish), or through the deepest node before or
+    # after (paths); past them both strings are padding
+    pi = [-1] * (len(after) if string == "polish" else max(*before, *after) + 1)
     for op in OPS:
-        old = [i for i, t in enumerate(before) if t == op]
-        new = [i for i, t in enumerate(after) if t == op]
+        old = sorted(i for i, t in before.items() if t == op)
+        new = sorted(i for i, t in after.items() if t == op)
         for i, j in zip(new, old):
             pi[i] = j
-    for i, t in enumerate(after):
+    where = {t: i for i, t in before.items()}
+    for i, t in after.items():
         if t.startswith("#"):
-            pi[i] = int(t[1:])
+            pi[i] = where[t]
     return tuple(pi)
 
 
 def permuted(strings: np.ndarray, perms: Sequence[tuple[int, ...]]) -> np.ndarray:
-    """strings (N, P, V) with row n's positions moved by perms[n] (positions past it stay)."""
+    """strings (N, P, V) with row n's positions moved by perms[n] (-1: padding; positions past it stay)."""
     out = strings.copy()
+    pad = np.zeros(strings.shape[2])
+    pad[0] = 1.0
     for n, pi in enumerate(perms):
-        out[n, :len(pi)] = strings[n, list(pi)]
+        idx = np.array(pi, dtype=int)
+        rows = strings[n, np.maximum(idx, 0)]
+        rows[idx < 0] = pad
+        out[n, :len(pi)] = rows
     return out
 
 
@@ -389,20 +428,20 @@ class _Steps:
     perms: list[tuple[int, ...] | None]
 
 
-def _first_steps(trees: Sequence[Tree], domain: Domain) -> _Steps:
+def _first_steps(trees: Sequence[Tree], domain: Domain, string: str) -> _Steps:
     source, events, after, perms = [], [], [], []
     for i, tree in enumerate(trees):
         for event, nxt in successors(tree, domain.rules, domain.size_bound):
             source.append(i), events.append(event), after.append(nxt)
-            perms.append(induced_permutation(tree, event))
+            perms.append(induced_permutation(tree, event, string))
     return _Steps(np.array(source, dtype=int), events, after, perms)
 
 
-def _second_steps(first: _Steps, domain: Domain, rng: random.Random) -> _Steps:
+def _second_steps(first: _Steps, domain: Domain, rng: random.Random, string: str) -> _Steps:
     events, after, perms = [], [], []
     for tree in first.trees:
         event, nxt = rng.choice(successors(tree, domain.rules, domain.size_bound))
-        events.append(event), after.append(nxt), perms.append(induced_permutation(tree, event))
+        events.append(event), after.append(nxt), perms.append(induced_permutation(tree, event, string))
     return _Steps(np.arange(len(first.trees)), events, after, perms)
 
 
@@ -412,6 +451,7 @@ def analyse(machine: Machine, histories: Sequence[Hist], config: AnalysisConfig 
     replayed with the domain's rules first: HistoryError names a step that does not apply)."""
     say = progress or (lambda _: None)
     domain = machine.domain
+    string_vocab(domain, config.string)  # an unknown string is refused before any work
     ends = [checked_history(start, events, domain)[-1] for start, events in histories]
     distinct = sorted(set(ends), key=tokens)
     if len(distinct) < 4:
@@ -428,7 +468,7 @@ def analyse(machine: Machine, histories: Sequence[Hist], config: AnalysisConfig 
     say(f"reading {len(histories)} histories")
     states = _in_chunks(list(histories), machine.encode_batch)
     codes = machine.codes(states)  # (N, D)
-    strings = one_hot(ends, domain)  # (N, P, V)
+    strings = one_hot(ends, domain, config.string)  # (N, P, V)
     flat = strings.reshape(len(ends), -1)
 
     say(f"clustering {len(codes)} states")
@@ -450,8 +490,8 @@ def analyse(machine: Machine, histories: Sequence[Hist], config: AnalysisConfig 
               "r2_in_sample": 1 - residual(Encoder.fit(flat, codes).code(flat), codes, mean)}
 
     say("moving every state by every event that applies to its tree, then one more")
-    first = _first_steps(ends, domain)
-    second = _second_steps(first, domain, rng)
+    first = _first_steps(ends, domain, config.string)
+    second = _second_steps(first, domain, rng, config.string)
     moved = _in_chunks(list(range(len(first.events))),
                        lambda rows: machine.step_batch([states[first.source[j]] for j in rows],
                                                        [first.events[j] for j in rows]))
@@ -584,7 +624,7 @@ def plot_analysis(report: dict, path: Path) -> None:
 
     fig, ax = plt.subplots(2, 2, figsize=(11, 8))
     dim, cl, rw = report["dimension"], report["clusters"], report["rewrites"]
-    for curve, name in ((dim["curve"], "code"), (dim["string_curve"], "one-hot Polish string")):
+    for curve, name in ((dim["curve"], "code"), (dim["string_curve"], f"one-hot {report['config'].get('string', 'polish')} string")):
         ax[0, 0].plot(range(1, len(curve) + 1), curve, label=name)
     for share in (0.95, 0.99):
         ax[0, 0].axhline(share, color="grey", lw=0.5, ls=":")

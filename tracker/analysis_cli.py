@@ -21,20 +21,20 @@ D = AnalysisConfig()  # the defaults shown by --help
 @click.option("--data", type=click.Path(path_type=Path), default=None,
               help="Analyse the end states of this dataset's test chains (the dataset the run was trained on) "
                    "[default: fresh histories of the run's domain, drawn from --seed].")
-@config_options(D, ("chains", "length", "seed"))
+@config_options(D, ("chains", "length", "seed", "string"))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Directory for analysis.json and analysis.png [default: RUN/analysis].")
 @click.option("--threads", type=click.IntRange(1), default=None, help="Torch threads [default: torch's].")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
-def main(run: Path, data: Path | None, chains: int, length: int, seed: int, out: Path | None, threads: int | None,
-         quiet: bool) -> None:
+def main(run: Path, data: Path | None, chains: int, length: int, seed: int, string: str, out: Path | None,
+         threads: int | None, quiet: bool) -> None:
     """What a trained tracker's state is: held-out states clustered by their tree, the code's dimension, how
-    much of it is an affine image of the tree's one-hot Polish string, and whether each rewrite acts on it as
-    the permutation it makes of that string (against one fitted map, and one rotation, per lemma and position)."""
+    much of it is an affine image of the tree's one-hot string (Polish, or by path with --string paths), and
+    whether each rewrite acts on it as the permutation it makes of that string (against one fitted map, and one rotation, per lemma and position)."""
     if threads is not None:
         torch.set_num_threads(threads)
     out = out or run / "analysis"
-    config = AnalysisConfig(chains=chains, length=length, seed=seed)
+    config = AnalysisConfig(chains=chains, length=length, seed=seed, string=string)
     say = None if quiet else (lambda line: click.echo(line, err=True))
     with user_errors(RunUnavailable, AnalysisError, HistoryError,
                      interrupted="interrupted; nothing was written"):
