@@ -120,6 +120,7 @@ def summary(report: dict, arm: str | None) -> dict:
             "rotation": rw["rotation"]["one_step"], "singular_p05": rw["singular_values"]["p05"],
             "singular_p95": rw["singular_values"]["p95"], "not_permutations": rw["not_permutations"],
             "read_back": rw["read_back"], "string": report["config"].get("string", "polish"),
+            "training": report.get("training"),
             "seconds": report["seconds"], "lean": report["lean"], "package_version": report["package_version"]}
 
 
@@ -132,7 +133,7 @@ def analysed(run: Path, data: Path | None, config: AnalysisConfig, where: Path, 
         report = json.loads(path.read_text())
         if ({"string": "polish", **report["config"]} == asdict(config) and report["run"]["steps"] == step
                 and report["histories"].get("data") == (None if data is None else str(data))
-                and report["rewrites"].get("read_back") == READ_BACK):
+                and report["rewrites"].get("read_back") == READ_BACK and "training" in report):
             return report
     report = analyse_run(run, data, config, None if quiet else (lambda line: click.echo(f"  {line}", err=True)))
     write_analysis(report, where)

@@ -429,17 +429,27 @@ def beyond_table(section: str) -> str:
     return table(BEYOND_HEADER, rows) if rows else "No run has finished yet.\n"
 
 
+def unvisited(training: dict | None) -> list[str]:
+    """The analysed end trees training never visited, and the affine R² on their states ("–": not read)."""
+    if not training:
+        return ["–", "–"]
+    return [f"{num(training['unvisited_end_trees'])} of {num(training['end_trees'])}",
+            f3(training["r2_unvisited"]) if training["r2_unvisited"] is not None else "–"]
+
+
 def mechanism_runs() -> str:
     runs = load("tracker-mechanism.json")["runs"]
     rows = [[name, r["arch"], r["objective"], r["domain"]["atoms"], r["histories"], r.get("string", "polish"),
              num(r["states"]), num(r["trees"]),
              f3(r["purity_at_trees"]), num(r["pure_clusters"]), num(r["fewest_pure"]), r["code_width"], r["pc95"],
              r["pc99"], f3(r["affine_r2"]), f3(r["permutation"]), f3(r["permutation_two"]), f3(r["fitted"]),
-             f3(r["fitted_two"]), f3(r["rotation"]), f"{r['singular_p05']:.2f}–{r['singular_p95']:.2f}"]
+             f3(r["fitted_two"]), f3(r["rotation"]), f"{r['singular_p05']:.2f}–{r['singular_p95']:.2f}",
+             *unvisited(r.get("training"))]
             for name, r in runs.items()]
     return table(["run", "arch", "objective", "atoms", "states from", "string", "states", "trees", "purity at trees",
                   "pure clusters", "fewest pure", "width", "PCs 95%", "PCs 99%", "affine R²", "permutation",
-                  "2 steps", "per-event map", "2 steps", "rotation", "singular values p5–p95"], rows) \
+                  "2 steps", "per-event map", "2 steps", "rotation", "singular values p5–p95",
+                  "ends training never visited", "affine R² there"], rows) \
         if rows else "No run has been analysed yet.\n"
 
 

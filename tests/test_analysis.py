@@ -19,6 +19,7 @@ from chains.rules import Event, apply, successors
 from chains.space import Domain
 from chains.trees import all_trees, random_tree, tokens
 from leanbridge.certify import certify_dataset
+from tracker import analysis
 from tracker.analysis import (AnalysisConfig, AnalysisError, analyse, cluster_summary, fresh_histories,
                               induced_permutation, one_hot, permuted, string_vocab)
 from tracker.analysis_cli import main as analyse_tracker
@@ -173,6 +174,20 @@ def test_a_code_that_is_the_string_gives_the_known_answers(histories):
     assert rw["fitted"]["one_step"] > 0.05 and rw["rotation"]["one_step"] > 0.05
 
 
+def test_the_trees_training_never_visited_are_counted_and_read_apart(histories):
+    ends = sorted({checked_history(start, events, A3)[-1] for start, events in histories}, key=tokens)
+    visited = set(ends[::3])
+    report = analyse(StringCode(), histories, CONFIG, visited=visited)
+    training = report["training"]
+    assert training["visited_trees"] == len(visited) and training["end_trees"] == 48
+    assert training["unvisited_end_trees"] == 48 - len(visited) == 32
+    assert training["unvisited_states"] == 3 * 32  # every tree is the end of three histories
+    assert training["r2_unvisited"] == pytest.approx(1.0, abs=1e-9)
+    assert analyse(StringCode(), histories, CONFIG)["training"] is None
+    bent = analyse(StringCode(bend=1.0), histories, CONFIG, visited=visited)["training"]
+    assert 0.9 < bent["r2_unvisited"] < 0.9999
+
+
 def test_a_bent_code_is_less_affine_and_its_rewrites_less_exact(histories):
     bent = analyse(StringCode(bend=1.0), histories, CONFIG)
     assert 0.9 < bent["affine"]["r2"] < 0.9999
@@ -187,9 +202,35 @@ def test_a_string_direction_the_code_carries_faintly_is_not_amplified(histories,
     # tree's own part by the faint scale (a residual of 0.5 to 5 on these seeds: worse than the mean)
     report = analyse(Faint(seed=seed), histories, CONFIG)
     assert report["affine"]["r2"] > 0.999
-    assert report["rewrites"]["read_back"] == "least squares"
+    assert report["rewrites"]["read_back"] == analysis.READ_BACK
     assert 0 < report["rewrites"]["permutation"]["one_step"] < 0.5
     assert 0 < report["rewrites"]["permutation"]["two_steps"] < 0.5
+
+
+class Rounded(StringCode):
+    """A string's isometric image as a float32 model gives it: rounded to float32."""
+
+    def codes(self, states):
+        return super().codes(states).astype(np.float32).astype(np.float64)
+
+
+def test_the_read_back_does_not_read_rounding_as_string(monkeypatch):
+    # four atoms' paths string under an isometry, 128 wide and 600 wide (wider than the 480 trees of a
+    # half), read against the Polish string, which it is not an affine image of: an isometry's width
+    # changes nothing, unless the read-back is fitted through the rounding of the directions no tree varies along
+    domain = Domain(atoms=4)
+    config = AnalysisConfig(chains=960, length=3, seed=1)
+    histories = fresh_histories(domain, config)
+
+    def residuals():
+        return [analyse(Rounded(domain=domain, width=w, string="paths"), histories, config)["rewrites"]["permutation"]
+                ["one_step"] for w in (128, 600)]
+
+    narrow, wide = residuals()
+    assert narrow == pytest.approx(wide, abs=1e-6) and 0.1 < narrow < 1
+    monkeypatch.setattr(analysis, "READ_BACK_RCOND", None)
+    narrow, wide = residuals()
+    assert wide - narrow > 0.05
 
 
 def test_a_code_that_forgets_the_atoms_has_no_pure_clusters(histories):
@@ -242,6 +283,7 @@ def test_the_command_writes_a_report_and_a_figure(tiny_run):
     assert report["states"] == 200 and report["seed"] == 0 and report["run"]["arch"] == "recurrence"
     assert report["lean"]["githash"] and report["lean"]["core_hash"] and report["package_version"]
     assert 0 < report["clusters"]["trees"] <= 200 and report["rewrites"]["steps"] > 0
+    assert report["training"]["visited_trees"] > 0  # its dataset is where the run recorded it
     result = CliRunner().invoke(analyse_tracker, [str(tiny_run / "run"), "--data", str(tiny_run / "data"),
                                                   "--length", "8", "--out", str(tiny_run / "held"), "--quiet"])
     assert result.exit_code == 0, result.output

@@ -24,6 +24,9 @@ are the *code*, one row per state. Four measurements:
   values of the fitted maps say how far they are from rotations. A residual is the share of the
   next codes' variance a prediction misses: sum ||predicted - actual||^2 / sum ||actual - mean||^2.
 
+Where the dataset the run was trained on is at its recorded path, the report also counts the end
+trees its training never visited and gives the cross-fitted affine R² on their states alone.
+
 Every fit is cross-fitted: the distinct trees are split in two halves by the seed, each map is
 fitted on the states (or steps) that start at one half's trees and measured on the other's, and
 the two measurements are pooled. Per-event maps are fitted in the code's principal subspace to
@@ -42,9 +45,9 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from chains.dataset import read_split
+from chains.dataset import read_split, training_trees
 from chains.files import staged_files
-from chains.manifest import domain_of, manifest_path, read_manifest
+from chains.manifest import dataset_id, domain_of, manifest_path, read_manifest
 from chains.rules import Event, apply, successors
 from chains.space import Domain
 from chains.trees import OPS, Tree, all_trees, count_trees, random_tree, tokens
@@ -57,7 +60,12 @@ from tracker.models import Recurrent
 PURITY_BAR = 0.99  # the clustering also reports the fewest clusters at this purity
 RIDGE = 1e-3  # per-event maps: ridge weight, relative to the rows times the mean variance of the inputs
 # how a code's string is read back for the permutation prediction; an analysis made another way is not reused
-READ_BACK = "least squares"
+READ_BACK = "least squares, rcond 1e-5"
+# the read-back's cut: directions of a half's codes whose singular value is below this share of the
+# largest hold the float32 rounding of the model's outputs, not a string; a code wider than the
+# states of a half (six atoms' registers: 2,016 against 1,024) would otherwise be fitted exactly
+# through them, and read the other half's rounding as string
+READ_BACK_RCOND = 1e-5
 CHUNK = 1024  # states moved or viewed per call
 STRINGS = ("polish", "paths")  # the tree's strings a code can be read against (tracker.layouts' layouts)
 
@@ -294,7 +302,7 @@ class Encoder:
     def fit(cls, x: np.ndarray, h: np.ndarray) -> Encoder:
         xm, hm = x.mean(0), h.mean(0)
         e = np.linalg.lstsq(x - xm, h - hm, rcond=None)[0]
-        r = np.linalg.lstsq(h - hm, x - xm, rcond=None)[0]
+        r = np.linalg.lstsq(h - hm, x - xm, rcond=READ_BACK_RCOND)[0]
         return cls(e, r, xm, hm)
 
     def code(self, x: np.ndarray) -> np.ndarray:
@@ -446,9 +454,11 @@ def _second_steps(first: _Steps, domain: Domain, rng: random.Random, string: str
 
 
 def analyse(machine: Machine, histories: Sequence[Hist], config: AnalysisConfig = AnalysisConfig(),
-            progress: Progress | None = None) -> dict:
+            progress: Progress | None = None, visited: set[Tree] | None = None) -> dict:
     """The measurements of the module's docstring on the end states of ``histories`` (each
-    replayed with the domain's rules first: HistoryError names a step that does not apply)."""
+    replayed with the domain's rules first: HistoryError names a step that does not apply). With
+    ``visited`` (the trees the run's training visited) the report also counts the end trees
+    training never visited and gives the cross-fitted affine R² on their states alone."""
     say = progress or (lambda _: None)
     domain = machine.domain
     string_vocab(domain, config.string)  # an unknown string is refused before any work
@@ -488,6 +498,12 @@ def analyse(machine: Machine, histories: Sequence[Hist], config: AnalysisConfig 
         held[half != f] = enc[f].code(flat[half != f])
     affine = {"r2": 1 - residual(held, codes, mean),
               "r2_in_sample": 1 - residual(Encoder.fit(flat, codes).code(flat), codes, mean)}
+    training = None
+    if visited is not None:
+        unvisited = np.array([t not in visited for t in ends])  # (N,) states at trees training never reached
+        training = {"visited_trees": len(visited), "end_trees": len(distinct),
+                    "unvisited_end_trees": sum(t not in visited for t in distinct), "unvisited_states": int(unvisited.sum()),
+                    "r2_unvisited": 1 - residual(held[unvisited], codes[unvisited], mean) if unvisited.any() else None}
 
     say("moving every state by every event that applies to its tree, then one more")
     first = _first_steps(ends, domain, config.string)
@@ -500,7 +516,7 @@ def analyse(machine: Machine, histories: Sequence[Hist], config: AnalysisConfig 
     rewrites = _rewrites(codes, machine.codes(moved), machine.codes(again), first, second, half[first.source],
                          enc, basis, strings.shape[1:])
     return {"config": asdict(config), "states": len(codes), "clusters": clusters, "dimension": dimension,
-            "affine": affine, "rewrites": rewrites}
+            "affine": affine, "rewrites": rewrites, "training": training}
 
 
 def _rewrites(codes: np.ndarray, moved: np.ndarray, again: np.ndarray, first: _Steps, second: _Steps,
@@ -599,12 +615,24 @@ def analyse_run(run_dir: Path, data: Path | None = None, config: AnalysisConfig 
     else:
         histories = fresh_histories(run.domain, config)
         source = {"source": "fresh histories", "seed": config.seed}
-    report = analyse(RunCodes(run), histories, config, progress)
+    report = analyse(RunCodes(run), histories, config, progress, training_visits(run))
     identity = load_checkpoint(Path(run_dir) / CHECKPOINT).get("identity", {})
     return {"run": run.describe(), "histories": {**source, "chains": len(histories), "length": config.length},
             "domain": asdict(run.domain), **report, "seed": config.seed, "lean": identity.get("lean"),
             "package_version": package_version(), "torch_version": torch.__version__,
             "torch_threads": torch.get_num_threads(), "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def training_visits(run: TrackedRun) -> set[Tree] | None:
+    """The trees the run's training split visits, read from the dataset it was trained on where that
+    dataset is on disk at its recorded path and is the same one (its id); None otherwise."""
+    trained_on = run.describe().get("trained_on", {})
+    where = Path(trained_on.get("path") or "-")
+    if not (where / "train.jsonl").is_file() or not manifest_path(where).is_file():
+        return None
+    if dataset_id(read_manifest(where)) != trained_on.get("dataset_id"):
+        return None
+    return training_trees(where, run.domain)
 
 
 def write_analysis(report: dict, out: Path) -> None:
