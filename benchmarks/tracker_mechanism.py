@@ -119,8 +119,8 @@ def summary(report: dict, arm: str | None) -> dict:
             "fitted": rw["fitted"]["one_step"], "fitted_two": rw["fitted"]["two_steps"],
             "rotation": rw["rotation"]["one_step"], "singular_p05": rw["singular_values"]["p05"],
             "singular_p95": rw["singular_values"]["p95"], "not_permutations": rw["not_permutations"],
-            "read_back": rw["read_back"], "string": report["config"].get("string", "polish"),
-            "training": report.get("training"),
+            "read_back": rw["read_back"], "string": report["config"]["string"],
+            "training": report["training"],
             "seconds": report["seconds"], "lean": report["lean"], "package_version": report["package_version"]}
 
 
@@ -131,7 +131,7 @@ def analysed(run: Path, data: Path | None, config: AnalysisConfig, where: Path, 
     step = load_checkpoint(run / CHECKPOINT).get("step")
     if path.is_file():
         report = json.loads(path.read_text())
-        if ({"string": "polish", **report["config"]} == asdict(config) and report["run"]["steps"] == step
+        if (report["config"] == asdict(config) and report["run"]["steps"] == step
                 and report["histories"].get("data") == (None if data is None else str(data))
                 and report["rewrites"].get("read_back") == READ_BACK and "training" in report):
             return report

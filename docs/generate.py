@@ -439,12 +439,12 @@ def unvisited(training: dict | None) -> list[str]:
 
 def mechanism_runs() -> str:
     runs = load("tracker-mechanism.json")["runs"]
-    rows = [[name, r["arch"], r["objective"], r["domain"]["atoms"], r["histories"], r.get("string", "polish"),
+    rows = [[name, r["arch"], r["objective"], r["domain"]["atoms"], r["histories"], r["string"],
              num(r["states"]), num(r["trees"]),
              f3(r["purity_at_trees"]), num(r["pure_clusters"]), num(r["fewest_pure"]), r["code_width"], r["pc95"],
              r["pc99"], f3(r["affine_r2"]), f3(r["permutation"]), f3(r["permutation_two"]), f3(r["fitted"]),
              f3(r["fitted_two"]), f3(r["rotation"]), f"{r['singular_p05']:.2f}–{r['singular_p95']:.2f}",
-             *unvisited(r.get("training"))]
+             *unvisited(r["training"])]
             for name, r in runs.items()]
     return table(["run", "arch", "objective", "atoms", "states from", "string", "states", "trees", "purity at trees",
                   "pure clusters", "fewest pure", "width", "PCs 95%", "PCs 99%", "affine R²", "permutation",

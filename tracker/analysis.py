@@ -55,6 +55,7 @@ from chains.version import package_version
 from tracker.checkpoint import CHECKPOINT, load_checkpoint
 from tracker.config import setting
 from tracker.inference import TrackedRun, checked_history, load_run
+from tracker.layouts import heap_positions
 from tracker.models import Recurrent
 
 PURITY_BAR = 0.99  # the clustering also reports the fewest clusters at this purity
@@ -183,31 +184,17 @@ def test_histories(data: Path, config: AnalysisConfig) -> tuple[Domain, list[His
 
 def string_vocab(domain: Domain, string: str = "polish") -> tuple[tuple[str, ...], int]:
     """The one-hot string's tokens (padding first, the operators, the atoms) and its positions."""
+    if string not in STRINGS:
+        raise AnalysisError(f"unknown string {string!r}; choose one of {', '.join(STRINGS)}")
     tokens_at_most = 2 * domain.atoms - 1 if domain.tier == 1 else domain.size_bound
-    if string == "paths":
-        return ("", *OPS, *domain.atom_names), 2 ** ((tokens_at_most + 1) // 2) - 1
-    if string == "polish":
-        return ("", *OPS, *domain.atom_names), tokens_at_most
-    raise AnalysisError(f"unknown string {string!r}; choose one of {', '.join(STRINGS)}")
-
-
-def heap(tree: Tree) -> dict[int, str]:
-    """The tree's nodes by heap position: {position: token}."""
-    out: dict[int, str] = {}
-    stack = [(tree, 0)]
-    while stack:
-        node, at = stack.pop()
-        if isinstance(node, str):
-            out[at] = node
-        else:
-            out[at] = node[0]
-            stack += [(node[1], 2 * at + 1), (node[2], 2 * at + 2)]
-    return out
+    positions = 2 ** ((tokens_at_most + 1) // 2) - 1 if string == "paths" else tokens_at_most
+    return ("", *OPS, *domain.atom_names), positions
 
 
 def laid_out(tree: Tree, string: str) -> dict[int, str]:
     """The tree's tokens by position in ``string``: {position: token}, padding left out."""
-    return heap(tree) if string == "paths" else dict(enumerate(tokens(tree)))
+    polish = tokens(tree)
+    return heap_positions(polish, lambda t: t in OPS) if string == "paths" else dict(enumerate(polish))
 
 
 def one_hot(trees: Sequence[Tree], domain: Domain, string: str = "polish") -> np.ndarray:

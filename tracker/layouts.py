@@ -12,22 +12,25 @@ the shape section 48 found the exact state to take.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from itertools import takewhile
+from typing import TypeVar
+
 import torch
 
 LAYOUTS = ("polish", "paths")
+T = TypeVar("T")
 PAD_ID, N_OPS = 0, 2  # output ids: PAD, the two operators, then the atoms (tracker.data.Vocab)
 
 
-def _heap_positions(row: list[int]) -> dict[int, int]:
-    """Polish output ids of one tree -> {heap position: id}."""
-    out: dict[int, int] = {}
+def heap_positions(polish: Sequence[T], is_operator: Callable[[T], bool]) -> dict[int, T]:
+    """One tree's tokens in Polish order (no padding) -> {heap position: token}."""
+    out: dict[int, T] = {}
     stack = [0]  # heap positions still to fill, the next one on top
-    for tok in row:
-        if tok == PAD_ID:
-            break
+    for tok in polish:
         position = stack.pop()
         out[position] = tok
-        if tok <= N_OPS:  # an operator: its right child is filled after its left one
+        if is_operator(tok):  # its right child is filled after its left one
             stack += [2 * position + 2, 2 * position + 1]
     return out
 
@@ -36,7 +39,8 @@ def paths_of(tree_tokens: torch.Tensor) -> torch.Tensor:
     """(R, P) Polish output ids -> (R, 2^L - 1) the same trees in heap order, where L = (P + 1) / 2
     is the most leaves a tree of P tokens has, so that its deepest leaf (depth L - 1) has a place:
     the width depends on the domain's size bound, not on the trees a dataset happens to hold."""
-    rows = [_heap_positions(row) for row in tree_tokens.tolist()]
+    rows = [heap_positions(list(takewhile(lambda t: t != PAD_ID, row)), lambda t: t <= N_OPS)
+            for row in tree_tokens.tolist()]
     size = 2 ** ((tree_tokens.shape[1] + 1) // 2) - 1
     out = torch.full((len(rows), size), PAD_ID, dtype=tree_tokens.dtype)
     for r, row in enumerate(rows):
