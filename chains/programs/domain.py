@@ -1,0 +1,101 @@
+"""The programs domain as a ``chains.protocol.StateDomain``: states are the eight values, events
+are statements, every statement applies to every state."""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import product
+
+from chains.programs.sampling import random_partner, random_program
+from chains.programs.syntax import (VARIABLES, Machine, Operand, ProgramSyntaxError, State, Statement,
+                                    check_statement, const, execute, parse_state, parse_statement, state_text, var)
+from chains.protocol import EventRefused, LeanTerm
+
+EVENT_WIDTH = 6  # tokens an event is read as: target, operation, four operand slots (padded)
+
+
+@dataclass(frozen=True)
+class ProgramsDomain:
+    machine: Machine = field(default_factory=Machine)
+    name: str = "programs"
+
+    def describe(self) -> dict:
+        return {"name": self.name, "machine": self.machine.name, "values": self.machine.values,
+                "variables": VARIABLES}
+
+    def state_text(self, state: State) -> str:
+        return state_text(state)
+
+    def parse_state(self, text: str) -> State:
+        return parse_state(text, self.machine)
+
+    def state_key(self, state: State) -> int:
+        key = 0
+        for v in reversed(state):
+            key = key * self.machine.values + v
+        return key
+
+    def event_text(self, event: Statement) -> str:
+        return str(event)
+
+    def parse_event(self, text: str) -> Statement:
+        return parse_statement(text, self.machine)
+
+    def apply(self, state: State, event: Statement) -> State:
+        try:
+            check_statement(event, self.machine)
+        except ProgramSyntaxError as e:
+            raise EventRefused(f"'{event}' is not a statement of the {self.machine.name} machine: {e}") from None
+        if len(state) != VARIABLES or any(not 0 <= v < self.machine.values for v in state):
+            raise EventRefused(f"{state!r:.60} is not a state of the {self.machine.name} machine")
+        return execute(event, state, self.machine.values)
+
+    def statements(self) -> Iterator[Statement]:
+        """Every statement of the machine (a generator: the Arithmetic machine has 2.7 million)."""
+        operands = [var(i) for i in range(VARIABLES)] + [const(c) for c in range(self.machine.values)]
+        for target in range(VARIABLES):
+            for op, arity in self.machine.ops.items():
+                for args in product(operands, repeat=arity):
+                    yield Statement(target, op, args)
+
+    def successors(self, state: State) -> Iterator[tuple[Statement, State]]:
+        for statement in self.statements():
+            yield statement, execute(statement, state, self.machine.values)
+
+    def start_state(self, rng: random.Random) -> State:
+        return (0,) * VARIABLES
+
+    def sample_events(self, rng: random.Random, start: State, length: int) -> list[Statement]:
+        return list(random_program(rng, self.machine, length))
+
+    def sample_partner(self, rng: random.Random, start: State, events: Sequence[Statement]
+                       ) -> tuple[State, list[Statement]]:
+        return start, list(random_partner(rng, self.machine, tuple(events)))
+
+    def vocabulary(self) -> tuple[str, ...]:
+        return (("pad", "=") + tuple(f"v{i}" for i in range(VARIABLES)) + tuple(f"c{c}" for c in range(self.machine.values))
+                + tuple(self.machine.ops))
+
+    def start_tokens(self, state: State) -> list[str]:
+        return [f"c{v}" for v in state]
+
+    def event_tokens(self, event: Statement) -> list[str]:
+        args = [f"v{o.value}" if o.var else f"c{o.value}" for o in event.args]
+        return [f"v{event.target}", event.op] + args + ["pad"] * (EVENT_WIDTH - 2 - len(args))
+
+    def readout(self) -> tuple[int, ...]:
+        return (self.machine.values,) * VARIABLES
+
+    def state_classes(self, state: State) -> list[int]:
+        return list(state)
+
+    # Lean: see lake/Programs.lean
+    def lean_module(self) -> str:
+        return "Programs"
+
+    def lean_state(self, state: State) -> LeanTerm:
+        raise NotImplementedError
+
+    def lean_event(self, event: Statement) -> LeanTerm:
+        raise NotImplementedError

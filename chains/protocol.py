@@ -1,0 +1,99 @@
+"""The contract a domain implements, so that sampling, certification, training and search can
+take any domain as a value.
+
+A domain has states and events. A history is a start state and a list of events; its state is
+where the events lead; two histories are equivalent when they end in the same state, which Lean
+certifies. ``StateDomain`` is what the pipeline asks of a domain; ``chains.domains`` names the
+domains this package ships. A domain's Lean side is a prelude-mode module defining its step
+function; the domain renders its states and events as ``LeanTerm`` values (constructor
+applications, never text), and ``leanbridge`` writes the statements from them.
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar, runtime_checkable
+
+State = TypeVar("State", bound=Hashable)
+Event = TypeVar("Event", bound=Hashable)
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)*")
+
+
+class EventRefused(ValueError):
+    """An event that does not apply to a state; the one-line message says why."""
+
+
+@dataclass(frozen=True)
+class LeanTerm:
+    """A Lean term as a constant applied to arguments: ``LeanTerm("B.one")``,
+    ``LeanTerm("State.mk", (b0, …, b7))``. Names are checked identifiers, so no text a user typed
+    reaches a Lean file."""
+
+    head: str
+    args: tuple[LeanTerm, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not _NAME.fullmatch(self.head):
+            raise ValueError(f"{self.head!r:.40} is not a Lean constant name")
+
+
+@runtime_checkable
+class StateDomain(Protocol[State, Event]):
+    """What the pipeline asks of a domain. Every method is a pure function of its arguments (and
+    of ``rng`` where one is given), so the same seed gives the same data."""
+
+    name: str  # the domain's name in manifests and on the command line
+
+    def describe(self) -> dict:
+        """The manifest's ``domain`` object: the name and every parameter that decides the states."""
+
+    # states and events, and their text
+    def state_text(self, state: State) -> str: ...
+    def parse_state(self, text: str) -> State: ...
+    def state_key(self, state: State) -> int:
+        """A distinct integer a state (interning)."""
+    def event_text(self, event: Event) -> str: ...
+    def parse_event(self, text: str) -> Event: ...
+
+    # dynamics
+    def apply(self, state: State, event: Event) -> State:
+        """The state ``event`` leads to; ``EventRefused`` when it does not apply."""
+    def successors(self, state: State) -> Iterator[tuple[Event, State]]:
+        """Every event that applies to ``state`` and where it leads."""
+    def start_state(self, rng: random.Random) -> State:
+        """A start state drawn as the domain's histories draw theirs."""
+
+    # sampling
+    def sample_events(self, rng: random.Random, start: State, length: int) -> list[Event]:
+        """A random history of ``length`` events from ``start``."""
+    def sample_partner(self, rng: random.Random, start: State, events: Sequence[Event]) -> tuple[State, list[Event]]:
+        """Another history ending where ``start`` and ``events`` end."""
+
+    # the trackers' tokens
+    def vocabulary(self) -> tuple[str, ...]:
+        """Every token a start state or an event is read as."""
+    def start_tokens(self, state: State) -> list[str]: ...
+    def event_tokens(self, event: Event) -> list[str]: ...
+    def readout(self) -> tuple[int, ...]:
+        """The readout's classes per position: a state is read as ``len(readout())`` tokens."""
+    def state_classes(self, state: State) -> list[int]:
+        """A state as one class per readout position."""
+
+    # what Lean is asked
+    def lean_module(self) -> str:
+        """The prelude-mode Lean module (under the package's ``lean/``) whose ``step`` and ``run``
+        the statements use."""
+    def lean_state(self, state: State) -> LeanTerm: ...
+    def lean_event(self, event: Event) -> LeanTerm: ...
+
+
+def run_events(domain: StateDomain, start, events: Sequence) -> list:
+    """The states a history visits after each event (``EventRefused`` at the first that does not apply)."""
+    states = []
+    for event in events:
+        start = domain.apply(start, event)
+        states.append(start)
+    return states
