@@ -26,7 +26,8 @@ from chains.holdout import HoldOut
 # readers of datasets have always imported them from.
 from chains.manifest import (COUNTS, DATASET_FORMATS, FORMAT_VERSION, MANIFEST, MATHLIB_FORMAT,  # noqa: F401
                              DatasetError, Manifest, check_manifest, dataset_id, domain_of, is_dataset, parse_json,
-                             read_manifest, read_manifest_json, trained_elsewhere, write_manifest)
+                             read_manifest, read_manifest_json, settings_differ, settings_of, trained_elsewhere,
+                             write_manifest)
 from chains.probes import PROBE_KINDS, ProbeRecord
 from chains.rules import Event, EventSyntaxError, apply
 from chains.sampling import STARTS
@@ -91,6 +92,17 @@ class DatasetSpec:
         if self.corrupt is not None and (self.partners < 1 or self.holdout is not None):
             raise ValueError("--corrupt-partners needs partners to replace (--partners of at least 1) and goes "
                              "with no --hold-out (a wrong partner's walk could hold a held-out item)")
+
+    def settings(self, checker: str) -> dict:
+        """The settings this spec makes a dataset with, certified by ``checker`` (its manifest
+        identity), as ``chains.manifest.rewrite_settings`` reads them back from the manifest."""
+        return {"atoms": self.domain.atoms, "tier": self.domain.tier, "max_size": self.domain.size_bound,
+                "chains": self.chains, "length": self.length, "partners": self.partners,
+                "test_lengths": list(self.test_lengths), "test_chains": self.test_chains, "seed": self.seed,
+                "starts": self.starts, "start_walk": self.start_walk, "tier2_weight": self.tier2_weight,
+                "hold_out": None if self.holdout is None else str(self.holdout),
+                "corrupt_partners": None if self.corrupt is None else f"{self.corrupt.kind}:{self.corrupt.share}",
+                "probe_chains": self.probe_chains if self.probes else None, "checker": checker}
 
     def splits(self) -> list[tuple[str, int, int]]:
         """(name, chains, length) of every split, training first."""
@@ -266,6 +278,18 @@ def training_trees(directory: Path, domain: Domain) -> set[Tree]:
     return seen
 
 
+def _refuse_other_settings(out: Path, settings: dict) -> None:
+    """OutputError when the dataset at ``out`` was made with other settings than ``settings``."""
+    try:
+        old = settings_of(read_manifest_json(out))
+    except DatasetError:
+        old = {}
+    differ = settings_differ(old, settings)
+    if differ:
+        raise OutputError(f"{out} holds a dataset made with other settings ({'; '.join(differ[:4])}"
+                          f"{'; …' if len(differ) > 4 else ''}); choose another --out, or give --force to replace it")
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -278,10 +302,12 @@ class DatasetWriter:
     """Writes a dataset into a hidden staging directory beside ``out`` and moves it into
     place only on ``commit``, so a failed or killed run leaves no half-written dataset.
     Staging directories left by killed runs (their process gone) are swept on the next run.
-    ``out`` may be missing, empty or a dataset (which is replaced); anything else is refused,
-    so that a mistyped ``--out`` never replaces a directory of other files."""
+    ``out`` may be missing, empty or a dataset; anything else is refused, so that a mistyped
+    ``--out`` never replaces a directory of other files. A dataset already there is replaced only
+    when it was made with the same ``settings`` (``chains.manifest.settings_of``: the run then makes
+    the same files again), or with ``force``; otherwise it is refused, naming what differs."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, settings: dict | None = None, force: bool = False) -> None:
         self.out = Path(out)
         try:
             if self.out.exists() and not self.out.is_dir():
@@ -289,6 +315,8 @@ class DatasetWriter:
             if self.out.is_dir() and any(self.out.iterdir()) and not is_dataset(self.out):
                 raise OutputError(f"cannot write to {self.out}: a directory of other files, not a dataset; "
                                   "choose an empty or new directory")
+            if settings is not None and not force and is_dataset(self.out):
+                _refuse_other_settings(self.out, settings)
         except OSError as e:
             raise cannot_write(self.out, e) from None
         self.staging = staging_dir(self.out)

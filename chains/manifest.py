@@ -37,7 +37,9 @@ from chains.space import Domain
 MANIFEST = "manifest.json"  # the manifest's file name inside a dataset directory
 FORMAT_VERSION = 1  # the chain datasets' format
 MATHLIB_FORMAT = "mathlib-probes/1"  # the Mathlib probe records' format
-DATASET_FORMATS = (FORMAT_VERSION, MATHLIB_FORMAT)  # every format this project writes
+PROGRAMS_FORMAT = "programs/1"  # a programs dataset's format (chains.programs.files)
+DATASET_FORMATS = (FORMAT_VERSION, MATHLIB_FORMAT, PROGRAMS_FORMAT)  # every format this project writes
+CHAIN_FORMATS = (FORMAT_VERSION, PROGRAMS_FORMAT)  # the formats of histories with partners (rewrite chains, programs)
 
 
 class DatasetError(ValueError):
@@ -325,8 +327,8 @@ def check_manifest(manifest, path: Path | str) -> dict:
     """The manifest if its structure is what every reader relies on: the listed files are plain
     names in the directory, each with a chain count and a sha256; counts are non-negative
     integers; the Lean identity is an object. Otherwise DatasetError naming the field."""
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
-        raise DatasetError(f"{path}: not a dataset manifest of format {FORMAT_VERSION}")
+    if not isinstance(manifest, dict) or manifest.get("format") not in CHAIN_FORMATS:
+        raise DatasetError(f"{path}: not a dataset manifest of format {FORMAT_VERSION} or {PROGRAMS_FORMAT}")
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
         raise DatasetError(f"{path}: lists no files")
@@ -360,7 +362,11 @@ def load_manifest(directory: Path | str) -> Manifest:
 # ---- what a manifest says: the domain, the dataset's identity ----
 
 def domain_of(manifest: dict, where: str) -> Domain:
-    """The domain of a manifest's JSON object; DatasetError naming ``where`` when it makes none."""
+    """The rewrite domain of a manifest's JSON object; DatasetError naming ``where`` when it makes none
+    (a programs dataset among them: its readers are named in the message)."""
+    if manifest.get("format") == PROGRAMS_FORMAT:
+        raise DatasetError(f"{where}: a programs dataset; this command reads rewrite chains (programs are read by "
+                           "train-tracker and certify --verify)")
     try:
         return Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
     except (KeyError, TypeError, ValueError) as e:
@@ -374,6 +380,52 @@ def dataset_id(manifest: dict) -> str:
     content = {"atoms": manifest.get("atoms"), "tier": manifest.get("tier"), "max_size": manifest.get("max_size"),
                "seed": manifest.get("seed"), "files": {name: meta.get("sha256") for name, meta in sorted(files.items())}}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+# ---- what decides a dataset's contents: a new run over an existing dataset must ask for the same ----
+
+def rewrite_settings(manifest: dict) -> dict:
+    """The settings a rewrite-chain manifest was made with (what ``DatasetSpec.settings`` gives
+    for the spec and checker that made it); timings, counts and paths left out."""
+    holdout = manifest.get("holdout")
+    if holdout:
+        held = holdout.get("events") or holdout.get("pairs") or ()
+        holdout = holdout["kind"] if holdout.get("kind") == "states" else f"{holdout.get('kind')}:{len(held)}"
+    corrupt = manifest.get("corrupt_partners")
+    probes = manifest.get("probes")
+    return {"atoms": manifest.get("atoms"), "tier": manifest.get("tier"), "max_size": manifest.get("max_size"),
+            "chains": manifest.get("chains"), "length": manifest.get("length"), "partners": manifest.get("partners"),
+            "test_lengths": list(manifest.get("test_lengths") or ()), "test_chains": manifest.get("test_chains"),
+            "seed": manifest.get("seed"), "starts": manifest.get("starts", "start"),
+            "start_walk": manifest.get("start_walk", 0), "tier2_weight": manifest.get("tier2_weight", 1.0),
+            "hold_out": holdout or None,
+            "corrupt_partners": f"{corrupt['kind']}:{corrupt['share']}" if corrupt else None,
+            "probe_chains": probes.get("probe_chains") if probes else None,
+            "checker": manifest.get("checker", ELABORATOR)}
+
+
+def programs_settings(manifest: dict) -> dict:
+    """The settings a programs manifest was made with (``ProgramsSpec.settings``)."""
+    holdout = manifest.get("holdout")
+    if holdout:
+        held = holdout.get("events") or holdout.get("pairs") or ()
+        holdout = holdout["kind"] if holdout.get("kind") == "states" else f"{holdout.get('kind')}:{len(held)}"
+    domain = manifest.get("domain") or {}
+    return {"domain": domain.get("name"), "values": domain.get("values"), "chains": manifest.get("chains"),
+            "min_length": manifest.get("min_length"), "max_length": manifest.get("max_length"),
+            "partners": manifest.get("partners"), "test_lengths": list(manifest.get("test_lengths") or ()),
+            "test_chains": manifest.get("test_chains"), "seed": manifest.get("seed"), "hold_out": holdout or None}
+
+
+def settings_of(manifest: dict) -> dict:
+    """The settings that decided a dataset's contents, whatever its domain."""
+    return programs_settings(manifest) if manifest.get("format") == PROGRAMS_FORMAT else rewrite_settings(manifest)
+
+
+def settings_differ(old: dict, new: dict) -> list[str]:
+    """``name old -> new`` for every setting that differs (a setting only one side has included)."""
+    return [f"{k.replace('_', '-')} {old.get(k)} -> {new.get(k)}" for k in sorted(set(old) | set(new))
+            if old.get(k) != new.get(k)]
 
 
 def trained_elsewhere(identity: dict, manifest: dict) -> str | None:

@@ -165,14 +165,15 @@ def probe_manifest(counts: dict[str, Counter[str]], probe_chains: int, distinct:
 
 
 def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskConfig = DATASET_BRIDGE,
-                    progress: Progress = quiet) -> dict:
+                    progress: Progress = quiet, force: bool = False) -> dict:
     """Sample, certify and write the dataset of ``spec`` to ``out``; return its manifest.
     ``bridge.checker`` certifies the steps and equivalences (by default the kernel route).
 
     Raises CertificationFailed (and writes nothing) when Lean rejects any statement, and
     EnumerationIncomplete (before anything is opened or written) when ``spec.starts`` asks for
     every reachable tree of a domain too large to enumerate, and HoldOutRefused (as early) when
-    ``spec.holdout`` asks for more than the domain has to hold out. Every answer Lean gives is
+    ``spec.holdout`` asks for more than the domain has to hold out, and OutputError (as early) when
+    ``out`` holds a dataset made with other settings, unless ``force``. Every answer Lean gives is
     committed to the store as it comes, so a killed run resumes from it.
     """
     started = time.perf_counter()
@@ -182,7 +183,7 @@ def certify_dataset(spec: DatasetSpec, out: Path, store_path: Path, bridge: AskC
     core = build_core(lean, bridge.limits)
     if bridge.checker is Checker.KERNEL:
         kernel.prepare(lean, core, bridge.limits)  # built and audited before anything is opened for writing
-    writer = DatasetWriter(out)  # fails early on an unwritable output
+    writer = DatasetWriter(out, spec.settings(bridge.checker.identity), force)  # fails early: unwritable, or another dataset
     closing = contextlib.ExitStack()  # on failure: ask Lean nothing more, close the store
     try:
         phases: dict[str, float] = {"sample": 0.0, "render": 0.0}  # wall seconds per phase, for the benchmark

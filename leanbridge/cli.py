@@ -98,6 +98,9 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help="Dataset directory [default: data/tier<T>-a<K>].")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="Certificate store (SQLite) [default: the cache's certificates.sqlite].")
+@click.option("--force", is_flag=True,
+              help="Replace a dataset at --out that was made with other settings (without it such a dataset is "
+                   "refused, naming what differs; a re-run with the same settings makes the same files again).")
 @click.option("--timeout", type=click.FloatRange(1), default=600, show_default=True,
               help="Seconds one Lean process may run.")
 @click.option("--memory-mb", type=click.IntRange(256), default=8192, show_default=True,
@@ -162,7 +165,7 @@ def main(**options) -> None:
 MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
 CHAIN_ONLY = ("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
               "tier2_weight", "hold_out", "corrupt", "test_chains", "jobs", "store", "timeout", "memory_mb", "probes",
-              "probe_chains", "cluster", "checker", "verify_dir")
+              "probe_chains", "cluster", "checker", "verify_dir", "force")
 
 
 def _flag(name: str) -> str:
@@ -212,7 +215,7 @@ def _build(options: dict, bridge: AskConfig) -> None:
         spec = _spec(options)
         out = options["out"] or Path("data") / f"tier{options['tier']}-a{options['atoms']}"
         try:
-            manifest = certify_dataset(spec, out, options["store"] or default_store(), bridge, bars)
+            manifest = certify_dataset(spec, out, options["store"] or default_store(), bridge, bars, options["force"])
         except EnumerationIncomplete as e:  # raised before anything is written
             raise click.ClickException(f"--starts reachable: {e}") from None
         except HoldOutRefused as e:  # raised before anything is written, or while sampling

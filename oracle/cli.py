@@ -34,7 +34,7 @@ D = OracleConfig()  # the defaults shown by --help
                    "which is refused without it; the report's dataset records the corruption.")
 @config_options(D, SHARED)
 @run_options("runs/oracle-<arch>-<objective>-s<seed>")
-def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, log_every: int, tensorboard: bool,
+def main(out: Path | None, resume: bool, force: bool, threads: int | None, quiet: bool, log_every: int, tensorboard: bool,
          skip_test: bool, device: str, corrupted_checker: bool, **settings) -> None:
     """Train a kernel oracle: predict Lean's verdict on probe rewrites along a chain, without asking it."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
@@ -56,7 +56,7 @@ def main(out: Path | None, resume: bool, threads: int | None, quiet: bool, log_e
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig(),
                        test=not skip_test, device=where, log=LogConfig(every=log_every, tensorboard=tensorboard),
-                       corrupted_checker=corrupted_checker)
+                       corrupted_checker=corrupted_checker, force=force)
     shown = {k: report.get(k) for k in ("arch", "objective", "seed", "device", "steps", "accuracy", "all_right",
                                         "binary", "pair_distance", "unrelated_distance", "seconds",
                                         "steps_per_second", "eval_seconds")}

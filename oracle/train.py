@@ -154,7 +154,7 @@ def choose_comparison(model: Oracle, config: OracleConfig, data: OracleData, val
 def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: OracleEvalConfig = OracleEvalConfig(), data: OracleData | None = None,
           validation: OracleData | None = None, test: bool = True, device: torch.device | str = "cpu",
-          log: LogConfig = LogConfig(), corrupted_checker: bool = False) -> dict:
+          log: LogConfig = LogConfig(), corrupted_checker: bool = False, force: bool = False) -> dict:
     """Train (or continue) into ``out`` on ``device`` (a torch.device or a spec such as ``auto``;
     DeviceUnavailable before anything is read or written when it is not here), logging to
     ``out``/metrics.jsonl as ``log`` says; choose the comparison's threshold; evaluate on the
@@ -162,7 +162,8 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
     chains), all on that device; return the report (also written there). ``resume`` with more
     ``config.steps`` than the checkpoint's settings extends the run (``tracker.loop.extension``).
     A dataset with wrong partners on purpose is refused unless ``corrupted_checker``; the
-    report's ``dataset`` then carries its ``corrupt_partners``."""
+    report's ``dataset`` then carries its ``corrupt_partners``. A fresh run does not replace a run of
+    other settings at ``out`` unless ``force`` (``tracker.checkpoint.refuse_replacing``)."""
     out = Path(out)
     device = resolve_device(device)
     started = time.perf_counter()
@@ -173,7 +174,7 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
     load_seconds = time.perf_counter() - started
     path = out / CHECKPOINT
     until = config.steps
-    config, trainer, resumed_from = start_or_resume(OracleTrainer, config, data, out, device, resume)
+    config, trainer, resumed_from = start_or_resume(OracleTrainer, config, data, out, device, resume, force)
     out.mkdir(parents=True, exist_ok=True)
 
     with RunLog(out, log, resumed_from) as run_log:

@@ -270,7 +270,7 @@ def test_every_training_setting_is_an_option_of_the_command():
     could never be changed from the command line, an option without a setting would be refused."""
     options = {p.name for p in train_tracker.params} - {"schedule", "eval_chains", "eval_threads", "check_every",
                                                          "check_chains", "check_patience", "check_cooldown", "device", "out",
-                                                         "resume", "threads", "quiet", "help", "log_every",
+                                                         "resume", "force", "threads", "quiet", "help", "log_every",
                                                          "tensorboard", "corrupted_checker"}
     assert options == {f.name for f in fields(TrainConfig)}
 

@@ -10,13 +10,16 @@ builds a trainer from it (the tracker's ``tracker.train.Trainer`` or the oracle'
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
 
+from chains.files import OutputError
+from chains.manifest import settings_differ
 from tracker.data import UnreadableFile, load_torch_file
 
 CHECKPOINT = "checkpoint.pt"  # a run directory's checkpoint, for every trainer and loader
@@ -118,12 +121,38 @@ class Checkpoint:
 
 
 def start_or_resume(trainer_class: type, config: Config, data: Any, out: Path, device: torch.device,
-                    resume: bool) -> tuple[Config, Any, int | None]:
+                    resume: bool, force: bool = False) -> tuple[Config, Any, int | None]:
     """A trainer of ``trainer_class`` for ``out``: fresh, or with ``resume`` restored from the run's
     checkpoint (an extension keeps its settings). Returns the settings it trains by, the trainer
-    and the step it resumed from (None for a fresh run)."""
+    and the step it resumed from (None for a fresh run). A fresh run replaces no run of other
+    settings at ``out`` unless ``force`` (``refuse_replacing``)."""
     if not resume:
+        refuse_replacing(out, asdict(config), resume, force)
         return config, trainer_class(config, data, device), None
     checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
     trainer = checkpoint.restore(trainer_class, data, device)
     return checkpoint.config, trainer, trainer.step
+
+
+def refuse_replacing(out: Path, config: dict, resume: bool, force: bool) -> None:
+    """A fresh run into ``out`` replaces no run made with other settings: OutputError naming what
+    differs when ``out`` holds a finished run (its report.json) of another config, or an unfinished
+    one (a checkpoint and no report), unless ``resume`` (which continues it) or ``force``. A finished
+    run of the same config is trained again (the same bits at the same thread count)."""
+    if resume or force:
+        return
+    report, checkpoint = Path(out) / "report.json", Path(out) / CHECKPOINT
+    if report.is_file():
+        try:
+            old = json.loads(report.read_text(encoding="utf-8")).get("config")
+        except (OSError, ValueError, AttributeError):
+            old = None
+        new = json.loads(json.dumps(config, default=str))
+        if old == new:
+            return
+        differ = settings_differ(old if isinstance(old, dict) else {}, new)
+        raise OutputError(f"{out} holds a finished run made with other settings ({'; '.join(differ[:4])}"
+                          f"{'; …' if len(differ) > 4 else ''}); choose another --out, or give --force to replace it")
+    if checkpoint.is_file():
+        raise OutputError(f"{out} holds an unfinished run (a checkpoint, no report); --resume continues it, "
+                          "--force starts it over")

@@ -49,7 +49,7 @@ D = TrainConfig()  # the defaults shown by --help
 @run_options("runs/<arch>-<objective>-s<seed>")
 def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
          check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, out: Path | None,
-         resume: bool, threads: int | None,
+         resume: bool, force: bool, threads: int | None,
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
@@ -76,7 +76,8 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()),
-                       log=LogConfig(every=log_every, tensorboard=tensorboard), corrupted_checker=corrupted_checker)
+                       log=LogConfig(every=log_every, tensorboard=tensorboard), corrupted_checker=corrupted_checker,
+                       force=force)
     shown = {k: report[k] for k in ("schedule", "objective", "arch", "seed", "device", "steps", "exact", "in_distribution",
                                     "pair_distance", "pair_growth", "unrelated_distance", "seconds",
                                     "steps_per_second")}

@@ -21,16 +21,16 @@ from pathlib import Path
 import torch
 
 from chains.dataset import DatasetError, file_sha256, read_split
-from chains.manifest import dataset_id, domain_of, manifest_bytes, manifest_path, read_manifest
+from chains.manifest import PROGRAMS_FORMAT, dataset_id, domain_of, manifest_bytes, manifest_path, read_manifest
 from chains.files import OutputError, write_bytes_atomic
 from chains.holdout import HeldOut
 from chains.rules import Event, apply, successors
 from chains.space import Domain
 from chains.trees import OPS, Tree, polish, tokens
+from tracker.packing import PAD, Row, pack, successor_tables
 
 # Bump when the cached tensors change meaning; it is part of the cache key.
 CACHE_VERSION = 2
-PAD = "<pad>"
 BITS = ("0", "1")
 
 
@@ -128,7 +128,8 @@ def check_certified(directory: Path, corrupted_checker: bool = False) -> dict:
         raise DatasetError(f"{where}: {failed} statement(s) failed certification; refusing to train on it")
     if not isinstance(certified, int) or certified <= 0:
         raise DatasetError(f"{where}: no certified statements recorded; refusing to train on it")
-    distinct = manifest.get("distinct_steps", 0) + manifest.get("distinct_equivalences", 0)
+    # a programs dataset's steps are certified by traces (chains.programs.files)
+    distinct = manifest.get("distinct_steps", manifest.get("distinct_traces", 0)) + manifest.get("distinct_equivalences", 0)
     if certified != distinct:
         raise DatasetError(f"{where}: {certified} certified of {distinct} distinct statements; "
                            "not every step is certified")
@@ -193,10 +194,6 @@ class _Builder:
         return items, trees
 
 
-History = tuple[list[tuple[str, int]], list[int]]  # (items, trees after each step), as _Builder.history gives
-Row = tuple[History, list[History]]  # a chain and its partners
-
-
 def _replay_splits(directory: Path, manifest: dict, domain: Domain, builder: _Builder) -> dict[str, list[Row]]:
     """Every split's chains and partners replayed by ``builder``, checked against the manifest's
     counts: split file name -> rows."""
@@ -251,33 +248,6 @@ def _item_tables(builder: _Builder, domain: Domain) -> tuple[torch.Tensor, torch
     return item_tokens, tree_tokens
 
 
-def _item_ids(items: list[tuple[str, int]], n_trees: int) -> torch.Tensor:
-    """A history's items as item-table ids (int32): a tree is 1 + its id, an event 1 + R + its id."""
-    return torch.tensor([1 + i if kind == "tree" else 1 + n_trees + i for kind, i in items], dtype=torch.int32)
-
-
-def _pack(rows: list[Row], n_trees: int, with_trees: bool) -> dict[str, torch.Tensor]:
-    """Rows as padded tensors: chain_items (N, T), end (N,), partner_items (N, K, T); with trees,
-    chain_trees (N, T) and partner_trees (N, K, T) too, -1 at padding."""
-    length = max(len(chain[0]) for chain, _ in rows)
-    k = max(len(mates) for _, mates in rows)
-    out = {"chain_items": torch.zeros(len(rows), length, dtype=torch.int32),
-           "end": torch.tensor([chain[1][-1] for chain, _ in rows], dtype=torch.long),
-           "partner_items": torch.zeros(len(rows), k, length, dtype=torch.int32)}
-    if with_trees:
-        out["chain_trees"] = torch.full((len(rows), length), -1, dtype=torch.int32)
-        out["partner_trees"] = torch.full((len(rows), k, length), -1, dtype=torch.int32)
-    for n, (chain, mates) in enumerate(rows):
-        out["chain_items"][n, : len(chain[0])] = _item_ids(chain[0], n_trees)
-        if with_trees:
-            out["chain_trees"][n, : len(chain[1])] = torch.tensor(chain[1], dtype=torch.int32)
-        for p, (items, trees) in enumerate(mates):
-            out["partner_items"][n, p, : len(items)] = _item_ids(items, n_trees)
-            if with_trees:
-                out["partner_trees"][n, p, : len(trees)] = torch.tensor(trees, dtype=torch.int32)
-    return out
-
-
 def held_out(manifest: dict) -> HeldOut | None:
     """What the manifest's ``holdout`` field holds out, when its protocol holds out events or
     pairs; None otherwise (no protocol, or states)."""
@@ -301,7 +271,7 @@ def _test_splits(splits: dict[str, list[Row]], seen: set[int], held: HeldOut | N
     n_trees = len(builder.trees)
     tests = {}
     for name, rows in splits.items():
-        split = _pack(rows, n_trees, with_trees=False)
+        split = pack(rows, n_trees, with_trees=False)
         split["end_seen"] = torch.tensor([chain[1][-1] in seen for chain, _ in rows], dtype=torch.bool)
         if held is not None:
             firsts = [first_heldout([builder.events[i] for _, i in chain[0][1:]], held) for chain, _ in rows]
@@ -310,19 +280,6 @@ def _test_splits(splits: dict[str, list[Row]], seen: set[int], held: HeldOut | N
                                                         for k, (chain, _) in zip(firsts, rows)], dtype=torch.long)
         tests[int(name[len("test-"):-len(".jsonl")])] = split
     return tests
-
-
-def _successor_tables(succ: dict[int, list[tuple[int, int]]], n_trees: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(succ_items (R, A), succ_trees (R, A)): per tree the item ids of its events and the trees
-    they lead to, -1 after the last."""
-    width = max((len(v) for v in succ.values()), default=1)
-    succ_items = torch.full((n_trees, width), -1, dtype=torch.long)
-    succ_trees = torch.full((n_trees, width), -1, dtype=torch.long)
-    for r, pairs in succ.items():
-        for a, (e, t) in enumerate(pairs):
-            succ_items[r, a] = 1 + n_trees + e
-            succ_trees[r, a] = t
-    return succ_items, succ_trees
 
 
 def _build(directory: Path, manifest: dict) -> dict:
@@ -339,15 +296,37 @@ def _build(directory: Path, manifest: dict) -> dict:
     item_tokens, tree_tokens = _item_tables(builder, domain)
     n_trees = len(builder.trees)
     train_rows = splits.pop("train.jsonl")
-    train = _pack(train_rows, n_trees, with_trees=True)
+    train = pack(train_rows, n_trees, with_trees=True)
     seen = {r for chain, mates in train_rows for _, trees in [chain, *mates] for r in trees}
     tests = _test_splits(splits, seen, held_out(manifest), builder)
-    succ_items, succ_trees = _successor_tables(succ, n_trees)
+    succ_items, succ_trees = successor_tables(succ, n_trees)
     return {"cache_version": CACHE_VERSION, "atoms": list(vocab.atoms), "rules": list(vocab.rules),
             "item_tokens": item_tokens, "tree_tokens": tree_tokens,
             "tree_items": torch.arange(1, n_trees + 1), "train": train, "tests": tests,
             "succ_items": succ_items, "succ_trees": succ_trees,
             "trees": [polish(t) for t in builder.trees]}
+
+
+def _build_domain(directory: Path, manifest: dict) -> dict:
+    """A dataset of another domain than rewrite chains (programs) through ``tracker.domain_data``."""
+    from chains.programs.dataset import HeldPrograms
+    from chains.programs.domain import ProgramsDomain
+    from chains.programs.files import machine_of, split_histories
+    from chains.programs.syntax import parse_statement
+    from tracker.domain_data import build_tensors
+
+    machine = machine_of(manifest, str(manifest_path(directory)))
+    holdout = manifest.get("holdout") or {}
+    first_held = None
+    if holdout.get("kind") == "events":
+        held = HeldPrograms("events", statements=tuple(parse_statement(t, machine) for t in holdout["events"]))
+        first_held = held.first_held
+    elif holdout.get("kind") == "pairs":
+        held = HeldPrograms("pairs", pairs=tuple((parse_statement(a, machine), parse_statement(b, machine))
+                                                 for a, b in holdout["pairs"]))
+        first_held = held.first_held
+    blob = build_tensors(ProgramsDomain(machine), split_histories(directory, manifest), first_held)
+    return {"cache_version": CACHE_VERSION, **blob}
 
 
 def identity_of(directory: Path, manifest: dict) -> dict:
@@ -359,6 +338,8 @@ def identity_of(directory: Path, manifest: dict) -> dict:
                "seed": manifest.get("seed"), "tier": manifest.get("tier"), "atoms": manifest.get("atoms")}
     if manifest.get("corrupt_partners") is not None:
         dataset["corrupt_partners"] = manifest["corrupt_partners"]
+    if "domain" in manifest:  # another domain than rewrite chains (whose identities stay as they were)
+        dataset["domain"] = manifest["domain"]
     return {"dataset": dataset,
             "lean": {"version": lean.get("version"), "githash": lean.get("githash"),
                      "core_hash": manifest.get("core_hash")}}
@@ -377,13 +358,19 @@ def load_dataset(directory: Path | str, use_cache: bool = True, corrupted_checke
     directory = Path(directory)
     manifest = check_certified(directory, corrupted_checker)
     cached = cache_path(directory)
-    blob = _load_cache(cached) if use_cache else None
+    other_domain = manifest.get("format") == PROGRAMS_FORMAT
+    blob = _load_cache(cached, DOMAIN_CACHE_KEYS if other_domain else CACHE_KEYS) if use_cache else None
     if blob is None:
-        blob = _build(directory, manifest)
+        blob = _build_domain(directory, manifest) if other_domain else _build(directory, manifest)
         if use_cache:
             _save_cache(blob, cached)
+    if other_domain:
+        from tracker.domain_data import DomainVocab
+        vocab = DomainVocab(blob["vocab"]["classes"], tuple(blob["vocab"]["inputs"]), blob["vocab"]["domain"])
+    else:
+        vocab = Vocab(tuple(blob["atoms"]), tuple(blob["rules"]))
     return TrackerData(
-        vocab=Vocab(tuple(blob["atoms"]), tuple(blob["rules"])),
+        vocab=vocab,
         item_tokens=blob["item_tokens"], tree_tokens=blob["tree_tokens"], tree_items=blob["tree_items"],
         train=blob["train"], tests={int(k): v for k, v in blob["tests"].items()},
         succ_items=blob["succ_items"], succ_trees=blob["succ_trees"],
@@ -414,6 +401,7 @@ def load_torch_file(path: Path, allowed: tuple[type, ...] = (), map_location: st
 
 CACHE_KEYS = {"cache_version", "atoms", "rules", "item_tokens", "tree_tokens", "tree_items", "train", "tests",
               "succ_items", "succ_trees"}
+DOMAIN_CACHE_KEYS = CACHE_KEYS - {"atoms", "rules"} | {"vocab"}  # another domain's (tracker.domain_data)
 
 
 def save_atomic(obj: dict, path: Path) -> None:
@@ -424,7 +412,7 @@ def save_atomic(obj: dict, path: Path) -> None:
     write_bytes_atomic(path, buffer.getvalue())
 
 
-def _load_cache(path: Path) -> dict | None:
+def _load_cache(path: Path, keys: set[str] = CACHE_KEYS) -> dict | None:
     """The cached tensors, or None when there is no usable cache (none yet, truncated, not a
     torch file, another cache version): the dataset is then replayed again."""
     if not path.is_file():
@@ -433,7 +421,7 @@ def _load_cache(path: Path) -> dict | None:
         blob = load_torch_file(path)
     except UnreadableFile:
         return None
-    if not isinstance(blob, dict) or blob.get("cache_version") != CACHE_VERSION or not CACHE_KEYS <= set(blob):
+    if not isinstance(blob, dict) or blob.get("cache_version") != CACHE_VERSION or not keys <= set(blob):
         return None
     return blob
 

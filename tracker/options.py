@@ -60,12 +60,15 @@ RESUME_HELP = ("Continue from the checkpoint in --out with the same settings; wi
 
 
 def run_options(default_out: str) -> Decorator:
-    """--out, --resume, --threads, --quiet, --log-every and --tensorboard: where a run goes, how
+    """--out, --resume, --force, --threads, --quiet, --log-every and --tensorboard: where a run goes, how
     it runs and what it logs, not what it learns."""
     options = [
         click.option("--out", type=click.Path(path_type=Path), default=None,
                      help=f"Run directory [default: {default_out}]."),
         click.option("--resume", is_flag=True, help=RESUME_HELP),
+        click.option("--force", is_flag=True,
+                     help="Replace a run at --out made with other settings (without it such a run is refused, "
+                          "naming what differs; an unfinished one is continued by --resume)."),
         click.option("--threads", type=click.IntRange(1), default=None,
                      help="Torch threads [default: torch's, one per core]. Runs repeat bit for bit at a fixed "
                           "count of one."),

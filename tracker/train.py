@@ -85,14 +85,15 @@ def config_from_checkpoint(blob: dict) -> TrainConfig:
 def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: EvalConfig = EvalConfig(), data: TrackerData | None = None,
           stop: StopConfig = StopConfig(), device: torch.device | str = "cpu", log: LogConfig = LogConfig(),
-          corrupted_checker: bool = False) -> dict:
+          corrupted_checker: bool = False, force: bool = False) -> dict:
     """Train (or continue) into ``out`` on ``device`` (a torch.device or a spec such as
     ``auto``; DeviceUnavailable before anything is read or written when it is not here),
     stopping early when ``stop`` says so, logging to ``out``/metrics.jsonl as ``log`` says;
     evaluate; return the report (also written there). ``resume`` with more ``config.steps`` than
     the checkpoint's settings extends the run (``tracker.loop.extension``). A dataset with wrong
     partners on purpose is refused unless ``corrupted_checker``; the report's ``dataset`` then
-    carries its ``corrupt_partners``."""
+    carries its ``corrupt_partners``. A fresh run does not replace a run of other settings at
+    ``out`` unless ``force`` (``tracker.checkpoint.refuse_replacing``)."""
     out = Path(out)
     device = resolve_device(device)
     if data is None:
@@ -101,7 +102,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         data = load_dataset(config.data, corrupted_checker=corrupted_checker)
     path = out / CHECKPOINT
     until = config.steps
-    config, trainer, resumed_from = start_or_resume(Trainer, config, data, out, device, resume)
+    config, trainer, resumed_from = start_or_resume(Trainer, config, data, out, device, resume, force)
     data = trainer.data  # on the device
     out.mkdir(parents=True, exist_ok=True)
     requested_chains(eval_config.max_chains, data.tests)  # a warning, before training, when the dataset is small

@@ -86,6 +86,17 @@ class HeldPrograms:
             return not any((a, b) in held for a, b in zip(program, program[1:]))
         return True
 
+    def first_held(self, program: Sequence[Statement]) -> int | None:
+        """The index of the statement that completes the program's first held-out statement (or
+        pair); None when it holds none."""
+        if self.kind == "events":
+            held = set(self.statements)
+            return next((k for k, s in enumerate(program) if s in held), None)
+        if self.kind == "pairs":
+            held = set(self.pairs)
+            return next((k + 1 for k, pair in enumerate(zip(program, program[1:])) if pair in held), None)
+        return None
+
     def holds(self, program: Sequence[Statement]) -> bool:
         return self.kind == "states" or not self.allows(program)
 

@@ -20,10 +20,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from chains.manifest import DatasetError
+from chains.manifest import PROGRAMS_FORMAT, DatasetError, manifest_path
 from chains.programs.syntax import Machine, ProgramSyntaxError, State, Statement, execute, parse_state, parse_statement
 
-PROGRAMS_FORMAT = "programs/1"  # the manifest's "format" of a programs dataset
 CERT_ID_LENGTH = 16
 
 
@@ -126,3 +125,24 @@ def machine_of(manifest: dict, where: str) -> Machine:
         return Machine(domain.get("values"))
     except (TypeError, ValueError) as e:
         raise DatasetError(f"{where}: bad machine in manifest ({e})") from None
+
+
+def split_histories(directory: Path, manifest: dict) -> dict[str, list[tuple[State, tuple, list[tuple[State, tuple]]]]]:
+    """Every file of a programs dataset, strictly read, as (start, statements, [(partner start,
+    partner statements)]) per program, checked against the manifest's counts."""
+    machine = machine_of(manifest, str(manifest_path(directory)))
+    out = {}
+    steps = 0
+    for name in sorted(manifest["files"]):
+        rows = []
+        for record in read_programs(Path(directory) / name, machine):
+            h = record.history
+            rows.append((h.start, h.program, [(p.start, p.program) for p in record.partners]))
+            steps += len(h.program) + sum(len(p.program) for p in record.partners)
+        if len(rows) != manifest["files"][name].get("chains"):
+            raise DatasetError(f"{Path(directory) / name}: {len(rows)} programs, the manifest says "
+                               f"{manifest['files'][name].get('chains')}")
+        out[name] = rows
+    if steps != manifest.get("steps"):
+        raise DatasetError(f"{manifest_path(directory)}: steps is {manifest.get('steps')}, the files hold {steps}")
+    return out
