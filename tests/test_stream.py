@@ -285,3 +285,16 @@ def test_the_stepper_moves_the_slots_as_the_model_reads_the_events(tiny):
             want = model._update(want, model.key(emb)[:, :e], model.value(emb)[:, :e], mask[:, :e])
             assert torch.equal(mine[s], want), f"step {s + 1}"
     assert torch.equal(w, want) and w.data_ptr() != buffer.data_ptr()
+
+
+def test_an_evaluation_of_other_settings_is_refused_unless_forced(tiny, tmp_path):
+    args = [str(tiny / "run"), "--lengths", "8", "--chains", "2", "--block", "8", "--out", str(tmp_path / "o"),
+            "--store", str(tiny / "store.sqlite"), "--quiet"]
+    assert CliRunner().invoke(evaluate_tracker, args).exit_code == 0
+    report = (tmp_path / "o" / "report.json").read_bytes()
+    other = CliRunner().invoke(evaluate_tracker, [*args, "--seed", "5"])
+    assert other.exit_code != 0 and "made with other settings (seed 0 -> 5)" in other.output
+    assert (tmp_path / "o" / "report.json").read_bytes() == report
+    forced = CliRunner().invoke(evaluate_tracker, [*args, "--seed", "5", "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["seed"] == 5

@@ -134,14 +134,14 @@ def start_or_resume(trainer_class: type, config: Config, data: Any, out: Path, d
     return checkpoint.config, trainer, trainer.step
 
 
-def refuse_replacing(out: Path, config: dict, resume: bool, force: bool) -> None:
+def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: str = CHECKPOINT) -> None:
     """A fresh run into ``out`` replaces no run made with other settings: OutputError naming what
     differs when ``out`` holds a finished run (its report.json) of another config, or an unfinished
-    one (a checkpoint and no report), unless ``resume`` (which continues it) or ``force``. A finished
-    run of the same config is trained again (the same bits at the same thread count)."""
+    one (its ``state`` file and no report), unless ``resume`` (which continues it) or ``force``. A
+    finished run of the same config is run again (the same bits at the same thread count)."""
     if resume or force:
         return
-    report, checkpoint = Path(out) / "report.json", Path(out) / CHECKPOINT
+    report, checkpoint = Path(out) / "report.json", Path(out) / state
     if report.is_file():
         try:
             old = json.loads(report.read_text(encoding="utf-8")).get("config")
@@ -154,5 +154,5 @@ def refuse_replacing(out: Path, config: dict, resume: bool, force: bool) -> None
         raise OutputError(f"{out} holds a finished run made with other settings ({'; '.join(differ[:4])}"
                           f"{'; …' if len(differ) > 4 else ''}); choose another --out, or give --force to replace it")
     if checkpoint.is_file():
-        raise OutputError(f"{out} holds an unfinished run (a checkpoint, no report); --resume continues it, "
+        raise OutputError(f"{out} holds an unfinished run ({state}, no report); --resume continues it, "
                           "--force starts it over")

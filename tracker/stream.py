@@ -58,7 +58,7 @@ from tracker.device import cpu_kernels, resolve_device
 from tracker.inference import RunUnavailable, TrackedRun, load_run
 from tracker.layouts import PAD_ID, laid_out
 from tracker.models import Recurrent, SlotRecurrence
-from tracker.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint
+from tracker.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, refuse_replacing
 from tracker.train import IGNORED
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -586,12 +586,20 @@ def dataset_checker(manifest: dict) -> Checker:
     return Checker.recorded(manifest.get("checker", ELABORATOR))
 
 
-def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progress = _quiet) -> dict:
+def _config_json(config: StreamConfig) -> dict:
+    """The settings as the report records them."""
+    return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()}
+
+
+def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progress = _quiet,
+                    force: bool = False) -> dict:
     """Run ``config``'s evaluation (or continue it from the state in ``config.out`` with
-    ``resume``); return the report, also written to ``config.out/report.json``."""
+    ``resume``); return the report, also written to ``config.out/report.json``. An evaluation of
+    other settings already at ``config.out`` is replaced only with ``force``."""
     started, cpu = time.perf_counter(), cpu_seconds()
     if config.longest >= 1 << (63 - _KEY_BITS):
         raise StreamError("--lengths: too long")
+    refuse_replacing(Path(config.out), _config_json(config), resume, force, STATE)
     data, manifest = _open_dataset(config)
     try:
         run = load_run(config.run, data, resolve_device(config.device))
@@ -637,7 +645,7 @@ def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progre
         "core_hash": core.hash, "package_version": package_version(),
         "torch_version": torch.__version__, "torch_threads": torch.get_num_threads(), "device": str(device),
         "cpu_kernels": cpu_kernels() if device.type == "cpu" else None,
-        "config": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()},
+        "config": _config_json(config),
     }
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -39,11 +39,14 @@ def _silent(phase: str, done: int, total: int) -> None:
               help="Seconds between saved states.")
 @click.option("--device", default=D.device, show_default=True, help=DEVICE_HELP)
 @click.option("--resume", is_flag=True, help="Continue from the state saved in --out (same settings).")
+@click.option("--force", is_flag=True,
+              help="Replace an evaluation at --out made with other settings (without it such an evaluation is "
+                   "refused, naming what differs; an unfinished one is continued by --resume).")
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="Torch threads [default: torch's, one per core].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def main(run: Path, lengths: tuple[int, ...], chains: int, seed: int, data: Path | None, out: Path | None,
-         store: Path | None, block: int, save_every: float, device: str, resume: bool, threads: int | None,
+         store: Path | None, block: int, save_every: float, device: str, resume: bool, force: bool, threads: int | None,
          quiet: bool) -> None:
     """Run a trained tracker free on long chains drawn from a seed, every step certified by Lean."""
     out = out or run / f"stream-s{seed}"
@@ -57,7 +60,7 @@ def main(run: Path, lengths: tuple[int, ...], chains: int, seed: int, data: Path
     bars = PhaseBars()
     with user_errors(StreamError, StepNotCertified, DeviceUnavailable, cleanup=bars.close,
                      interrupted=f"interrupted; the state saved in {out} continues with --resume"):
-        report = evaluate_stream(config, resume=resume, progress=_silent if quiet else bars)
+        report = evaluate_stream(config, resume=resume, progress=_silent if quiet else bars, force=force)
     bars.close()
     shown = {k: report[k] for k in ("chains", "seed", "steps", "exact", "right_throughout", "events_per_second",
                                     "minutes", "peak_rss_mb")}
