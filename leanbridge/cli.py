@@ -9,12 +9,17 @@ import click
 
 from chains.corrupt import Corruption
 from chains.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetError, DatasetSpec
+from chains.domains import DOMAINS
 from chains.holdout import HoldOut, HoldOutRefused
+from chains.programs.dataset import DEFAULT_TEST_LENGTHS as PROGRAM_TEST_LENGTHS
+from chains.programs.dataset import ProgramsSpec
+from chains.programs.syntax import Machine
 from chains.sampling import STARTS
 from chains.space import Domain, EnumerationIncomplete
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import DATASET_BRIDGE, CertificationFailed, default_store
 from leanbridge.certify import certify_dataset
+from leanbridge.certify_programs import certify_programs, is_programs_dataset, verify_programs
 from leanbridge.checker import CHECKERS, Checker
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from leanbridge.mathlib.benchmark import BenchmarkError
@@ -51,6 +56,15 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--domain", type=click.Choice(DOMAINS), default="rewrite", show_default=True,
+              help="rewrite: expression trees under rewrite rules (--atoms, --tier); programs: straight-line programs "
+                   "on a register machine of eight variables (--values), every statement's effect and every "
+                   "partner's equivalence certified by the kernel evaluating the programs library.")
+@click.option("--values", type=click.Choice(["2", "16"]), default="2", show_default=True,
+              help="With --domain programs: 2, the Bits machine (not, and, or, xor); 16, the Arithmetic machine "
+                   "(+, -, * modulo 16 and if a < b then c else d).")
+@click.option("--program-lengths", default="4:16", show_default=True, metavar="MIN:MAX",
+              help="With --domain programs: a training program's statements, uniform in [MIN, MAX].")
 @click.option("--atoms", type=click.IntRange(2, 6), default=4, show_default=True, help="Distinct atoms per start tree.")
 @click.option("--tier", type=click.IntRange(1, 2), default=1, show_default=True,
               help="1: commutativity and associativity; 2: adds distributivity and factoring.")
@@ -62,7 +76,8 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help="Certified partners (equivalent histories) per chain.")
 @click.option("--test-lengths", default=None, callback=positive_ints,
               help=f"Comma-separated lengths of the held-out test splits [default: "
-                   f"{','.join(map(str, DEFAULT_TEST_LENGTHS))}; with --probes {','.join(map(str, PROBE_TEST_LENGTHS))}].")
+                   f"{','.join(map(str, DEFAULT_TEST_LENGTHS))}; with --probes {','.join(map(str, PROBE_TEST_LENGTHS))}; "
+                   f"with --domain programs {','.join(map(str, PROGRAM_TEST_LENGTHS))}].")
 @click.option("--starts", type=click.Choice(STARTS), default="start", show_default=True,
               help="Where training chains start: start, a uniformly random start tree; reachable, a tree drawn "
                    "uniformly among every tree of the domain a chain can visit (on tier 2 the larger trees too; "
@@ -90,12 +105,14 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "partner's steps are certified; it carries no equivalence certificate and is marked wrong in "
                    "the file, the manifest's corrupt_partners says how many, --verify names each one as not "
                    "certified, and the trainers refuse the dataset unless told --corrupted-checker.")
-@click.option("--test-chains", type=click.IntRange(1), default=512, show_default=True, help="Chains per test split.")
+@click.option("--test-chains", type=click.IntRange(1), default=None,
+              help=f"Chains per test split [default: 512; with --domain programs {ProgramsSpec().test_chains}].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
               help="Lean processes at once.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Dataset directory [default: data/tier<T>-a<K>].")
+              help="Dataset directory [default: data/tier<T>-a<K>; with --domain programs data/programs-bits or "
+                   "data/programs-arithmetic].")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="Certificate store (SQLite) [default: the cache's certificates.sqlite].")
 @click.option("--force", is_flag=True,
@@ -139,7 +156,7 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
 def main(**options) -> None:
-    """Certify rewrite chains with the Lean kernel and write them as a dataset."""
+    """Certify rewrite chains (or programs) with the Lean kernel and write them as a dataset."""
     ctx = click.get_current_context()
     given = {name for name in options if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT}
     if options["mathlib_dir"] is not None:
@@ -152,18 +169,31 @@ def main(**options) -> None:
     mathlib_only = [name for name in MATHLIB_ONLY if name in given]
     if mathlib_only:
         raise click.UsageError(f"{_flag(mathlib_only[0])} goes with --mathlib")
+    if options["domain"] != "programs":
+        programs_only = [name for name in PROGRAMS_ONLY if name in given]
+        if programs_only:
+            raise click.UsageError(f"{_flag(programs_only[0])} goes with --domain programs")
+    elif options["verify_dir"] is None:
+        rewrite_only = [name for name in REWRITE_ONLY if name in given]
+        if rewrite_only:
+            raise click.UsageError(f"{_flag(rewrite_only[0])} is for rewrite chains, not for --domain programs")
     bridge = AskConfig(jobs=options["jobs"], cluster=options["cluster"],
                        limits=LeanLimits(timeout_s=options["timeout"], memory_mb=options["memory_mb"]),
                        checker=options["checker"] or DATASET_BRIDGE.checker)
     if options["verify_dir"] is not None:
         _verify(options["verify_dir"], bridge, options["checker"])
+    elif options["domain"] == "programs":
+        _build_programs(options, bridge)
     else:
         _build(options, bridge)
 
 
 # The options of one mode only, in the order a refusal names the first one given.
 MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
-CHAIN_ONLY = ("atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
+PROGRAMS_ONLY = ("values", "program_lengths")
+REWRITE_ONLY = ("atoms", "tier", "max_size", "length", "starts", "start_walk", "tier2_weight", "corrupt", "probes",
+                "probe_chains", "cluster", "checker")
+CHAIN_ONLY = ("domain", "values", "program_lengths", "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
               "tier2_weight", "hold_out", "corrupt", "test_chains", "jobs", "store", "timeout", "memory_mb", "probes",
               "probe_chains", "cluster", "checker", "verify_dir", "force")
 
@@ -174,6 +204,9 @@ def _flag(name: str) -> str:
 
 def _verify(directory: Path, bridge: AskConfig, checker: Checker | None) -> None:
     """``certify --verify``: re-check a dataset and say what was confirmed."""
+    if is_programs_dataset(directory):
+        _verify_programs(directory, bridge)
+        return
     bars = PhaseBars()
     with user_errors(CertificationFailed, cleanup=bars.close,
                      interrupted="interrupted; certificates committed so far are kept in the store"):
@@ -199,7 +232,7 @@ def _spec(options: dict) -> DatasetSpec:
             domain=Domain(options["atoms"], options["tier"], options["max_size"]), chains=options["chains"],
             length=options["length"], partners=options["partners"],
             test_lengths=options["test_lengths"] or (PROBE_TEST_LENGTHS if options["probes"] else DEFAULT_TEST_LENGTHS),
-            test_chains=options["test_chains"], seed=options["seed"], probes=options["probes"],
+            test_chains=options["test_chains"] or 512, seed=options["seed"], probes=options["probes"],
             probe_chains=options["probe_chains"], start_walk=options["start_walk"],
             tier2_weight=options["tier2_weight"], starts=options["starts"], holdout=options["hold_out"],
             corrupt=options["corrupt"])
@@ -224,6 +257,53 @@ def _build(options: dict, bridge: AskConfig) -> None:
         bars.close()
     click.echo(json.dumps(_shown(manifest), indent=2))
     click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
+
+
+def _program_lengths(text: str) -> tuple[int, int]:
+    low, colon, high = text.partition(":")
+    if not (colon and low.strip().isdigit() and high.strip().isdigit()):
+        raise click.BadParameter(f"{text!r} is not MIN:MAX", param_hint="--program-lengths")
+    return int(low), int(high)
+
+
+def _build_programs(options: dict, bridge: AskConfig) -> None:
+    """``certify --domain programs``: build the programs dataset the options describe."""
+    bars = PhaseBars()
+    low, high = _program_lengths(options["program_lengths"])
+    try:
+        spec = ProgramsSpec(machine=Machine(int(options["values"])), chains=options["chains"], min_length=low,
+                            max_length=high, partners=options["partners"],
+                            test_lengths=options["test_lengths"] or PROGRAM_TEST_LENGTHS,
+                            test_chains=options["test_chains"] or ProgramsSpec().test_chains, seed=options["seed"],
+                            holdout=options["hold_out"])
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    out = options["out"] or Path("data") / f"programs-{spec.machine.name}"
+    with user_errors(CertificationFailed, cleanup=bars.close,
+                     interrupted="interrupted; certificates committed so far are kept in the store"):
+        try:
+            manifest = certify_programs(spec, out, options["store"] or default_store(), bridge, bars, options["force"])
+        except HoldOutRefused as e:
+            bars.close()
+            raise click.UsageError(f"--hold-out {options['hold_out']}: {e}") from None
+        bars.close()
+    shown = {k: manifest[k] for k in ("domain", "chains", "steps", "distinct_traces", "equivalences",
+                                      "distinct_equivalences", "kernel_checked", "certified", "failed", "floor",
+                                      "seconds")}
+    click.echo(json.dumps(shown, indent=2))
+    click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
+
+
+def _verify_programs(directory: Path, bridge: AskConfig) -> None:
+    """``certify --verify`` of a programs dataset."""
+    bars = PhaseBars()
+    with user_errors(CertificationFailed, cleanup=bars.close,
+                     interrupted="interrupted; certificates committed so far are kept in the store"):
+        report = verify_programs(directory, bridge, bars)
+        bars.close()
+    click.echo(json.dumps(report, indent=2))
+    click.echo(f"verified {directory}: {report['steps']} statements and {report['equivalences']} equivalences, "
+               f"{report['distinct_statements']} distinct theorems certified by Lean")
 
 
 def _shown(manifest: dict) -> dict:

@@ -55,6 +55,14 @@ class ProgramsSpec:
         if any(n < 2 for n in self.test_lengths) or len(set(self.test_lengths)) != len(self.test_lengths):
             raise ValueError("test lengths must be distinct and at least 2")
 
+    def settings(self) -> dict:
+        """The settings this spec makes a dataset with, as ``chains.manifest.programs_settings``
+        reads them back from its manifest."""
+        return {"domain": "programs", "values": self.machine.values, "chains": self.chains,
+                "min_length": self.min_length, "max_length": self.max_length, "partners": self.partners,
+                "test_lengths": list(self.test_lengths), "test_chains": self.test_chains, "seed": self.seed,
+                "hold_out": None if self.holdout is None else str(self.holdout)}
+
     def split_names(self) -> list[tuple[str, int | None]]:
         """(file stem, program length or None for the training split's range), in writing order."""
         return [("train", None)] + [(f"test-{n}", n) for n in self.test_lengths]

@@ -1,0 +1,299 @@
+"""Build and verify a certified programs dataset.
+
+``certify_programs`` samples the programs of a ``ProgramsSpec`` (``chains.programs.dataset``),
+states what Lean must certify, asks Lean for every statement the certificate store does not
+already hold as certified for this Lean build and library, and writes the dataset only when every
+statement is certified. Two kinds of statements:
+
+- a *trace*: from the state before them, the state after each of up to ``TRACE_CHUNK``
+  consecutive statements of a program; every statement's certificate is the trace that covers it;
+- an *equivalence* of a partner with its program: on the Bits machine for every start state (all
+  256), on the Arithmetic machine from the zero state the programs start at. The manifest's
+  ``certificate_forms`` says which.
+
+``verify_programs`` re-reads a dataset strictly and re-checks every statement in Lean, trusting
+nothing stored.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chains.dataset import DatasetWriter, file_sha256
+from chains.manifest import DatasetError, manifest_path, read_manifest_json
+from chains.programs.dataset import HeldPrograms, ProgramsSpec, Sample, choose, sample_split, start_state, trace
+from chains.programs.files import PROGRAMS_FORMAT, History, machine_of, read_programs
+from chains.programs.syntax import VARIABLES, Machine, State, Statement, state_text
+from chains.version import package_version
+from leanbridge.asker import AskConfig
+from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
+from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
+from leanbridge.paths import portable_path
+from leanbridge.programs import (TRACE_CHUNK, EquivalenceQuestion, ProgramQuestion, build_programs, check_programs,
+                                 equivalence_form, trace_questions)
+from leanbridge.store import CertificateStore
+from leanbridge.verdicts import Complete, Rejected
+
+@dataclass
+class _Questions:
+    """Distinct questions by store key, with the first place each is used."""
+
+    library_hash: str
+    githash: str
+    by_key: dict[str, ProgramQuestion] = field(default_factory=dict)
+    first_use: dict[str, str] = field(default_factory=dict)
+
+    def add(self, question: ProgramQuestion, where: str) -> str:
+        key = question.key(self.library_hash, self.githash)
+        if key not in self.by_key:
+            self.by_key[key] = question
+            self.first_use[key] = where
+        return key
+
+
+def _trace_keys(questions: _Questions, machine: Machine, start: State, program: tuple[Statement, ...],
+                where: str) -> tuple[list[str], State]:
+    """One certificate key a statement (the trace question covering it), and the end state."""
+    states = trace(program, start, machine.values)
+    keys: list[str] = []
+    for first, question in zip(range(0, len(program), TRACE_CHUNK), trace_questions(machine, start, program, states)):
+        keys += [questions.add(question, f"{where} step {first}")] * len(question.statements)
+    return keys, (states[-1] if states else start)
+
+
+def _history_json(start: State, program, end: State, keys: list[str]) -> str:
+    return (f'"start":{json.dumps(state_text(start))},"events":{json.dumps([str(s) for s in program])},'
+            f'"end":{json.dumps(state_text(end))},"certs":{json.dumps([cert_id(k) for k in keys])}')
+
+
+def _line(questions: _Questions, machine: Machine, chain_id: str, sample: Sample, where: str,
+          equivalence_start: State | None) -> tuple[str, int]:
+    """A program's JSON line; the questions it needs added to ``questions``; its statements counted."""
+    start = start_state()
+    keys, end = _trace_keys(questions, machine, start, sample.program, where)
+    partners = []
+    steps = len(sample.program)
+    for p, mate in enumerate(sample.partners):
+        here = f"{where} partner {p}"
+        mate_keys, mate_end = _trace_keys(questions, machine, start, mate, here)
+        if mate_end != end:
+            raise AssertionError(f"{here}: the partner's sampler made an inequivalent program")
+        equivalence = questions.add(EquivalenceQuestion(machine, sample.program, mate, equivalence_start), here)
+        partners.append(f'{{{_history_json(start, mate, end, mate_keys)},'
+                        f'"equivalence":{json.dumps(cert_id(equivalence))}}}')
+        steps += len(mate)
+    line = f'{{"id":{json.dumps(chain_id)},{_history_json(start, sample.program, end, keys)},' \
+           f'"partners":[{",".join(partners)}]}}'
+    return line, steps
+
+
+def _ask(questions: _Questions, keys: list[str], store: CertificateStore, bridge: AskConfig, lean, library,
+         progress: Progress) -> tuple[int, int]:
+    """Ask Lean every key the store does not hold as certified; (statements asked, processes)."""
+    missing = [k for k in keys if k not in store.certified(keys)] if keys else []
+    missing_set = set(missing)
+    missing = [k for k in dict.fromkeys(keys) if k in missing_set]
+    processes = 0
+    done = 0
+    batch_size = 512 * max(1, bridge.jobs)  # questions between progress reports and store commits
+    for i in range(0, len(missing), batch_size):
+        batch = missing[i:i + batch_size]
+        started = time.perf_counter()
+        answers, used = check_programs([questions.by_key[k] for k in batch], lean, library, bridge.limits,
+                                       jobs=bridge.jobs)
+        processes += used
+        share = (time.perf_counter() - started) / max(1, len(batch))
+        store.record((k, questions.by_key[k].kind, questions.by_key[k].text, a, share) for k, a in zip(batch, answers))
+        for k, a in zip(batch, answers):
+            if not isinstance(a, Complete):
+                reason = f"{a.error_class}: {a.message}" if isinstance(a, Rejected) else "not certified"
+                raise CertificationFailed(f"{questions.first_use[k]}: Lean rejected the statement ({reason})")
+        done += len(batch)
+        progress("certify", done, len(missing))
+    return len(missing), processes
+
+
+def _visited(samples: Iterable[Sample], machine: Machine) -> set[State]:
+    seen: set[State] = {start_state()}
+    for sample in samples:
+        for program in (sample.program, *sample.partners):
+            seen.update(trace(program, start_state(), machine.values))
+    return seen
+
+
+def _floor(train_ends: list[State], test_ends: dict[str, list[State]]) -> dict[str, float]:
+    """Per test split, the exact share of a predictor that says each variable's commonest value at
+    the end of the training programs (what a tracker must beat)."""
+    commonest = tuple(Counter(end[v] for end in train_ends).most_common(1)[0][0] for v in range(VARIABLES))
+    return {name: round(sum(end == commonest for end in ends) / max(1, len(ends)), 6) for name, ends in test_ends.items()}
+
+
+def certify_programs(spec: ProgramsSpec, out: Path, store_path: Path, bridge: AskConfig,
+                     progress: Progress = quiet, force: bool = False) -> dict:
+    """Sample, certify and write the programs dataset of ``spec`` to ``out``; return its manifest.
+    Raises CertificationFailed (and writes nothing) when Lean rejects any statement, and OutputError
+    (before anything is asked) when ``out`` holds a dataset of other settings, unless ``force``."""
+    started = time.perf_counter()
+    machine = spec.machine
+    held: HeldPrograms | None = choose(spec.holdout, machine, spec.seed) if spec.holdout is not None else None
+    lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
+    library = build_programs(lean, bridge.limits)
+    writer = DatasetWriter(out, spec.settings(), force)
+    store = CertificateStore(store_path, library.library_hash, lean.githash)
+    try:
+        questions = _Questions(library.library_hash, lean.githash)
+        equivalence_start = None if machine.values == 2 else start_state()
+        lines: dict[str, list[str]] = {}
+        ends: dict[str, list[State]] = {}
+        steps = equivalences = 0
+        samples_train: list[Sample] = []
+        for name, length in spec.split_names():
+            samples = list(sample_split(spec, name, length, held))
+            if length is None:
+                samples_train = samples
+            lines[name] = []
+            ends[name] = []
+            for n, sample in enumerate(samples):
+                chain_id = f"{name}-{n:05d}"
+                line, used = _line(questions, machine, chain_id, sample, f"{name}.jsonl program {chain_id}",
+                                   equivalence_start)
+                lines[name].append(line)
+                ends[name].append(trace(sample.program, start_state(), machine.values)[-1])
+                steps += used
+                equivalences += len(sample.partners)
+            progress("sample", len(lines), len(spec.split_names()))
+        checked, processes = _ask(questions, list(questions.by_key), store, bridge, lean, library, progress)
+        files = {}
+        for name, split_lines in lines.items():
+            path = writer.write_lines(f"{name}.jsonl", iter(split_lines))
+            files[f"{name}.jsonl"] = {"chains": len(split_lines), "sha256": file_sha256(path)}
+        kinds = Counter(q.kind for q in questions.by_key.values())
+        visited = _visited(samples_train, machine)
+        manifest = {
+            "format": PROGRAMS_FORMAT,
+            "domain": {"name": "programs", "machine": machine.name, "values": machine.values, "variables": VARIABLES},
+            "chains": spec.chains, "min_length": spec.min_length, "max_length": spec.max_length,
+            "partners": spec.partners, "test_lengths": list(spec.test_lengths), "test_chains": spec.test_chains,
+            "seed": spec.seed, "start": state_text(start_state()),
+            "steps": steps, "equivalences": equivalences,
+            "distinct_traces": kinds["trace"], "distinct_equivalences": kinds["equivalence"],
+            "certified": len(questions.by_key), "failed": 0, "kernel_checked": checked, "lean_processes": processes,
+            "certificate_forms": {"trace": f"the state after each of up to {TRACE_CHUNK} consecutive statements, "
+                                           "from the state before them, by kernel evaluation",
+                                  "equivalence": equivalence_form(machine)},
+            "floor": _floor(ends["train"], {k: v for k, v in ends.items() if k != "train"}),
+            "visited_states": len(visited), "states": machine.states,
+            "lean": {"version": lean.version, "githash": lean.githash, "source": lean.source,
+                     "path": portable_path(lean.path)},
+            "core_hash": library.core.hash, "programs_hash": library.hash, "library_hash": library.library_hash,
+            "package_version": package_version(), "files": files, "store": portable_path(store_path),
+            "seconds": round(time.perf_counter() - started, 3),
+        }
+        if held is not None:
+            manifest["holdout"] = _holdout_field(held, visited, ends)
+        writer.commit(manifest)
+        return manifest
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        store.close()
+
+
+def _holdout_field(held: HeldPrograms, visited: set[State], ends: dict[str, list[State]]) -> dict:
+    """The manifest's ``holdout``: what was held out, the states training visits, and per test split
+    the programs ending at a state training never visited."""
+    field_: dict = {"kind": held.kind}
+    if held.kind == "events":
+        field_["events"] = [str(s) for s in held.statements]
+    elif held.kind == "pairs":
+        field_["pairs"] = [[str(a), str(b)] for a, b in held.pairs]
+    field_["visited_states"] = len(visited)
+    field_["unseen_end_chains"] = {name: sum(end not in visited for end in split_ends)
+                                   for name, split_ends in sorted(ends.items()) if name != "train"}
+    return field_
+
+
+def is_programs_dataset(directory: Path) -> bool:
+    """``directory`` holds a programs dataset's manifest."""
+    try:
+        return read_manifest_json(directory).get("format") == PROGRAMS_FORMAT
+    except (DatasetError, AttributeError):
+        return False
+
+
+def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = quiet) -> dict:
+    """Re-read a programs dataset strictly and re-check every statement in Lean, trusting nothing
+    stored: every file's hash and count, every program re-run, every certificate id recomputed from
+    its statement (a damaged line is named by file, line, program and step), then every distinct
+    theorem asked of Lean afresh. Raises DatasetError or CertificationFailed naming the first fault."""
+    directory = Path(directory)
+    where = str(manifest_path(directory))
+    manifest = read_manifest_json(directory)
+    machine = machine_of(manifest, where)
+    files = manifest.get("files")
+    if not isinstance(files, dict) or "train.jsonl" not in files:
+        raise DatasetError(f"{where}: lists no train.jsonl")
+    lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
+    library = build_programs(lean, bridge.limits)
+    if manifest.get("library_hash") != library.library_hash:
+        raise DatasetError(f"{where}: certified against another programs or core library "
+                           f"({str(manifest.get('library_hash'))[:12]}, this one is {library.library_hash[:12]})")
+    questions = _Questions(library.library_hash, lean.githash)
+    equivalence_start = None if machine.values == 2 else start_state()
+    steps = equivalences = 0
+    for name, meta in sorted(files.items()):
+        path = directory / name
+        if not path.is_file():
+            raise DatasetError(f"{path}: listed in the manifest but missing")
+        count = 0
+        for number, record in enumerate(read_programs(path, machine, check_end=False), 1):
+            count += 1
+            here = f"{name} line {number} program {record.id}"
+            _check_history(questions, machine, record.history, here, record.history.end)
+            for p, mate in enumerate(record.partners):
+                _check_history(questions, machine, mate, f"{here} partner {p}", record.history.end)
+                key = questions.add(EquivalenceQuestion(machine, record.history.program, mate.program,
+                                                        equivalence_start), f"{here} partner {p}")
+                if cert_id(key) != mate.equivalence:
+                    raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
+                equivalences += 1
+            steps += len(record.history.program) + sum(len(m.program) for m in record.partners)
+        if count != meta.get("chains"):
+            raise DatasetError(f"{path}: {count} programs, the manifest says {meta.get('chains')}")
+        if file_sha256(path) != meta.get("sha256"):
+            raise DatasetError(f"{path}: contents differ from the manifest's hash (edited after certification)")
+    if steps != manifest.get("steps") or equivalences != manifest.get("equivalences"):
+        raise DatasetError(f"{where}: the files hold {steps} statements and {equivalences} equivalences, the "
+                           f"manifest says {manifest.get('steps')} and {manifest.get('equivalences')}")
+    keys = list(questions.by_key)
+    started = time.perf_counter()
+    answers, processes = check_programs([questions.by_key[k] for k in keys], lean, library, bridge.limits,
+                                        jobs=bridge.jobs)
+    for key, answer in zip(keys, answers):
+        if not isinstance(answer, Complete):
+            reason = f"{answer.error_class}: {answer.message}" if isinstance(answer, Rejected) else "not certified"
+            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({reason})")
+    progress("verify", len(keys), len(keys))
+    return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
+            "distinct_statements": len(keys), "lean_processes": processes,
+            "seconds": round(time.perf_counter() - started, 3),
+            "lean": {"version": lean.version, "githash": lean.githash}, "library_hash": library.library_hash}
+
+
+def _check_history(questions: _Questions, machine: Machine, history: History, where: str, end: State) -> None:
+    """Each statement's certificate id is that of the trace question covering it (an edit is named
+    by the steps its trace covers), and the statements end at ``end``, the program's recorded end."""
+    keys, reached = _trace_keys(questions, machine, history.start, history.program, where)
+    for k, (key, cert) in enumerate(zip(keys, history.certs)):
+        if cert_id(key) != cert:
+            last = min(len(history.program), k - k % TRACE_CHUNK + TRACE_CHUNK) - 1
+            raise DatasetError(f"{where} steps {k - k % TRACE_CHUNK}-{last}: not the statements their trace "
+                               "certificate states (edited after certification)")
+    if reached != history.end or history.end != end:
+        raise DatasetError(f"{where}: its statements end at {state_text(reached)}, not at the recorded end "
+                           f"{state_text(end)}")

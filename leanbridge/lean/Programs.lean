@@ -1,0 +1,1 @@
+../../lake/Programs.lean

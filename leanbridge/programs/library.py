@@ -1,0 +1,167 @@
+"""The programs library: the register machines' interpreters in prelude-mode Lean, compiled once
+per (its hash, the core library's hash, Lean githash) into the cache, and audited.
+
+The library ships inside the package (``leanbridge/lean/Programs.lean``, package data); in a
+checkout that file is a link to ``lake/Programs.lean``, a library of the Lake project beside the
+core library it imports. Its build directory holds ``Programs.olean`` and a copy of the
+``Core.olean`` it was compiled against, so that one directory is the ``LEAN_PATH`` of every check.
+A build counts only once Lean's ``#print axioms`` confirmed that every constant in ``AUDITED``
+depends on no axiom; the constants confirmed are recorded beside the .olean files.
+
+A certificate about programs depends on both libraries: ``ProgramsLibrary.library_hash`` combines
+their hashes (``library_hash``), and is the ``core_hash`` a certificate store of program statements
+is opened with.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from chains.files import user_mode
+from leanbridge.corelib import CORE_MODULE, CoreLibrary, build_core
+from leanbridge.discovery import LeanInstall
+from leanbridge.errors import LeanBridgeError, shown
+from leanbridge.paths import cache_dir, file_lock
+from leanbridge.process import LeanLimits, lean_process
+from leanbridge.runner import LeanRunError, run_lean_file
+
+PROGRAMS_ENV = "EXACT_STATE_PROGRAMS"
+PROGRAMS_MODULE = "Programs"
+# What a certificate's statement names and what its proof uses: the interpreters, the statements'
+# propositions and every soundness lemma a proof applies (each lemma's closure covers the checks).
+AUDITED = tuple(f"{machine}.{name}" for machine in ("Bits", "Arith") for name in (
+    "exec", "run", "after", "Steps", "Effects", "eqState_sound", "check_sound", "checkWrites_sound", "run_nil",
+    "run_cons")) + ("Bits.equivAll_sound", "Bits.lookState_init")
+AUDIT_RECORD = "audited.txt"
+# Words that would let a library prove what it has not checked; none may appear outside comments.
+FORBIDDEN = ("sorry", "axiom", "native_decide", "implemented_by", "extern", "ofReduceBool", "unsafe", "opaque")
+
+
+class ProgramsLibraryError(LeanBridgeError):
+    """The programs library is missing, does not compile, or fails its audit."""
+
+
+@dataclass(frozen=True)
+class ProgramsLibrary:
+    core: CoreLibrary  # the core library it imports
+    source: Path  # Programs.lean
+    hash: str  # sha256 of its bytes
+    olean_dir: Path  # Programs.olean and Core.olean: the LEAN_PATH of every check
+    module: str = PROGRAMS_MODULE
+
+    @property
+    def library_hash(self) -> str:
+        """Both libraries' hashes combined (``library_hash``): what keys a program certificate."""
+        return library_hash(self.core.hash, self.hash)
+
+    @property
+    def programs_hash(self) -> str:
+        return self.hash
+
+    @property
+    def core_hash(self) -> str:
+        return self.core.hash
+
+
+def library_hash(core_hash: str, programs_hash: str) -> str:
+    """sha256 naming the pair (core library, programs library): the ``core_hash`` of a certificate
+    store for program statements, so a certificate can never answer for another library."""
+    return hashlib.sha256(f"core {core_hash}\nprograms {programs_hash}\n".encode()).hexdigest()
+
+
+def programs_source() -> Path:
+    """``$EXACT_STATE_PROGRAMS``, else the copy shipped in the package."""
+    explicit = os.environ.get(PROGRAMS_ENV)
+    path = (Path(explicit) if explicit
+            else Path(__file__).resolve().parent.parent / "lean" / f"{PROGRAMS_MODULE}.lean")
+    if not path.is_file():
+        raise ProgramsLibraryError(f"programs library {path} not found (set {PROGRAMS_ENV} to its Programs.lean)")
+    return path
+
+
+def audit_source(text: str) -> None:
+    """Refuse a library that could admit anything unchecked: outside comments, none of ``FORBIDDEN``."""
+    code = re.sub(r"--[^\n]*", "", re.sub(r"/-.*?-/", " ", text, flags=re.DOTALL))
+    for word in FORBIDDEN:
+        if re.search(rf"\b{word}\b", code):
+            raise ProgramsLibraryError(f"programs library contains {word!r}")
+
+
+def _read(path: Path) -> tuple[bytes, str]:
+    try:
+        data = path.read_bytes()
+        return data, data.decode("utf-8")
+    except OSError as e:
+        raise ProgramsLibraryError(f"programs library {path}: cannot read it ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
+        raise ProgramsLibraryError(f"programs library {path}: not UTF-8 text (byte {e.start + 1})") from None
+
+
+def build_programs(lean: LeanInstall, limits: LeanLimits = LeanLimits(), core: CoreLibrary | None = None
+                   ) -> ProgramsLibrary:
+    """Compile and audit the programs library for ``lean`` (and the core library, built first when
+    not given); cached per programs hash, core hash and githash."""
+    core = core if core is not None else build_core(lean, limits)
+    source = programs_source()
+    data, text = _read(source)
+    audit_source(text)
+    digest = hashlib.sha256(data).hexdigest()
+    target = cache_dir() / "programs" / f"{lean.githash[:12]}-{library_hash(core.hash, digest)[:16]}"
+    library = ProgramsLibrary(core, source, digest, target)
+    if (target / AUDIT_RECORD).exists():
+        return library
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(target.parent / f".{target.name}.lock"):
+        if (target / AUDIT_RECORD).exists():
+            return library
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
+        staging.chmod(user_mode(directory=True))  # mkdtemp's 0700 would outlive the rename
+        try:
+            shutil.copyfile(core.olean_dir / f"{CORE_MODULE}.olean", staging / f"{CORE_MODULE}.olean")
+            (staging / f"{PROGRAMS_MODULE}.lean").write_bytes(data)
+            _compile(lean, staging, source, limits)
+            _audit(lean, staging, limits)
+            shutil.rmtree(target, ignore_errors=True)  # a build without its audit record
+            os.replace(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return library
+
+
+def _compile(lean: LeanInstall, directory: Path, source: Path, limits: LeanLimits) -> None:
+    argv = [str(lean.path), f"{PROGRAMS_MODULE}.lean", "-o", f"{PROGRAMS_MODULE}.olean"]
+    env = {**os.environ, "LEAN_PATH": str(directory)}
+    with lean_process(argv, env, limits, cwd=directory) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=limits.timeout_s)
+        except subprocess.TimeoutExpired:
+            raise ProgramsLibraryError(f"compiling {source} ran past {limits.timeout_s:g} s") from None
+    said = shown((stdout + stderr).decode(errors="replace").strip().split("\n", 1)[0]) or "no output"
+    if proc.returncode != 0:
+        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        raise ProgramsLibraryError(f"{source} does not compile ({how}): {said}")
+    if not (directory / f"{PROGRAMS_MODULE}.olean").is_file():
+        raise ProgramsLibraryError(f"compiling {source}: Lean wrote no {PROGRAMS_MODULE}.olean ({said})")
+
+
+def _audit(lean: LeanInstall, directory: Path, limits: LeanLimits) -> None:
+    lines = ["prelude", f"import {PROGRAMS_MODULE}"] + [f"#print axioms {name}" for name in AUDITED]
+    try:
+        messages = run_lean_file(lean, "\n".join(lines) + "\n", directory, limits)
+    except LeanRunError as e:
+        raise ProgramsLibraryError(f"auditing the programs library failed: {e}") from e
+    problems = [m for m in messages if m.severity != "information"]
+    if problems:
+        raise ProgramsLibraryError(f"auditing the programs library: {problems[0].text.splitlines()[0]}")
+    confirmed = {m.text for m in messages}
+    for name in AUDITED:
+        if f"'{name}' does not depend on any axioms" not in confirmed:
+            raise ProgramsLibraryError(f"auditing the programs library: Lean did not confirm that {name} depends on "
+                                       "no axiom (it is missing, depends on one, or Lean answered nothing)")
+    (directory / AUDIT_RECORD).write_text("".join(f"{name}\n" for name in AUDITED))

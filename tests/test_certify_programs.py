@@ -1,0 +1,140 @@
+"""certify --domain programs end to end with the real Lean binary: a dataset whose every statement
+and equivalence Lean certified, --verify, damaged files refused in one line, hold-outs, and a
+tracker trained on it."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from chains.programs.files import read_programs
+from chains.programs.syntax import Machine, parse_statement, run, zero_state
+from conftest import run_certify
+
+TINY = ["--domain", "programs", "--chains", "40", "--test-chains", "4", "--test-lengths", "16,80"]
+
+
+@pytest.fixture(scope="module")
+def bits(tmp_path_factory, store):
+    out = tmp_path_factory.mktemp("programs") / "bits"
+    code, output = run_certify([*TINY, "--out", str(out), "--store", str(store)])
+    assert code == 0, output
+    return out
+
+
+@pytest.fixture(scope="module")
+def arithmetic(tmp_path_factory, store):
+    out = tmp_path_factory.mktemp("programs") / "arithmetic"
+    code, output = run_certify([*TINY, "--values", "16", "--hold-out", "events:2", "--out", str(out),
+                                "--store", str(store)])
+    assert code == 0, output
+    return out
+
+
+def manifest(directory):
+    return json.loads((directory / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("which", ["bits", "arithmetic"])
+def test_every_statement_and_equivalence_is_certified(which, request):
+    directory = request.getfixturevalue(which)
+    m = manifest(directory)
+    assert m["failed"] == 0 and m["certified"] == m["distinct_traces"] + m["distinct_equivalences"] > 0
+    assert m["domain"]["values"] == (2 if which == "bits" else 16)
+    assert m["lean"]["githash"] and m["library_hash"] and m["core_hash"] and m["package_version"]
+    assert ("every start state" in m["certificate_forms"]["equivalence"]) == (which == "bits")
+    machine = Machine(m["domain"]["values"])
+    programs = 0
+    for name in m["files"]:
+        for record in read_programs(directory / name, machine):
+            programs += 1
+            assert run(record.history.program, zero_state(), machine.values) == record.history.end
+            assert len(record.history.certs) == len(record.history.program)
+            assert all(mate.equivalence for mate in record.partners)
+    assert programs == 40 + 4 + 4
+    assert set(m["floor"]) == {"test-16", "test-80"}
+
+
+def test_a_long_program_is_certified_by_one_trace_a_chunk(bits):
+    record = next(read_programs(bits / "test-80.jsonl", Machine(2)))
+    assert len(set(record.history.certs[:64])) == 1 and record.history.certs[64] != record.history.certs[0]
+
+
+def test_the_same_spec_gives_the_same_bytes_and_asks_lean_nothing_again(bits, store, tmp_path):
+    code, output = run_certify([*TINY, "--out", str(tmp_path / "again"), "--store", str(store)])
+    assert code == 0, output
+    assert manifest(tmp_path / "again")["kernel_checked"] == 0
+    for name in manifest(bits)["files"]:
+        assert (tmp_path / "again" / name).read_bytes() == (bits / name).read_bytes()
+
+
+def test_verify_passes_on_an_untouched_dataset(arithmetic):
+    code, output = run_certify(["--verify", str(arithmetic)])
+    assert code == 0, output
+    assert "verified" in output
+
+
+def _edit(directory, tmp_path, name, edit):
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    lines = [json.loads(line) for line in (copy / name).read_text().splitlines()]
+    edit(lines)
+    (copy / name).write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in lines))
+    return copy
+
+
+def _other_statement(records):
+    event = records[3]["events"][2]
+    records[3]["events"][2] = "v0 = v0" if event != "v0 = v0" else "v1 = v1"
+
+
+@pytest.mark.parametrize("name, edit, expected", [
+    ("train.jsonl", _other_statement, "train.jsonl line 4 program train-00003 steps 0-"),
+    ("train.jsonl", lambda r: r[0]["events"].__setitem__(1, "v1 = v2 nand v3"), "line 1 program train-00000 step 1"),
+    ("test-16.jsonl", lambda r: r[1].__setitem__("end", "ffffffff"), "line 2 program test-16-00001: 'ffffffff'"),
+    ("test-80.jsonl", lambda r: r[0]["partners"][0]["certs"].__setitem__(70, "0" * 16), "partner 0 steps 64-"),
+    ("train.jsonl", lambda r: r[2]["partners"][1].__setitem__("equivalence", "1" * 16), "partner 1: its equivalence"),
+    ("train.jsonl", lambda r: r[0].__setitem__("id", "renamed"), "edited after certification"),
+    ("train.jsonl", lambda r: r.pop(), "programs, the manifest says"),
+])
+def test_verify_names_the_first_damaged_place_in_one_line(bits, tmp_path, name, edit, expected):
+    code, output = run_certify(["--verify", str(_edit(bits, tmp_path, name, edit))])
+    assert code == 1
+    assert expected in output
+    assert "Traceback" not in output and len(output.strip().splitlines()) == 1
+
+
+def test_a_held_out_statement_is_in_every_test_program_and_in_no_training_one(arithmetic):
+    m = manifest(arithmetic)
+    machine = Machine(16)
+    held = {parse_statement(text, machine) for text in m["holdout"]["events"]}
+    assert len(held) == 2 and m["holdout"]["visited_states"] > 0
+    for record in read_programs(arithmetic / "train.jsonl", machine):
+        assert not held & {s for p in (record.history, *record.partners) for s in p.program}
+    for name in ("test-16.jsonl", "test-80.jsonl"):
+        assert all(held & set(r.history.program) for r in read_programs(arithmetic / name, machine))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--atoms", "5"], "--atoms is for rewrite chains, not for --domain programs"),
+    (["--values", "16", "--domain", "rewrite"], "--values goes with --domain programs"),
+    (["--program-lengths", "4-16"], "is not MIN:MAX"),
+    (["--program-lengths", "9:3"], "min_length <= max_length"),
+])
+def test_options_of_the_other_domain_are_usage_errors(args, message, tmp_path):
+    code, output = run_certify(["--domain", "programs", *args, "--out", str(tmp_path / "d")])
+    assert code == 2 and message in output
+
+
+def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):
+    from tracker.cli import main as train_tracker
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_tracker, ["--data", str(bits), "--steps", "30", "--threads", "1",
+                                                "--eval-chains", "4", "--check-every", "0", "--quiet", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["exact"]) == {"16", "80"} and report["dataset"]["domain"]["name"] == "programs"
+    assert all(0 <= v <= 1 for v in report["exact"].values())
