@@ -4,9 +4,9 @@ take any domain as a value.
 A domain has states and events. A history is a start state and a list of events; its state is
 where the events lead; two histories are equivalent when they end in the same state, which Lean
 certifies. ``StateDomain`` is what the pipeline asks of a domain; ``chains.domains`` names the
-domains this package ships. A domain's Lean side is a prelude-mode module defining its step
-function; the domain renders its states and events as ``LeanTerm`` values (constructor
-applications, never text), and ``leanbridge`` writes the statements from them.
+domains this package ships. A domain Lean certifies by evaluating its step function is also
+``KernelEvaluated``: its states and events rendered as ``LeanTerm`` values (constructor
+applications, never text), from which ``leanbridge.domain_lean`` writes the statements.
 """
 from __future__ import annotations
 
@@ -82,10 +82,18 @@ class StateDomain(Protocol[State, Event]):
     def state_classes(self, state: State) -> list[int]:
         """A state as one class per readout position."""
 
-    # what Lean is asked
-    def lean_module(self) -> str:
-        """The prelude-mode Lean module (under the package's ``lean/``) whose ``step`` and ``run``
-        the statements use."""
+
+@runtime_checkable
+class KernelEvaluated(Protocol[State, Event]):
+    """A domain Lean certifies by evaluation: its prelude-mode module (importing the core library)
+    defines ``step : Event → State → State`` in namespace ``lean_namespace()``, and a step is the
+    theorem ``Eq (step e s) s'`` proved by ``rfl`` (``leanbridge.domain_lean``). The rewrite domain
+    (congruence proofs from core lemmas) and the programs domain (traces and truth tables) have
+    routes of their own."""
+
+    def lean_source(self) -> str:
+        """The module's whole text; it begins with ``prelude`` and ``import Core``."""
+    def lean_namespace(self) -> str: ...
     def lean_state(self, state: State) -> LeanTerm: ...
     def lean_event(self, event: Event) -> LeanTerm: ...
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from chains.protocol import StateDomain
+from chains.protocol import EventRefused, StateDomain
 from tracker.packing import PAD, Row, pack, successor_tables
 
 SUCCESSOR_EVENTS = 32  # events tried from every training end state by the metric loss's look-ahead
@@ -109,10 +109,12 @@ def build_tensors(domain: StateDomain, splits: dict[str, Sequence[tuple[object, 
                       for start, events, partners in chains]
     train_rows = rows.pop("train.jsonl")
     seen = {r for chain, mates in train_rows for _, states in [chain, *mates] for r in states}
-    # the metric loss's one-step look-ahead: the first SUCCESSOR_EVENTS training events, from every training end
+    # the metric loss's one-step look-ahead: those of the first SUCCESSOR_EVENTS training events that
+    # apply, from every training end
     probe = builder.events[:SUCCESSOR_EVENTS]
     ends = sorted({chain[1][-1] for chain, _ in train_rows})
-    succ = {r: [(builder.event(e), builder.state(domain.apply(builder.states[r], e))) for e in probe] for r in ends}
+    succ = {r: [(builder.event(e), builder.state(after)) for e, after in _applying(domain, builder.states[r], probe)]
+            for r in ends}
     n_states = len(builder.states)  # every state interned: item ids below are final
     vocab = DomainVocab(max(domain.readout()), domain.vocabulary(), domain.name)
     items, state_tokens = builder.tables(vocab)
@@ -133,3 +135,14 @@ def build_tensors(domain: StateDomain, splits: dict[str, Sequence[tuple[object, 
             "train": pack(train_rows, n_states, with_trees=True), "tests": tests,
             "succ_items": succ_items, "succ_trees": succ_trees,
             "trees": [domain.state_text(s) for s in builder.states]}
+
+
+def _applying(domain: StateDomain, state, events: Sequence) -> list[tuple[object, object]]:
+    """(event, state after it) for each of ``events`` that applies to ``state``."""
+    out = []
+    for event in events:
+        try:
+            out.append((event, domain.apply(state, event)))
+        except EventRefused:
+            continue
+    return out

@@ -1,5 +1,6 @@
 """The programs domain as a ``chains.protocol.StateDomain``: states are the eight values, events
-are statements, every statement applies to every state."""
+are statements, every statement applies to every state. Lean certifies it through its own route
+(``leanbridge.programs``: traces and, on Bits, truth tables of every start state)."""
 from __future__ import annotations
 
 import random
@@ -10,7 +11,7 @@ from itertools import product
 from chains.programs.sampling import random_partner, random_program
 from chains.programs.syntax import (VARIABLES, Machine, Operand, ProgramSyntaxError, State, Statement,
                                     check_statement, const, execute, parse_state, parse_statement, state_text, var)
-from chains.protocol import EventRefused, LeanTerm
+from chains.protocol import EventRefused
 
 EVENT_WIDTH = 6  # tokens an event is read as: target, operation, four operand slots (padded)
 
@@ -89,13 +90,3 @@ class ProgramsDomain:
 
     def state_classes(self, state: State) -> list[int]:
         return list(state)
-
-    # Lean: see lake/Programs.lean
-    def lean_module(self) -> str:
-        return "Programs"
-
-    def lean_state(self, state: State) -> LeanTerm:
-        raise NotImplementedError
-
-    def lean_event(self, event: Statement) -> LeanTerm:
-        raise NotImplementedError

@@ -46,12 +46,12 @@ class CheckConfig:
     limits: LeanLimits = LeanLimits()
 
 
-def header(depth: int) -> list[str]:
-    """The lines before the statements: the programs library, synchronous elaboration (a failed
+def header(depth: int, module: str = PROGRAMS_MODULE) -> list[str]:
+    """The lines before the statements: the library ``module``, synchronous elaboration (a failed
     theorem is then not added at all), no linters (style hints, never checks of a proof), no
     heartbeat limit (the wall-clock limit stands), and a recursion depth for terms ``depth``
     parentheses deep."""
-    return ["prelude", f"import {PROGRAMS_MODULE}", "set_option Elab.async false", "set_option linter.all false",
+    return ["prelude", f"import {module}", "set_option Elab.async false", "set_option linter.all false",
             "set_option maxHeartbeats 0", f"set_option maxRecDepth {max(512, 4 * depth + 512)}"]
 
 
@@ -116,11 +116,13 @@ def answer_statements(lean: LeanInstall, library: ProgramsLibrary, statements: S
 def answer_batch(lean: LeanInstall, library: ProgramsLibrary, items: Sequence[tuple[int, Statement]],
                  config: CheckConfig = CheckConfig()) -> tuple[list[tuple[int, Answer]], int]:
     """``(index, answer)`` for ``(index, statement)`` pairs, in as few Lean files as the answers
-    allow, and the number of Lean processes that took."""
+    allow, and the number of Lean processes that took. ``library`` is any compiled module with its
+    ``module`` name and ``olean_dir`` (the programs library, or a domain's own module:
+    ``leanbridge.domain_lean``)."""
     tally = [0, 0.0]  # processes started, seconds
 
     def run(named: list[tuple[int, Statement]]) -> list[Message]:
-        lines = header(max(nesting(s) for _, s in named))
+        lines = header(max(nesting(s) for _, s in named), library.module)
         for index, statement in named:
             lines += [f"theorem q{index} {statement.text}", f"#print axioms q{index}"]
         source = "\n".join(lines) + "\n"

@@ -112,56 +112,68 @@ def build_programs(lean: LeanInstall, limits: LeanLimits = LeanLimits(), core: C
     data, text = _read(source)
     audit_source(text)
     digest = hashlib.sha256(data).hexdigest()
-    target = cache_dir() / "programs" / f"{lean.githash[:12]}-{library_hash(core.hash, digest)[:16]}"
-    library = ProgramsLibrary(core, source, digest, target)
+    target = build_module(lean, core, PROGRAMS_MODULE, data, AUDITED, limits, str(source), "the programs library")
+    return ProgramsLibrary(core, source, digest, target)
+
+
+def build_module(lean: LeanInstall, core: CoreLibrary, module: str, data: bytes, audited: tuple[str, ...],
+                 limits: LeanLimits, label: str, what: str) -> Path:
+    """Compile the prelude-mode module ``module`` (source bytes ``data``, which import the core
+    library) into the cache, beside a copy of ``Core.olean``, once per (its hash, the core's hash,
+    Lean githash), and confirm with ``#print axioms`` that each of ``audited`` depends on no axiom.
+    Returns the build directory (the ``LEAN_PATH`` of every check); messages (ProgramsLibraryError)
+    name the source as ``label`` and the module as ``what``."""
+    digest = hashlib.sha256(data).hexdigest()
+    target = cache_dir() / module.lower() / f"{lean.githash[:12]}-{library_hash(core.hash, digest)[:16]}"
     if (target / AUDIT_RECORD).exists():
-        return library
+        return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with file_lock(target.parent / f".{target.name}.lock"):
         if (target / AUDIT_RECORD).exists():
-            return library
+            return target
         staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=".build-"))
         staging.chmod(user_mode(directory=True))  # mkdtemp's 0700 would outlive the rename
         try:
             shutil.copyfile(core.olean_dir / f"{CORE_MODULE}.olean", staging / f"{CORE_MODULE}.olean")
-            (staging / f"{PROGRAMS_MODULE}.lean").write_bytes(data)
-            _compile(lean, staging, source, limits)
-            _audit(lean, staging, limits)
+            (staging / f"{module}.lean").write_bytes(data)
+            _compile(lean, staging, module, label, limits)
+            _audit(lean, staging, module, audited, limits, what)
             shutil.rmtree(target, ignore_errors=True)  # a build without its audit record
             os.replace(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    return library
+    return target
 
 
-def _compile(lean: LeanInstall, directory: Path, source: Path, limits: LeanLimits) -> None:
-    argv = [str(lean.path), f"{PROGRAMS_MODULE}.lean", "-o", f"{PROGRAMS_MODULE}.olean"]
+def _compile(lean: LeanInstall, directory: Path, module: str, label: str, limits: LeanLimits) -> None:
+    argv = [str(lean.path), f"{module}.lean", "-o", f"{module}.olean"]
     env = {**os.environ, "LEAN_PATH": str(directory)}
     with lean_process(argv, env, limits, cwd=directory) as proc:
         try:
             stdout, stderr = proc.communicate(timeout=limits.timeout_s)
         except subprocess.TimeoutExpired:
-            raise ProgramsLibraryError(f"compiling {source} ran past {limits.timeout_s:g} s") from None
+            raise ProgramsLibraryError(f"compiling {label} ran past {limits.timeout_s:g} s") from None
     said = shown((stdout + stderr).decode(errors="replace").strip().split("\n", 1)[0]) or "no output"
     if proc.returncode != 0:
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-        raise ProgramsLibraryError(f"{source} does not compile ({how}): {said}")
-    if not (directory / f"{PROGRAMS_MODULE}.olean").is_file():
-        raise ProgramsLibraryError(f"compiling {source}: Lean wrote no {PROGRAMS_MODULE}.olean ({said})")
+        raise ProgramsLibraryError(f"{label} does not compile ({how}): {said}")
+    if not (directory / f"{module}.olean").is_file():
+        raise ProgramsLibraryError(f"compiling {label}: Lean wrote no {module}.olean ({said})")
 
 
-def _audit(lean: LeanInstall, directory: Path, limits: LeanLimits) -> None:
-    lines = ["prelude", f"import {PROGRAMS_MODULE}"] + [f"#print axioms {name}" for name in AUDITED]
+def _audit(lean: LeanInstall, directory: Path, module: str, audited: tuple[str, ...], limits: LeanLimits,
+           what: str) -> None:
+    lines = ["prelude", f"import {module}"] + [f"#print axioms {name}" for name in audited]
     try:
         messages = run_lean_file(lean, "\n".join(lines) + "\n", directory, limits)
     except LeanRunError as e:
-        raise ProgramsLibraryError(f"auditing the programs library failed: {e}") from e
+        raise ProgramsLibraryError(f"auditing {what} failed: {e}") from e
     problems = [m for m in messages if m.severity != "information"]
     if problems:
-        raise ProgramsLibraryError(f"auditing the programs library: {problems[0].text.splitlines()[0]}")
+        raise ProgramsLibraryError(f"auditing {what}: {problems[0].text.splitlines()[0]}")
     confirmed = {m.text for m in messages}
-    for name in AUDITED:
+    for name in audited:
         if f"'{name}' does not depend on any axioms" not in confirmed:
-            raise ProgramsLibraryError(f"auditing the programs library: Lean did not confirm that {name} depends on "
+            raise ProgramsLibraryError(f"auditing {what}: Lean did not confirm that {name} depends on "
                                        "no axiom (it is missing, depends on one, or Lean answered nothing)")
-    (directory / AUDIT_RECORD).write_text("".join(f"{name}\n" for name in AUDITED))
+    (directory / AUDIT_RECORD).write_text("".join(f"{name}\n" for name in audited))
