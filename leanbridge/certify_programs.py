@@ -94,9 +94,8 @@ def _line(questions: _Questions, machine: Machine, chain_id: str, sample: Sample
 def _ask(questions: _Questions, keys: list[str], store: CertificateStore, bridge: AskConfig, lean, library,
          progress: Progress) -> tuple[int, int]:
     """Ask Lean every key the store does not hold as certified; (statements asked, processes)."""
-    missing = [k for k in keys if k not in store.certified(keys)] if keys else []
-    missing_set = set(missing)
-    missing = [k for k in dict.fromkeys(keys) if k in missing_set]
+    held = store.certified(keys) if keys else set()
+    missing = [k for k in dict.fromkeys(keys) if k not in held]
     processes = 0
     done = 0
     batch_size = 512 * max(1, bridge.jobs)  # questions between progress reports and store commits

@@ -6,8 +6,11 @@ import os
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
+from leanbridge.certify_programs import is_programs_dataset
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
+from prover.programs import ProgramsProveConfig, ProgramSearchError, prove_programs
 from prover.run import ProveConfig, ProveError, prove
 from prover.search import SEARCHERS
 
@@ -54,7 +57,12 @@ from prover.search import SEARCHERS
                    "lacks is refused before anything is written; the kernel searchers use no model.")
 def main(budget_calls, data, tracker, oracle, searcher, problems, distances, seed, prefix, out, jobs, timeout,
          memory_mb, store, unvisited, device) -> None:
-    """Search rewrite paths between trees of one class, counting every question to Lean."""
+    """Search rewrite paths between trees of one class (or programs between two states), counting every
+    question to Lean."""
+    if is_programs_dataset(data):
+        _programs(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
+                  device)
+        return
     bar = PhaseBars()
     with user_errors(ProveError, cleanup=bar.close, interrupted="interrupted; no report written"):
         config = ProveConfig(data=data, tracker=tracker, oracle=oracle, searcher=searcher, budget_calls=budget_calls,
@@ -67,6 +75,28 @@ def main(budget_calls, data, tracker, oracle, searcher, problems, distances, see
                                     "kernel_calls", "kernel_calls_per_solved", "lean_processes",
                                     "states_held_fraction_equal", "successors_fraction_equal",
                                     "distinct_certified_solutions", "solutions_failing_audit", "seconds")}
+    click.echo(json.dumps(shown, indent=2))
+    click.echo(f"wrote {out / 'report.json'}")
+    if report["solutions_failing_audit"]:
+        raise click.ClickException(f"{report['solutions_failing_audit']} reported solution(s) failed Lean's audit")
+
+
+def _programs(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
+              device) -> None:
+    """``prove`` on a programs dataset (``prover.programs``)."""
+    context = click.get_current_context()
+    for name in ("oracle", "prefix", "store", "unvisited"):
+        if context.get_parameter_source(name) is not ParameterSource.DEFAULT:
+            raise click.UsageError(f"--{name} is for rewrite chains, not for a programs dataset")
+    device = "cpu" if device == "auto" else device
+    with user_errors(ProgramSearchError, interrupted="interrupted; no report written"):
+        report = prove_programs(ProgramsProveConfig(
+            data=data, tracker=tracker, searcher=searcher, budget_calls=budget_calls, problems=problems,
+            distances=distances, seed=seed, out=out, jobs=jobs, timeout_s=timeout, memory_mb=memory_mb,
+            device=device))
+    shown = {k: report[k] for k in ("domain", "searcher", "budget_calls", "problems", "solved", "success",
+                                    "kernel_calls", "kernel_calls_per_solved", "mean_program_length",
+                                    "solutions_failing_audit", "seconds")}
     click.echo(json.dumps(shown, indent=2))
     click.echo(f"wrote {out / 'report.json'}")
     if report["solutions_failing_audit"]:

@@ -138,3 +138,57 @@ def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert set(report["exact"]) == {"16", "80"} and report["dataset"]["domain"]["name"] == "programs"
     assert all(0 <= v <= 1 for v in report["exact"].values())
+
+
+class ExactImagination:
+    """A stand-in tracker that imagines every statement's effect exactly (the interpreter itself):
+    what a tracker exact on programs would do, to test the search and its accounting alone."""
+
+    def __init__(self, values: int) -> None:
+        self.values = values
+
+    def encode(self, starts):
+        import torch
+        return torch.tensor([list(s) for s in starts])
+
+    def step(self, w, events):
+        import torch
+
+        from chains.programs.syntax import execute
+        return torch.tensor([list(execute(e, tuple(row), self.values)) for row, e in zip(w.tolist(), events)])
+
+    def log_probs(self, w):
+        import torch
+        return torch.log(torch.nn.functional.one_hot(w, self.values).float().clamp(min=1e-6))
+
+
+def test_an_exact_imagination_solves_every_problem_with_one_kernel_call(bits, lean):
+    from leanbridge.process import LeanLimits
+    from prover.programs import Kernel, imagination_search, make_problems, training_statements
+
+    machine = Machine(2)
+    kernel = Kernel(machine, LeanLimits(), jobs=1)
+    candidates = training_statements(bits, machine)
+    problems = make_problems(machine, (2, 5), 3, seed=1)
+    results = [imagination_search(p, ExactImagination(2), candidates, kernel, budget=1, beam=2, max_length=8)
+               for p in problems]
+    assert all(r.solved and r.calls == 1 and r.claims_rejected == 0 for r in results)
+    for problem, result in zip(problems, results):
+        assert run(result.program, problem.start, 2) == problem.target
+    assert kernel.questions == len(problems)
+
+
+def test_prove_on_programs_counts_every_kernel_call_and_audits_each_solution(bits, tmp_path):
+    from prover.cli import main as prove
+
+    out = tmp_path / "prove"
+    result = CliRunner().invoke(prove, ["--data", str(bits), "--searcher", "kernel-uniform", "--problems", "2",
+                                        "--distances", "2,3", "--budget-calls", "200", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert report["kernel_calls"] == sum(r["calls"] for r in results) == report["kernel_questions_searched"]
+    assert all(r["calls"] <= 200 for r in results) and report["solutions_failing_audit"] == 0
+    assert report["solved"] == sum(r["solved"] for r in results) > 0
+    wrong = CliRunner().invoke(prove, ["--data", str(bits), "--prefix", "3", "--out", str(tmp_path / "p2")])
+    assert wrong.exit_code == 2 and "--prefix is for rewrite chains" in wrong.output

@@ -235,3 +235,18 @@ def test_a_lean_time_out_is_an_exception_not_an_answer(lean, library):
     step = StepQuestion(BITS, parse_statement("v0 = 1", BITS), zero_state(), (1,) + zero_state()[1:])
     with pytest.raises(QuestionFailed):
         check_programs([step, step], lean, library, LeanLimits(timeout_s=0.001))
+
+
+@pytest.mark.parametrize("values", [2, 16])
+def test_a_whole_run_is_certified_in_one_theorem_and_a_wrong_end_rejected(lean, library, values):
+    from leanbridge.programs import RunQuestion
+
+    machine = Machine(values)
+    rng = random.Random(values)
+    from chains.programs.sampling import random_program
+    p = random_program(rng, machine, 60)
+    end = run(p, zero_state(), values)
+    wrong = tuple((v + 1) % values if i == 5 else v for i, v in enumerate(end))
+    answers, _ = check_programs([RunQuestion(machine, zero_state(), p, end),
+                                 RunQuestion(machine, zero_state(), p, wrong)], lean, library)
+    assert isinstance(answers[0], Complete) and isinstance(answers[1], Rejected)

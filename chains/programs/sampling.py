@@ -10,8 +10,9 @@ made by moves that keep the meaning of any program:
 
 - ``swap``: two adjacent independent statements exchanged (neither writes what the other reads
   or writes);
-- ``dead``: a statement inserted just before a statement that overwrites its target without
-  reading it, or such a dead statement removed;
+- ``dead``: a dead statement removed (one whose target is overwritten before any read), or, half
+  the time and whenever none is found, a statement inserted just before a statement that
+  overwrites its target without reading it;
 - ``equal``: a statement replaced by one that assigns the same value in every state (operands of
   a commutative operation exchanged; ``a and a`` for ``a``; ``a + 0`` for ``a``; ``a xor a`` for
   ``0``; ``if a < b then c else c`` for ``c``; and the reverse).
@@ -106,34 +107,43 @@ def equal_replacements(s: Statement, machine: Machine) -> list[Statement]:
     return out
 
 
+SITE_TRIES = 64  # positions tried for a move before it is given up (a program may have no site for it)
+
+
+def _site(rng: random.Random, n: int, fits) -> int | None:
+    """A position in ``range(n)`` where ``fits(i)``, uniform among them (drawn by rejection, so a
+    move costs the same on a program of 4,096 statements as on one of 16); None after SITE_TRIES misses."""
+    for _ in range(SITE_TRIES if n > 0 else 0):
+        i = rng.randrange(n)
+        if fits(i):
+            return i
+    return None
+
+
 def _move(rng: random.Random, machine: Machine, program: list[Statement], allowed) -> bool:
-    """One meaning-keeping move on ``program`` in place; False when the drawn move had no site."""
+    """One meaning-keeping move on ``program`` in place; False when the drawn move found no site."""
     kind = rng.choice(MOVES)
     n = len(program)
     if kind == "swap":
-        sites = [i for i in range(n - 1) if independent(program[i], program[i + 1])]
-        if not sites:
+        i = _site(rng, n - 1, lambda i: independent(program[i], program[i + 1]))
+        if i is None:
             return False
-        i = rng.choice(sites)
         candidate = program[:i] + [program[i + 1], program[i]] + program[i + 2:]
     elif kind == "dead":
-        dead = [i for i in range(n) if is_dead(program, i)]
-        if dead and rng.random() < 0.5:
-            i = rng.choice(dead)
+        i = _site(rng, n, lambda i: is_dead(program, i)) if rng.random() < 0.5 else None
+        if i is not None:
             candidate = program[:i] + program[i + 1:]
         else:
             # just before a statement j that writes x without reading it, `x = anything` is dead
-            sites = [j for j in range(n) if program[j].target not in program[j].reads()]
-            if not sites:
+            j = _site(rng, n, lambda j: program[j].target not in program[j].reads())
+            if j is None:
                 return False
-            j = rng.choice(sites)
             candidate = program[:j] + [random_statement(rng, machine, program[j].target)] + program[j:]
     else:
-        sites = [(i, r) for i in range(n) for r in equal_replacements(program[i], machine)]
-        if not sites:
+        i = _site(rng, n, lambda i: bool(equal_replacements(program[i], machine)))
+        if i is None:
             return False
-        i, r = rng.choice(sites)
-        candidate = program[:i] + [r] + program[i + 1:]
+        candidate = program[:i] + [rng.choice(equal_replacements(program[i], machine))] + program[i + 1:]
     if allowed is not None and not allowed(candidate):
         return False
     program[:] = candidate

@@ -6,7 +6,7 @@
   statements.
 - ``render``: Lean theorems from the program AST only: a step, a trace, an equivalence from one
   start state or, on Bits, from every start state.
-- ``questions``: ``StepQuestion``, ``TraceQuestion`` (``trace_questions`` cuts a long trace into
+- ``questions``: ``StepQuestion``, ``RunQuestion``, ``TraceQuestion`` (``trace_questions`` cuts a long trace into
   chunks), ``EquivalenceQuestion``: one theorem each, with its kind, text and store key.
 - ``check``: questions answered many to a Lean file with positive confirmation
   (``check_programs``), over ``jobs`` processes.
@@ -16,9 +16,9 @@ error class and message); a Lean that cannot be found, crashes or times out rais
 """
 from leanbridge.programs.check import CheckConfig, answer_statements, check_programs
 from leanbridge.programs.library import ProgramsLibrary, ProgramsLibraryError, build_programs, library_hash
-from leanbridge.programs.questions import (TRACE_CHUNK, EquivalenceQuestion, ProgramQuestion, StepQuestion,
-                                           TraceQuestion, equivalence_form, trace_questions)
+from leanbridge.programs.questions import (TRACE_CHUNK, EquivalenceQuestion, ProgramQuestion, RunQuestion,
+                                           StepQuestion, TraceQuestion, equivalence_form, trace_questions)
 
 __all__ = ["CheckConfig", "EquivalenceQuestion", "ProgramQuestion", "ProgramsLibrary", "ProgramsLibraryError",
-           "StepQuestion", "TRACE_CHUNK", "TraceQuestion", "answer_statements", "build_programs", "check_programs",
+           "RunQuestion", "StepQuestion", "TRACE_CHUNK", "TraceQuestion", "answer_statements", "build_programs", "check_programs",
            "equivalence_form", "library_hash", "trace_questions"]

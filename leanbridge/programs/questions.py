@@ -6,6 +6,7 @@
   statements, each from the claimed state before it, which together certify every step.
 - ``EquivalenceQuestion``: two programs end in the same state from ``start``, or, with ``start``
   None, from every start state (the Bits machine only).
+- ``RunQuestion``: a program run from ``start`` ends at ``end`` (the prover's one call).
 
 A question's ``theorem`` is a ``leanbridge.render.Statement`` (``leanbridge.programs.render``):
 ``kind`` and ``text`` are what a certificate store records, and
@@ -21,7 +22,7 @@ from functools import cached_property
 from chains.programs import syntax
 from chains.programs.syntax import Machine
 from leanbridge.errors import RenderError
-from leanbridge.programs.render import equivalence_statement, step_statement, trace_statement
+from leanbridge.programs.render import equivalence_statement, run_statement, step_statement, trace_statement
 from leanbridge.render import Statement
 
 State = tuple[int, ...]
@@ -95,7 +96,20 @@ class EquivalenceQuestion(_Theorem):
         return equivalence_statement(self.machine, self.left, self.right, self.start)
 
 
-ProgramQuestion = StepQuestion | TraceQuestion | EquivalenceQuestion
+@dataclass(frozen=True)
+class RunQuestion(_Theorem):
+    """``statements`` run from ``start`` end at ``end`` (the intermediate states are not claimed)."""
+
+    machine: Machine
+    start: State
+    statements: tuple[syntax.Statement, ...]
+    end: State
+
+    def _render(self) -> Statement:
+        return run_statement(self.machine, self.statements, self.start, self.end)
+
+
+ProgramQuestion = StepQuestion | TraceQuestion | EquivalenceQuestion | RunQuestion
 
 
 def trace_questions(machine: Machine, start: State, statements: Sequence[syntax.Statement],

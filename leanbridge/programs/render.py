@@ -30,7 +30,7 @@ from chains.programs.syntax import Machine, Operand
 from leanbridge.errors import RenderError
 from leanbridge.render import Statement
 
-STEP, TRACE, EQUIVALENCE = "step", "trace", "equivalence"  # the statements' kinds
+STEP, TRACE, EQUIVALENCE, RUN = "step", "trace", "equivalence", "run"  # the statements' kinds
 
 
 def namespace(machine: Machine) -> str:
@@ -129,6 +129,15 @@ def equivalence_statement(machine: Machine, left: Sequence[syntax.Statement], ri
                                       "Bits.equivAll_sound rfl")
     s = state_term(machine, start)
     return Statement(EQUIVALENCE, f": Eq ({ns}.run {p} {s}) ({ns}.run {q} {s}) := {ns}.eqState_sound _ _ rfl")
+
+
+def run_statement(machine: Machine, program: Sequence[syntax.Statement], start: tuple[int, ...],
+                  end: tuple[int, ...]) -> Statement:
+    """``run program start = end``: a whole program's effect in one theorem (a path the prover
+    found, certified with one kernel call)."""
+    ns = namespace(machine)
+    return Statement(RUN, f": Eq ({ns}.run {program_term(machine, program)} {state_term(machine, start)}) "
+                          f"{state_term(machine, end)} := {ns}.eqState_sound _ _ rfl")
 
 
 def nesting(statement: Statement) -> int:
