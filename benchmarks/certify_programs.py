@@ -67,10 +67,16 @@ def main() -> None:
     args = parser.parse_args()
     path = RESULTS / "certify-programs.json"
     results = json.loads(path.read_text()) if path.is_file() else {}
-    runs = results.setdefault("runs", {})
     for values in (int(v) for v in args.values.split(",")):
-        runs[Machine(values).name] = run = certify_one(values, args.jobs, args.chains, args.test_chains, args.keep)
+        run = certify_one(values, args.jobs, args.chains, args.test_chains, args.keep)
+        results.setdefault("runs", {})[Machine(values).name] = run
         print(json.dumps(run, indent=2))
+        write(results, path)  # after each machine: a long second run interrupted keeps the first
+    print(f"wrote {path}")
+
+
+def write(results: dict, path: Path) -> None:
+    """``results`` with the ratios to the rewrite domain's tier-1 run, written to ``path``."""
     rewrite = json.loads((RESULTS / "certify.json").read_text())["runs"]["tier1"]
     results["rewrite_tier1"] = {k: rewrite[k] for k in ("command", "wall_seconds", "step_instances_per_second",
                                                         "distinct_checked_per_second", "distinct_statements")}
@@ -80,11 +86,10 @@ def main() -> None:
                                                        / rewrite["step_instances_per_second"], 4),
                "distinct_checked_per_second": round(run["distinct_checked_per_second"]
                                                     / rewrite["distinct_checked_per_second"], 3)}
-        for name, run in runs.items()}
+        for name, run in results["runs"].items()}
     results["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
     RESULTS.mkdir(exist_ok=True)
     path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
