@@ -25,6 +25,7 @@ import random
 import time
 from pathlib import Path
 
+from chains.programs.sampling import swapped
 from chains.programs.syntax import VARIABLES, Machine, Operand, Statement, execute, zero_state
 from leanbridge.discovery import find_lean
 from leanbridge.programs import EquivalenceQuestion, StepQuestion, build_programs, check_programs, trace_questions
@@ -44,17 +45,6 @@ def random_state(rng: random.Random, machine: Machine) -> tuple[int, ...]:
     return tuple(rng.randrange(machine.values) for _ in range(VARIABLES))
 
 
-def partner(program: list[Statement]) -> tuple[Statement, ...]:
-    """``program`` with adjacent independent statements swapped, left to right."""
-    q, i = list(program), 0
-    while i + 1 < len(q):
-        a, b = q[i], q[i + 1]
-        if a.target != b.target and a.target not in b.reads() and b.target not in a.reads():
-            q[i], q[i + 1] = b, a
-            i += 2
-        else:
-            i += 1
-    return tuple(q)
 
 
 REPEATS = 3  # each measurement is the fastest of this many runs (the machine may be shared)
@@ -103,7 +93,7 @@ def equivalences(lean, library, machine: Machine, n: int, every_start: bool, rng
     questions = []
     for _ in range(n):
         p = [random_statement(rng, machine) for _ in range(16)]
-        questions.append(EquivalenceQuestion(machine, tuple(p), partner(p), None if every_start else zero_state()))
+        questions.append(EquivalenceQuestion(machine, tuple(p), swapped(p), None if every_start else zero_state()))
     result = timed(lean, library, questions)
     return {"pairs": n, "program_length": 16, "start": "every state" if every_start else "zero state", **result,
             "pairs_per_second": round(n / result["seconds"], 1)}

@@ -9,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chains.programs.sampling import random_program, swapped
 from chains.programs.syntax import VARIABLES, Machine, Operand, Statement, execute, parse_statement, run, zero_state
 from leanbridge.batch import QuestionFailed
 from leanbridge.errors import RenderError
 from leanbridge.process import LeanLimits
-from leanbridge.programs import (EquivalenceQuestion, StepQuestion, TraceQuestion, build_programs, check_programs,
-                                 library_hash, trace_questions)
+from leanbridge.programs import (EquivalenceQuestion, RunQuestion, StepQuestion, TraceQuestion, build_programs,
+                                 check_programs, library_hash, trace_questions)
 from leanbridge.programs.library import ProgramsLibraryError, audit_source
 from leanbridge.verdicts import Complete, Rejected
 
@@ -113,18 +114,6 @@ def test_a_trace_is_certified_and_one_wrong_intermediate_state_rejects_it(lean, 
     assert ".Effects " in traces[1][2].text and ".Steps " in traces[2][2].text
 
 
-def partner(p: tuple[Statement, ...]) -> tuple[Statement, ...]:
-    """``p`` with every pair of adjacent independent statements swapped, left to right."""
-    q = list(p)
-    i = 0
-    while i + 1 < len(q):
-        a, b = q[i], q[i + 1]
-        if a.target != b.target and a.target not in b.reads() and b.target not in a.reads():
-            q[i], q[i + 1] = b, a
-            i += 2
-        else:
-            i += 1
-    return tuple(q)
 
 
 def test_true_equivalences_are_certified_and_false_ones_rejected(lean, library):
@@ -132,7 +121,7 @@ def test_true_equivalences_are_certified_and_false_ones_rejected(lean, library):
                    "v4 = v6 xor v1", "v7 = not v3")
     arith = program(ARITH, "v0 = 3", "v1 = v2 + 5", "v3 = v0 * 7", "v4 = if v1 < v3 then v0 else 2", "v2 = v4 - v0",
                     "v5 = v6 * 3", "v6 = v1 + v1", "v7 = if v0 < 4 then 1 else v5")
-    assert partner(bits) != bits and partner(arith) != arith
+    assert swapped(bits) != bits and swapped(arith) != arith
     broken_bits = bits[:-1] + (parse_statement("v7 = v3", BITS),)  # v7 ends 0, not 1
     broken_arith = arith[:2] + (parse_statement("v3 = v0 * 5", ARITH),) + arith[3:]
     z = zero_state()
@@ -140,9 +129,9 @@ def test_true_equivalences_are_certified_and_false_ones_rejected(lean, library):
         assert run(p, z, machine.values) != run(q, z, machine.values)
     # equal from the zero state (v1 is 0 there), not from a state where v1 is 1
     narrow = (program(BITS, "v0 = v1", "v2 = not v0"), program(BITS, "v0 = 0", "v2 = 1"))
-    questions = [EquivalenceQuestion(BITS, bits, partner(bits), z),
-                 EquivalenceQuestion(BITS, bits, partner(bits)),
-                 EquivalenceQuestion(ARITH, arith, partner(arith), z),
+    questions = [EquivalenceQuestion(BITS, bits, swapped(bits), z),
+                 EquivalenceQuestion(BITS, bits, swapped(bits)),
+                 EquivalenceQuestion(ARITH, arith, swapped(arith), z),
                  EquivalenceQuestion(BITS, bits, broken_bits, z),
                  EquivalenceQuestion(BITS, bits, broken_bits),
                  EquivalenceQuestion(ARITH, arith, broken_arith, z),
@@ -239,12 +228,8 @@ def test_a_lean_time_out_is_an_exception_not_an_answer(lean, library):
 
 @pytest.mark.parametrize("values", [2, 16])
 def test_a_whole_run_is_certified_in_one_theorem_and_a_wrong_end_rejected(lean, library, values):
-    from leanbridge.programs import RunQuestion
-
     machine = Machine(values)
-    rng = random.Random(values)
-    from chains.programs.sampling import random_program
-    p = random_program(rng, machine, 60)
+    p = random_program(random.Random(values), machine, 60)
     end = run(p, zero_state(), values)
     wrong = tuple((v + 1) % values if i == 5 else v for i, v in enumerate(end))
     answers, _ = check_programs([RunQuestion(machine, zero_state(), p, end),

@@ -69,6 +69,18 @@ def independent(a: Statement, b: Statement) -> bool:
     return a.target != b.target and a.target not in b.reads() and b.target not in a.reads()
 
 
+def swapped(program: Sequence[Statement]) -> Program:
+    """A deterministic partner: left to right, every pair of adjacent independent statements swapped."""
+    out, i = list(program), 0
+    while i + 1 < len(out):
+        if independent(out[i], out[i + 1]):
+            out[i], out[i + 1] = out[i + 1], out[i]
+            i += 2
+        else:
+            i += 1
+    return tuple(out)
+
+
 def is_dead(program: Sequence[Statement], i: int) -> bool:
     """Statement ``i``'s value is overwritten before any read (the next statement touching its
     target writes it without reading it); a write that survives to the end is never dead."""
