@@ -125,13 +125,13 @@ def imagination_search(problem: ProgramProblem, tracker, candidates: list[Statem
                        budget: int, beam: int, max_length: int) -> ProgramResult:
     result = ProgramResult(problem.id, problem.distance)
     target = torch.tensor(problem.target)
-    states = tracker.encode([problem.start])  # (1, …)
+    states = tracker.encode_batch([problem.start])  # (1, …)
     programs: list[tuple[Statement, ...]] = [()]
     rejected: set[tuple[Statement, ...]] = set()
     c = len(candidates)
     for depth in range(1, max_length + 1):
         result.depth = depth
-        moved = tracker.step(states.repeat_interleave(c, 0), candidates * len(programs))  # (B*C, …)
+        moved = tracker.step_batch(states.repeat_interleave(c, 0), candidates * len(programs))  # (B*C, …)
         lp = tracker.log_probs(moved)  # (B*C, 8, values)
         score = lp.gather(-1, target.view(1, -1, 1).expand(len(lp), -1, 1))[..., 0].sum(-1)  # (B*C,)
         hit = (lp.argmax(-1) == target).all(-1)  # (B*C,): the decoded state is the target
@@ -214,7 +214,7 @@ def prove_programs(config: ProgramsProveConfig) -> dict:
     tracker = None
     if config.searcher == "imagination":
         from tracker.domain_run import load_domain_run
-        from tracker.inference import RunUnavailable
+        from tracker.checkpoint import RunUnavailable
 
         try:
             tracker = load_domain_run(config.tracker, config.device)

@@ -138,6 +138,16 @@ def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert set(report["exact"]) == {"16", "80"} and report["dataset"]["domain"]["name"] == "programs"
     assert all(0 <= v <= 1 for v in report["exact"].values())
+    # the Python API reads it with the rewrite runs' calls, states and statements as text
+    from tracker import load_run
+
+    run = load_run(out)
+    state = run.step(run.encode("00000000"), "v3 = 1")
+    decoded = run.decode(state)
+    assert len(decoded) == 8 and set(decoded) <= {"0", "1"}
+    assert run.decode(run.run("00000000", ["v3 = 1"], check=True)) == decoded
+    with pytest.raises(ValueError, match="step 1: 'mul' is not an operation of the bits machine"):
+        run.run("00000000", ["v3 = 1", "v2 = v3 * 1"], check=True)
 
 
 class ExactImagination:
@@ -147,11 +157,11 @@ class ExactImagination:
     def __init__(self, values: int) -> None:
         self.values = values
 
-    def encode(self, starts):
+    def encode_batch(self, starts):
         import torch
         return torch.tensor([list(s) for s in starts])
 
-    def step(self, w, events):
+    def step_batch(self, w, events):
         import torch
 
         from chains.programs.syntax import execute

@@ -7,11 +7,14 @@
 one line, when they or the dataset differ other than by more steps); ``Checkpoint.restore``
 builds a trainer from it (the tracker's ``tracker.train.Trainer`` or the oracle's
 ``oracle.train.OracleTrainer``) on a dataset and loads its weights, optimiser state and step.
+``RunCheckpoint`` is a run as the loaders (``load_run``) read it before they build the model;
+``refuse_replacing`` keeps a fresh run from replacing one of other settings.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -156,3 +159,51 @@ def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: 
     if checkpoint.is_file():
         raise OutputError(f"{out} holds an unfinished run ({state}, no report); --resume continues it, "
                           "--force starts it over")
+
+
+class RunUnavailable(Exception):
+    """No usable tracker at the given place; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class RunCheckpoint:
+    """A run's checkpoint as a ``load_run`` reads it, before the model is built: this package's
+    and the oracle's (``oracle.inference.load_run``) alike. Every refusal is one RunUnavailable
+    line naming the kind of run and its directory."""
+
+    kind: str  # "tracker" or "oracle": the messages' subject, and the command that trains one (train-<kind>)
+    run_dir: Path  # the run directory
+    blob: dict  # the checkpoint as torch's weights-only unpickler read it
+    config: Any  # the run's settings, as the checkpoint records them
+
+    @classmethod
+    def read(cls, directory: Path | str, kind: str, settings: type) -> RunCheckpoint:
+        """The checkpoint of the ``train-<kind>`` run in ``directory`` and its ``settings`` (the
+        kind's config class; ``tracker.checkpoint.Checkpoint.of_run``); RunUnavailable when there
+        is no such directory or the checkpoint or its settings cannot be read."""
+        run_dir = Path(directory)
+        if not run_dir.is_dir():
+            raise RunUnavailable(f"{kind} {run_dir}: no such run directory; train one with "
+                                 f"`train-{kind} --out {run_dir}`")
+        try:
+            checkpoint = Checkpoint.of_run(run_dir, settings)
+        except (CheckpointError, KeyError, TypeError, ValueError) as e:
+            raise RunUnavailable(f"{kind} {run_dir}: {e}") from None
+        return cls(kind, run_dir, checkpoint.blob, checkpoint.config)
+
+    @contextmanager
+    def fitting(self, misfit: str, errors: tuple[type[Exception], ...]) -> Iterator[None]:
+        """Around building the model from the checkpoint and loading its weights: any of ``errors``
+        becomes RunUnavailable, ``misfit`` followed by the error squeezed to one short line.
+        Each kind names the errors its own checkpoints raise when they do not fit."""
+        try:
+            yield
+        except errors as e:
+            raise RunUnavailable(f"{self.kind} {self.run_dir}: {misfit} ({' '.join(str(e).split())[:160]})") from None
+
+    def identity(self, trained_on: dict, **extra: Any) -> dict:
+        """What ``describe`` reports: the kind, the run, its architecture, objective, seed and
+        steps, then ``extra`` (the oracle's threshold), then the dataset it was trained on."""
+        config = self.config
+        return {"kind": self.kind, "run": str(self.run_dir), "arch": config.arch, "objective": config.objective,
+                "seed": config.seed, "steps": self.blob.get("step"), **extra, "trained_on": trained_on}

@@ -1,15 +1,18 @@
-"""A trained tracker of a ``chains.protocol.StateDomain`` dataset (programs) as a batched state
+"""A trained tracker of a ``chains.protocol.StateDomain`` dataset (programs) as a state
 machine: read start states, move by events, decode states, and score targets.
 
-    from tracker.domain_run import load_domain_run
-    run = load_domain_run("runs/programs-bits")
-    w = run.encode([run.domain.parse_state("00000000")])          # (1, C)
-    w = run.step(w, [run.domain.parse_event("v3 = 1")])
-    run.decode(w)                                                 # [(0, 0, 0, 1, 0, 0, 0, 0)]
+    from tracker import load_run                 # a programs run comes back as a DomainRun
+    run = load_run("runs/programs-bits-fast")
+    state = run.encode("00000000")
+    state = run.step(state, "v3 = 1")
+    run.decode(state)                            # "00010000" for a tracker exact on it
+    run.run("00000000", ["v3 = 1", "v2 = not v3"], check=True)   # EventRefused for a statement outside the machine
 
-The recurrent architectures carry a state (``recurrence``, ``registers``); the others are read by
-``tracker.inference.load_run`` on the rewrite domain only. Events are embedded from their tokens,
-so any statement of the machine can be read, not only those of the dataset.
+The same calls as ``tracker.inference.TrackedRun``, states and events as text or the domain's
+values; ``encode_batch``, ``step_batch`` and ``decode_batch`` move many states at once (the
+prover's beam). The recurrent architecture carries a state; the others are read on the rewrite
+domain only. Events are embedded from their tokens, so any statement of the machine can be read,
+not only those of the dataset.
 """
 from __future__ import annotations
 
@@ -20,16 +23,17 @@ import torch
 
 from chains.domains import domain_of_manifest
 from chains.manifest import DatasetError
-from chains.protocol import StateDomain
+from chains.protocol import EventRefused, StateDomain
 from tracker.build import build_model
+from tracker.checkpoint import RunCheckpoint, RunUnavailable
 from tracker.config import TrainConfig
 from tracker.domain_data import DomainVocab
-from tracker.inference import RunCheckpoint, RunUnavailable
 from tracker.models import Recurrent
 
 
 class DomainRun:
-    """A tracker of ``domain``; states are batched: ``w`` is (N, …) for N histories."""
+    """A tracker of ``domain``: one state a call (``encode``, ``step``, ``decode``, ``run``), or many
+    (``*_batch``: ``w`` is (N, …) for N histories)."""
 
     def __init__(self, model: Recurrent, domain: StateDomain, vocab: DomainVocab, item_len: int, identity: dict,
                  device: str = "cpu") -> None:
@@ -50,13 +54,31 @@ class DomainRun:
             rows.append(ids + [0] * (self.item_len - len(ids)))
         return torch.tensor(rows, dtype=torch.long, device=self.device)
 
-    def encode(self, starts: Sequence) -> torch.Tensor:
+    def _state(self, state):
+        return self.domain.parse_state(state) if isinstance(state, str) else state
+
+    def _event(self, event):
+        return self.domain.parse_event(event) if isinstance(event, str) else event
+
+    def encode(self, start) -> torch.Tensor:
+        """The state after reading a start state (text or the domain's value)."""
+        return self.encode_batch([self._state(start)])[0]
+
+    def step(self, state: torch.Tensor, event) -> torch.Tensor:
+        """``state`` moved by one event (text or the domain's value)."""
+        return self.step_batch(state.unsqueeze(0), [self._event(event)])[0]
+
+    def decode(self, state: torch.Tensor) -> str:
+        """The domain state ``state`` stands for, as text."""
+        return self.domain.state_text(self.decode_batch(state.unsqueeze(0))[0])
+
+    def encode_batch(self, starts: Sequence) -> torch.Tensor:
         """The states (N, …) after reading each start state."""
         with torch.no_grad():
             w = self.model.initial_state(len(starts))
             return self.model.read(w, self._items([self.domain.start_tokens(s) for s in starts]))
 
-    def step(self, w: torch.Tensor, events: Sequence) -> torch.Tensor:
+    def step_batch(self, w: torch.Tensor, events: Sequence) -> torch.Tensor:
         """Each state of ``w`` (N, …) moved by its event (N events)."""
         with torch.no_grad():
             return self.model.read(w, self._items([self.domain.event_tokens(e) for e in events]))
@@ -71,27 +93,41 @@ class DomainRun:
         """Each state's argmax class per readout position."""
         return self.log_probs(w).argmax(-1).tolist()
 
-    def decode(self, w: torch.Tensor) -> list:
-        """The domain states ``w`` stands for (read off the classes; the programs domain's state is
-        its classes)."""
+    def decode_batch(self, w: torch.Tensor) -> list:
+        """The domain states ``w`` (N, …) stands for (read off the classes; the programs domain's
+        state is its classes)."""
         return [tuple(c) for c in self.decode_classes(w)]
 
     def run(self, start, events: Sequence, check: bool = False) -> torch.Tensor:
-        """The state (1, …) after a whole history; with ``check`` the history is first replayed
-        with the domain's own rules (EventRefused naming the first that does not apply)."""
+        """The state after a whole history (text or values); with ``check`` the history is first
+        replayed with the domain's own rules (EventRefused naming the first that does not apply)."""
+        if isinstance(events, str):
+            raise TypeError("events is a list of events, not one text")
+        start = self._state(start)
+        parsed = []
+        for k, event in enumerate(events):
+            try:
+                parsed.append(self._event(event))
+            except ValueError as e:
+                raise ValueError(f"step {k}: {e}") from None
+        events = parsed
         if check:
             state = start
-            for event in events:
-                state = self.domain.apply(state, event)
-        w = self.encode([start])
+            for k, event in enumerate(events):
+                try:
+                    state = self.domain.apply(state, event)
+                except EventRefused as e:
+                    raise EventRefused(f"step {k}: {e}") from None
+        state = self.encode(start)
         for event in events:
-            w = self.step(w, [event])
-        return w
+            state = self.step(state, event)
+        return state
 
 
-def load_domain_run(directory: Path | str, device: str = "cpu") -> DomainRun:
-    """The tracker a ``train-tracker`` run on a programs dataset wrote into ``directory``."""
-    run = RunCheckpoint.read(directory, "tracker", TrainConfig)
+def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoint | None = None) -> DomainRun:
+    """The tracker a ``train-tracker`` run on a programs dataset wrote into ``directory`` (``run``:
+    its checkpoint, when the caller has read it)."""
+    run = run if run is not None else RunCheckpoint.read(directory, "tracker", TrainConfig)
     trained_on = run.blob.get("identity", {}).get("dataset", {})
     manifest_like = {"format": "programs/1", "domain": trained_on.get("domain")}
     if not isinstance(trained_on.get("domain"), dict):

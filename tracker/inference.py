@@ -20,8 +20,7 @@ the same: the tracker is a model, not the rules (``chains.rules.apply`` is).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,15 +36,11 @@ from tracker.data import Vocab
 from tracker.device import resolve_device
 from tracker.build import build_model
 from tracker.models import DeltaProduct, EventTransformer, Recurrent
-from tracker.checkpoint import Checkpoint, CheckpointError
+from tracker.checkpoint import RunCheckpoint, RunUnavailable  # noqa: F401  (re-exported: the run readers' names)
 from tracker.config import TrainConfig
 
 State = Any  # what a state holds depends on the architecture (see the module's docstring)
 History = tuple["Tree | str", Sequence["Event | str"]]  # (start tree, events read after it)
-
-
-class RunUnavailable(Exception):
-    """No usable tracker at the given place; the message says why and what to do."""
 
 
 def _tree(tree: Tree | str, atoms: Sequence[str]) -> Tree:
@@ -300,61 +295,21 @@ class TrackedRun:
         return self.model.read(w, torch.tensor(rows, dtype=torch.long, device=self.device))  # items (M, E)
 
 
-@dataclass(frozen=True)
-class RunCheckpoint:
-    """A run's checkpoint as a ``load_run`` reads it, before the model is built: this package's
-    and the oracle's (``oracle.inference.load_run``) alike. Every refusal is one RunUnavailable
-    line naming the kind of run and its directory."""
-
-    kind: str  # "tracker" or "oracle": the messages' subject, and the command that trains one (train-<kind>)
-    run_dir: Path  # the run directory
-    blob: dict  # the checkpoint as torch's weights-only unpickler read it
-    config: Any  # the run's settings, as the checkpoint records them
-
-    @classmethod
-    def read(cls, directory: Path | str, kind: str, settings: type) -> RunCheckpoint:
-        """The checkpoint of the ``train-<kind>`` run in ``directory`` and its ``settings`` (the
-        kind's config class; ``tracker.checkpoint.Checkpoint.of_run``); RunUnavailable when there
-        is no such directory or the checkpoint or its settings cannot be read."""
-        run_dir = Path(directory)
-        if not run_dir.is_dir():
-            raise RunUnavailable(f"{kind} {run_dir}: no such run directory; train one with "
-                                 f"`train-{kind} --out {run_dir}`")
-        try:
-            checkpoint = Checkpoint.of_run(run_dir, settings)
-        except (CheckpointError, KeyError, TypeError, ValueError) as e:
-            raise RunUnavailable(f"{kind} {run_dir}: {e}") from None
-        return cls(kind, run_dir, checkpoint.blob, checkpoint.config)
-
-    @contextmanager
-    def fitting(self, misfit: str, errors: tuple[type[Exception], ...]) -> Iterator[None]:
-        """Around building the model from the checkpoint and loading its weights: any of ``errors``
-        becomes RunUnavailable, ``misfit`` followed by the error squeezed to one short line.
-        Each kind names the errors its own checkpoints raise when they do not fit."""
-        try:
-            yield
-        except errors as e:
-            raise RunUnavailable(f"{self.kind} {self.run_dir}: {misfit} ({' '.join(str(e).split())[:160]})") from None
-
-    def identity(self, trained_on: dict, **extra: Any) -> dict:
-        """What ``describe`` reports: the kind, the run, its architecture, objective, seed and
-        steps, then ``extra`` (the oracle's threshold), then the dataset it was trained on."""
-        config = self.config
-        return {"kind": self.kind, "run": str(self.run_dir), "arch": config.arch, "objective": config.objective,
-                "seed": config.seed, "steps": self.blob.get("step"), **extra, "trained_on": trained_on}
-
-
 def load_run(directory: Path | str, data: Path | str | None = None,
              device: torch.device | str = "cpu") -> TrackedRun:
     """The tracker a ``train-tracker`` run wrote into ``directory`` (its ``checkpoint.pt``), on
     ``device`` (``cpu``, ``cuda``, ``cuda:N``, ``mps`` or ``auto``; the checkpoint loads on any).
     With ``data``, the dataset it must have been trained on is checked (RunUnavailable if not).
+    A run trained on programs comes back as a ``tracker.domain_run.DomainRun`` (the same calls).
     Loaded without running code the checkpoint may hold (torch's weights-only unpickler).
     ``tracker.device.DeviceUnavailable`` (one line) when the device is not on this machine."""
     device = resolve_device(device)
     run = RunCheckpoint.read(directory, "tracker", TrainConfig)
     run_dir, blob, config = run.run_dir, run.blob, run.config
     trained_on = blob.get("identity", {}).get("dataset", {})
+    if isinstance(trained_on.get("domain"), dict):  # a run on another domain than rewrite chains (programs)
+        from tracker.domain_run import load_domain_run
+        return load_domain_run(directory, str(device), run)
     try:
         if data is not None:
             manifest = read_manifest(Path(data))
