@@ -596,6 +596,9 @@ def analyse_run(run_dir: Path, data: Path | None = None, config: AnalysisConfig 
     dataset was certified with, the package and torch versions, and the seconds it took."""
     t0 = time.perf_counter()
     run = load_run(run_dir, data)
+    if not isinstance(run, TrackedRun):
+        raise AnalysisError(f"{run_dir}: trained on {run.domain.name}; analyse-tracker reads the codes of runs on "
+                            "rewrite chains (trees and their strings)")
     if data is not None:
         _, histories = test_histories(Path(data), config)
         source = {"source": "test chains", "data": str(data), "split": f"test-{config.length}.jsonl"}

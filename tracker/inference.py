@@ -309,6 +309,13 @@ def load_run(directory: Path | str, data: Path | str | None = None,
     trained_on = blob.get("identity", {}).get("dataset", {})
     if isinstance(trained_on.get("domain"), dict):  # a run on another domain than rewrite chains (programs)
         from tracker.domain_run import load_domain_run
+        if data is not None:
+            try:
+                elsewhere = trained_elsewhere(blob.get("identity", {}), read_manifest(Path(data)))
+            except DatasetError as e:
+                raise RunUnavailable(f"dataset {data}: {e}") from None
+            if elsewhere is not None:
+                raise RunUnavailable(f"tracker {run_dir} was trained on another dataset ({elsewhere}), not {data}")
         return load_domain_run(directory, str(device), run)
     try:
         if data is not None:
