@@ -70,7 +70,7 @@ class ProgramsSpec:
 
 @dataclass(frozen=True)
 class Sample:
-    """A program and its partners; ``trace`` is the state after each of its statements."""
+    """A program and its partners."""
 
     program: Program
     partners: tuple[Program, ...]

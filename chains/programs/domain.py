@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from itertools import product
 
 from chains.programs.sampling import random_partner, random_program
-from chains.programs.syntax import (VARIABLES, Machine, Operand, ProgramSyntaxError, State, Statement,
+from chains.programs.syntax import (VARIABLES, Machine, ProgramSyntaxError, State, Statement,
                                     check_statement, const, execute, parse_state, parse_statement, state_text, var)
 from chains.protocol import EventRefused
 
