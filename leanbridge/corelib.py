@@ -107,18 +107,26 @@ def build_core(lean: LeanInstall, limits: LeanLimits = LeanLimits()) -> CoreLibr
 
 def _compile(lean: LeanInstall, directory: Path, source: Path, limits: LeanLimits) -> None:
     """``lean Core.lean -o Core.olean`` in ``directory``, as an owned process under ``limits``."""
-    argv = [str(lean.path), f"{CORE_MODULE}.lean", "-o", f"{CORE_MODULE}.olean"]
-    with lean_process(argv, dict(os.environ), limits, cwd=directory) as proc:
+    compile_module(lean, directory, CORE_MODULE, str(source), limits, CoreLibraryError)
+
+
+def compile_module(lean: LeanInstall, directory: Path, module: str, label: str, limits: LeanLimits,
+                   error: type[Exception], lean_path: Path | None = None) -> None:
+    """``lean <module>.lean -o <module>.olean`` in ``directory``, as an owned process under ``limits``
+    (``lean_path``: where the modules it imports are); ``error`` naming ``label`` when it fails."""
+    env = dict(os.environ) if lean_path is None else {**os.environ, "LEAN_PATH": str(lean_path)}
+    argv = [str(lean.path), f"{module}.lean", "-o", f"{module}.olean"]
+    with lean_process(argv, env, limits, cwd=directory) as proc:
         try:
             stdout, stderr = proc.communicate(timeout=limits.timeout_s)
         except subprocess.TimeoutExpired:
-            raise CoreLibraryError(f"compiling {source} ran past {limits.timeout_s:g} s") from None
+            raise error(f"compiling {label} ran past {limits.timeout_s:g} s") from None
     said = shown((stdout + stderr).decode(errors="replace").strip().split("\n", 1)[0]) or "no output"
     if proc.returncode != 0:
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-        raise CoreLibraryError(f"{source} does not compile ({how}): {said}")
-    if not (directory / f"{CORE_MODULE}.olean").is_file():
-        raise CoreLibraryError(f"compiling {source}: Lean wrote no {CORE_MODULE}.olean ({said})")
+        raise error(f"{label} does not compile ({how}): {said}")
+    if not (directory / f"{module}.olean").is_file():
+        raise error(f"compiling {label}: Lean wrote no {module}.olean ({said})")
 
 
 def audited_constants(lean: LeanInstall, core: CoreLibrary, limits: LeanLimits = LeanLimits()) -> frozenset[str]:

@@ -18,17 +18,16 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from chains.files import user_mode
-from leanbridge.corelib import CORE_MODULE, CoreLibrary, build_core
+from leanbridge.corelib import CORE_MODULE, CoreLibrary, build_core, compile_module
 from leanbridge.discovery import LeanInstall
-from leanbridge.errors import LeanBridgeError, shown
+from leanbridge.errors import LeanBridgeError
 from leanbridge.paths import cache_dir, file_lock
-from leanbridge.process import LeanLimits, lean_process
+from leanbridge.process import LeanLimits
 from leanbridge.runner import LeanRunError, run_lean_file
 
 PROGRAMS_ENV = "EXACT_STATE_PROGRAMS"
@@ -136,29 +135,13 @@ def build_module(lean: LeanInstall, core: CoreLibrary, module: str, data: bytes,
         try:
             shutil.copyfile(core.olean_dir / f"{CORE_MODULE}.olean", staging / f"{CORE_MODULE}.olean")
             (staging / f"{module}.lean").write_bytes(data)
-            _compile(lean, staging, module, label, limits)
+            compile_module(lean, staging, module, label, limits, ProgramsLibraryError, lean_path=staging)
             _audit(lean, staging, module, audited, limits, what)
             shutil.rmtree(target, ignore_errors=True)  # a build without its audit record
             os.replace(staging, target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return target
-
-
-def _compile(lean: LeanInstall, directory: Path, module: str, label: str, limits: LeanLimits) -> None:
-    argv = [str(lean.path), f"{module}.lean", "-o", f"{module}.olean"]
-    env = {**os.environ, "LEAN_PATH": str(directory)}
-    with lean_process(argv, env, limits, cwd=directory) as proc:
-        try:
-            stdout, stderr = proc.communicate(timeout=limits.timeout_s)
-        except subprocess.TimeoutExpired:
-            raise ProgramsLibraryError(f"compiling {label} ran past {limits.timeout_s:g} s") from None
-    said = shown((stdout + stderr).decode(errors="replace").strip().split("\n", 1)[0]) or "no output"
-    if proc.returncode != 0:
-        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-        raise ProgramsLibraryError(f"{label} does not compile ({how}): {said}")
-    if not (directory / f"{module}.olean").is_file():
-        raise ProgramsLibraryError(f"compiling {label}: Lean wrote no {module}.olean ({said})")
 
 
 def _audit(lean: LeanInstall, directory: Path, module: str, audited: tuple[str, ...], limits: LeanLimits,
