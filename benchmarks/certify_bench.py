@@ -31,9 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from chains.dataset import PROBE_TEST_LENGTHS, DatasetSpec
-from chains.sampling import sample_split, split_rng
-from chains.space import Domain, StateSpace
+from chains.rewrite.dataset import PROBE_TEST_LENGTHS, DatasetSpec
+from chains.rewrite.sampling import sample_split
+from chains.rewrite.space import Domain, StateSpace
+from chains.seeds import split_rng
 from leanbridge.asker import AskConfig
 from leanbridge.certify import certify_dataset
 from leanbridge.checker import CHECKERS, Checker

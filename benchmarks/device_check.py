@@ -23,11 +23,11 @@ import click
 import torch
 
 from benchmarks.harness import DEVICE_LONGEST, device_cpu_rows, device_row, device_table, seed_list, write_results
-from tracker.device import DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
 from tracker.schedules import scheduled
 from tracker.stopping import StopConfig
 from tracker.train import train
+from training.device import DeviceUnavailable, resolve_device
 
 
 def gpu_device(spec: str) -> torch.device:

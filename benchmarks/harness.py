@@ -26,10 +26,11 @@ from pathlib import Path
 import click
 
 from chains.files import user_mode
-from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
-from tracker.grid import Run, RunSpec, finished_report
-from tracker.options import stacked
+from tracker.grid import RunSpec
 from tracker.stopping import StopConfig
+from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
+from training.grid import Run, finished_report
+from training.options import stacked
 
 Job = tuple[str, int]  # (arm, seed)
 
@@ -269,7 +270,7 @@ def on_cluster(jobs: Sequence[Job], plan: Callable[[str, int], Run],
                device: str) -> dict[Job, dict]:
     """The jobs trained as tasks on the Ray cluster at ``cluster``, their reports by job."""
     try:
-        from tracker.cluster import ClusterError, RayRuns  # Ray only when a cluster is asked for
+        from training.cluster import ClusterError, RayRuns  # Ray only when a cluster is asked for
     except ImportError as e:
         raise click.ClickException(f"--cluster needs Ray (pip install 'exact-state[cluster]'): {e}") from None
     done: dict[Job, dict] = {}

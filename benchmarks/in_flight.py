@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from chains.files import user_mode
-from tracker.checkpoint import CHECKPOINT
+from training.checkpoint import CHECKPOINT
 
 
 

@@ -43,9 +43,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from chains.rules import apply, redex
-from chains.space import Domain, StateSpace
-from chains.trees import subtree
+from chains.rewrite.rules import apply, redex
+from chains.rewrite.space import Domain, StateSpace
+from chains.rewrite.trees import subtree
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
 from leanbridge.questions import Certify, header, probe_term, render

@@ -26,16 +26,14 @@ import click
 import torch
 
 from benchmarks.harness import length_list, replace_runs
-from chains.dataset import DatasetError
-from chains.manifest import domain_of, manifest_path, read_manifest
-from chains.probes import PROBE_GROUPS as GROUPS
-from chains.probes import probe_groups
+from chains.manifest import DatasetError, domain_of, manifest_path, read_manifest
+from chains.rewrite.probes import PROBE_GROUPS as GROUPS, probe_groups
 from oracle.compare import reading
+from oracle.config import OracleConfig
 from oracle.data import load_probe_dataset
 from oracle.evaluate import OracleEvalConfig, predict_split
-from oracle.config import OracleConfig
 from oracle.train import OracleTrainer
-from tracker.checkpoint import Checkpoint, CheckpointError
+from training.checkpoint import Checkpoint, CheckpointError
 
 QUANTILES = (0.001, 0.01, 0.1, 0.5, 0.9, 0.99)
 

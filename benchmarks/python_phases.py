@@ -22,8 +22,8 @@ from pathlib import Path
 
 import leanbridge.certificates as certificates
 import leanbridge.certify as certify
-from chains.dataset import PROBE_TEST_LENGTHS, DatasetSpec
-from chains.space import Domain
+from chains.rewrite.dataset import PROBE_TEST_LENGTHS, DatasetSpec
+from chains.rewrite.space import Domain
 
 
 def measure(spec: DatasetSpec, store: Path) -> dict:

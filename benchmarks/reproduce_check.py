@@ -146,10 +146,10 @@ def _load_probe_data(directory: str):
 
 def _load_checkpoint(path: Path) -> dict:
     try:
-        from tracker.checkpoint import load_checkpoint
+        from training.checkpoint import load_checkpoint
     except ImportError:  # before the one way to restore a run
         try:
-            from tracker.loop import load_checkpoint
+            from training.loop import load_checkpoint
         except ImportError:  # before the one loop
             from tracker.train import load_checkpoint
     return load_checkpoint(path)
@@ -164,10 +164,10 @@ def _up_to(data, max_length: int | None):
 
 
 def _evaluate_tracker(task: dict) -> dict:
-    from tracker.checkpoint import Checkpoint
     from tracker.config import TrainConfig
     from tracker.evaluate import EvalConfig, evaluate
     from tracker.train import Trainer
+    from training.checkpoint import Checkpoint
 
     checkpoint = Checkpoint.of_run(task["run"], TrainConfig)
     trainer = checkpoint.restore(Trainer, _load_tracker_data(checkpoint.config.data))
@@ -183,7 +183,7 @@ def _evaluate_oracle(task: dict) -> dict:
     from oracle.config import OracleConfig
     from oracle.evaluate import OracleEvalConfig, evaluate
     from oracle.train import OracleTrainer, choose_comparison
-    from tracker.checkpoint import Checkpoint
+    from training.checkpoint import Checkpoint
 
     checkpoint = Checkpoint.of_run(task["run"], OracleConfig)
     config, blob = checkpoint.config, checkpoint.blob

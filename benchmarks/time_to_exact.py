@@ -27,11 +27,11 @@ import click
 import torch
 
 from benchmarks.harness import merge_timed_runs
-from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
 from tracker.schedules import SCHEDULES, scheduled
 from tracker.stopping import StopConfig
 from tracker.train import train
+from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 
 EXACT = 0.99
 

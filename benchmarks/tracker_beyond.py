@@ -30,7 +30,7 @@ from benchmarks.harness import Comparison, chosen_arms, run_batch, seed_list, wr
 from chains.manifest import has_manifest
 
 if TYPE_CHECKING:
-    from chains.space import Domain
+    from chains.rewrite.space import Domain
     from tracker.data import Vocab
     from tracker.registers import RegisterTracker
 
@@ -424,7 +424,7 @@ def table_check(run_dir: Path, report: dict) -> dict | None:
 
 def tables_of(model: RegisterTracker, vocab: Vocab, domain: Domain) -> dict:
     """``table_check``'s figures for a registers tracker ``model`` over ``vocab`` on ``domain``."""
-    from chains.space import reachable_trees
+    from chains.rewrite.space import reachable_trees
     from tracker.registers import table_moves
 
     trees = reachable_trees(domain)
@@ -450,11 +450,11 @@ def probe(run_dir: Path, data: Path, chains: int, max_length: int) -> None:
     import torch
 
     from chains.manifest import domain_of, manifest_path, read_manifest
-    from tracker.checkpoint import Checkpoint
     from tracker.config import TrainConfig
     from tracker.data import load_dataset
     from tracker.evaluate import EvalConfig, evaluate
     from tracker.train import Trainer
+    from training.checkpoint import Checkpoint
 
     torch.set_num_threads(1)
     checkpoint = Checkpoint.of_run(run_dir, TrainConfig)

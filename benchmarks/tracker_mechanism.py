@@ -28,9 +28,9 @@ from benchmarks import tracker_comparison
 from benchmarks.harness import Comparison, figure, prediction_lines, verdict, write_results
 from benchmarks.tracker_comparison import plan
 from tracker.analysis import READ_BACK, AnalysisConfig, analyse_run, write_analysis
-from tracker.evaluate import EvalConfig
-from tracker.checkpoint import CHECKPOINT, load_checkpoint
 from tracker.config import TrainConfig
+from tracker.evaluate import EvalConfig
+from training.checkpoint import CHECKPOINT, load_checkpoint
 
 # Registered before any run was analysed: the seed's figures for section 48, read as this
 # command measures them (the code's dimension: principal components to 95% of its variance; the

@@ -36,11 +36,11 @@ from pathlib import Path
 import click
 
 from benchmarks.harness import Comparison, verdict
-from chains.corrupt import Corruption
-from chains.dataset import DatasetSpec, read_split
 from chains.files import write_bytes_atomic
 from chains.manifest import has_manifest, read_manifest
-from chains.space import Domain
+from chains.rewrite.corrupt import Corruption
+from chains.rewrite.dataset import DatasetSpec, read_split
+from chains.rewrite.space import Domain
 from tracker.config import TrainConfig
 from tracker.schedules import scheduled
 

@@ -19,17 +19,17 @@ import click
 import torch
 
 from benchmarks.harness import length_list, replace_runs
-from chains.dataset import DatasetError, read_split
-from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere
-from chains.rules import tier2_events, tier2_group
-from chains.space import reachable_trees
-from chains.trees import size
+from chains.manifest import DatasetError, domain_of, manifest_path, read_manifest, trained_elsewhere
+from chains.rewrite.dataset import read_split
+from chains.rewrite.rules import tier2_events, tier2_group
+from chains.rewrite.space import reachable_trees
+from chains.rewrite.trees import size
+from tracker.config import TrainConfig
 from tracker.data import TrackerData, load_dataset
 from tracker.evaluate import end_views, right_trees
 from tracker.models import Tracker
-from tracker.checkpoint import Checkpoint, CheckpointError
-from tracker.config import TrainConfig
 from tracker.train import Trainer
+from training.checkpoint import Checkpoint, CheckpointError
 
 
 def _group_order(name: str) -> tuple[str, int]:

@@ -1,6 +1,6 @@
 """The domains this package ships, by the name ``--domain`` and a manifest's ``domain`` give them.
 
-``rewrite``: expression trees under rewrite rules (``chains.trees``, ``chains.rules``, tier 1 and 2);
+``rewrite``: expression trees under rewrite rules (``chains.rewrite.trees``, ``chains.rewrite.rules``, tier 1 and 2);
 ``programs``: straight-line programs on a register machine (``chains.programs``). A domain of
 one's own implements ``chains.protocol.StateDomain`` (docs/guide/bring-your-own-domain.md).
 """

@@ -3,7 +3,7 @@
 Every dataset this project writes (chains from ``certify``, Mathlib probe records from
 ``certify --mathlib``) is a directory holding ``manifest.json``; its bytes are
 ``manifest_text`` of its JSON object (two-space indent, keys sorted, a final newline), written
-by ``write_manifest`` (through ``chains.dataset.DatasetWriter.commit``) and read back by
+by ``write_manifest`` (through ``chains.writer.DatasetWriter.commit``) and read back by
 ``read_manifest_json`` (any format, unchecked), ``read_manifest`` (a chain dataset, its structure
 checked, as a dict) or ``load_manifest`` (the same as a typed ``Manifest``). Readers that key a
 cache on the manifest take its bytes from ``manifest_bytes``, and messages name it by
@@ -14,8 +14,8 @@ back, its structure checked by ``check_manifest`` first, then every field's type
 fields are written only when they say something: ``starts`` when training chains start at a
 reachable tree rather than a start tree, ``start_walk`` when they start after a walk (and
 ``start_sampling`` with either), ``tier2_weight`` and ``event_sampling`` when tier-2 events are
-weighted, ``probes`` with ``--probes``, ``holdout`` with ``--hold-out`` (``chains.holdout``),
-``corrupt_partners`` with ``--corrupt-partners`` (``chains.corrupt``); a manifest without
+weighted, ``probes`` with ``--probes``, ``holdout`` with ``--hold-out`` (``chains.rewrite.holdout``),
+``corrupt_partners`` with ``--corrupt-partners`` (``chains.rewrite.corrupt``); a manifest without
 ``starts`` reads as ``start``. The ``*_sampling`` texts are derived from the
 fields, never read.
 
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chains.files import reason
-from chains.sampling import STARTS
-from chains.space import Domain
+from chains.rewrite.sampling import STARTS
+from chains.rewrite.space import Domain
 
 MANIFEST = "manifest.json"  # the manifest's file name inside a dataset directory
 FORMAT_VERSION = 1  # the chain datasets' format
@@ -107,10 +107,10 @@ class Manifest:
     tier2_weight: float = 1.0  # weight of each applicable tier-2 event in training chains (1.0: uniform)
     probes: dict | None = None  # with --probes: kinds, verdicts, counts by kind, accepted fractions, ...
     # with --hold-out: kind, what was held out (events, pairs), visited_trees, visited_share,
-    # unseen_end_chains and the protocol in words (chains.holdout.HeldOut.manifest_field)
+    # unseen_end_chains and the protocol in words (chains.rewrite.holdout.HeldOut.manifest_field)
     holdout: dict | None = None
     # with --corrupt-partners: kind, share, split, replaced, partners, which and sampling in words
-    # (chains.corrupt.manifest_field); the replaced partners carry no equivalence certificate
+    # (chains.rewrite.corrupt.manifest_field); the replaced partners carry no equivalence certificate
     corrupt_partners: dict | None = None
     # timings: not part of the dataset's identity
     phase_seconds: dict[str, float] | None = None  # wall seconds per phase of the run
@@ -123,7 +123,7 @@ class Manifest:
 
     @property
     def dataset_id(self) -> str:
-        """The content identity (``chains.dataset.dataset_id``): domain, seed and file hashes."""
+        """The content identity (``chains.manifest.dataset_id``): domain, seed and file hashes."""
         return dataset_id(self.to_json())
 
     def to_json(self) -> dict:
@@ -196,7 +196,7 @@ class Manifest:
         """The manifest of parsed JSON ``obj``; DatasetError naming ``where`` and the first field
         that is missing or of the wrong type. ``checker`` absent reads as ``elaborator`` and the
         timings absent as None (datasets written before the manifest had them); ``starts`` absent
-        reads as ``start``, and any value but those of ``chains.sampling.STARTS`` is refused."""
+        reads as ``start``, and any value but those of ``chains.rewrite.sampling.STARTS`` is refused."""
         check_manifest(obj, Path(where))
         values = {}
         for f in dataclasses.fields(cls):

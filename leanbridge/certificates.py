@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 
-from chains.rules import Event
-from chains.trees import Tree
+from chains.rewrite.rules import Event
+from chains.rewrite.trees import Tree
 from leanbridge import kernel
 from leanbridge.asker import AskConfig, Asker
 from leanbridge.batch import QuestionFailed

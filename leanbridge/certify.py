@@ -16,17 +16,17 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from chains.corrupt import Corrupted, corrupt_split
-from chains.corrupt import manifest_field as corrupt_field
-from chains.dataset import DatasetSpec, DatasetWriter, file_sha256
-from chains.holdout import HeldOut, Visits, choose
-from chains.holdout import sample_split as holdout_split
 from chains.manifest import Manifest
-from chains.probes import PROBE_KINDS, SEED_ACCEPTED, ProbeSampler, probe_rng
-from chains.sampling import Walk, sample_split, split_rng
-from chains.space import StateSpace, domain_size, reachable_trees
-from chains.trees import Tree, polish
+from chains.rewrite.corrupt import Corrupted, corrupt_split, manifest_field as corrupt_field
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.holdout import HeldOut, Visits, choose, sample_split as holdout_split
+from chains.rewrite.probes import PROBE_KINDS, SEED_ACCEPTED, ProbeSampler, probe_rng
+from chains.rewrite.sampling import Walk, sample_split
+from chains.rewrite.space import StateSpace, domain_size, reachable_trees
+from chains.rewrite.trees import Tree, polish
+from chains.seeds import split_rng
 from chains.version import package_version
+from chains.writer import DatasetWriter, file_sha256
 from leanbridge import kernel
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import (DATASET_BRIDGE, PROGRESS_EVERY, CertificationFailed, LeanRun, Progress,
@@ -238,10 +238,10 @@ def _sample_splits(spec: DatasetSpec, space: StateSpace, statements: Statements,
     """Sample every split of ``spec`` and render its chains' JSON, each distinct step,
     equivalence and probe added once to ``statements`` (``book``). Training chains start at a
     tree drawn from ``starts`` when given (``reachable_trees``), test chains at a start tree.
-    With ``held`` (``chains.holdout.choose``) every split is drawn under its protocol, and the
+    With ``held`` (``chains.rewrite.holdout.choose``) every split is drawn under its protocol, and the
     states training visits and the test chains' ends are collected.
     With ``spec.corrupt`` a share of the training partners is replaced by wrong ones
-    (``chains.corrupt``): their steps are certified like any other, their equivalence with the
+    (``chains.rewrite.corrupt``): their steps are certified like any other, their equivalence with the
     chain is never added, and their JSON says ``"wrong"`` in place of an equivalence id.
     ``hand_over`` is called after each split, so that Lean checks a split's new statements while
     the next splits are sampled and rendered."""

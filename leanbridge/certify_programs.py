@@ -23,12 +23,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chains.dataset import DatasetWriter, file_sha256
 from chains.manifest import DatasetError, manifest_path, read_manifest_json
 from chains.programs.dataset import HeldPrograms, ProgramsSpec, Sample, choose, sample_split, start_state, trace
 from chains.programs.files import PROGRAMS_FORMAT, History, machine_of, read_programs
 from chains.programs.syntax import VARIABLES, Machine, State, Statement, state_text
 from chains.version import package_version
+from chains.writer import DatasetWriter, file_sha256
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
 from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean

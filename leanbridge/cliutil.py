@@ -9,8 +9,8 @@ from contextlib import contextmanager
 import click
 from tqdm import tqdm
 
-from chains.dataset import DatasetError
 from chains.files import OutputError
+from chains.manifest import DatasetError
 from leanbridge.errors import LeanBridgeError
 
 # What the libraries raise for bad input, a failing Lean or an output that cannot be written,

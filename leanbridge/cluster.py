@@ -10,7 +10,7 @@ arrive once, whichever attempt gives them); its Lean dies with the worker (see
 cluster is asked for.
 
 ``connect``, ``ClusterError`` and ``TASK_RETRIES`` are also those of the tracker's runs on a
-cluster (``tracker.cluster``): one way to join a cluster and one error for a cluster's faults.
+cluster (``training.cluster``): one way to join a cluster and one error for a cluster's faults.
 """
 from __future__ import annotations
 

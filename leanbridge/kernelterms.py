@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from chains.rules import Event, apply, redex
-from chains.trees import ADD, ATOM_NAMES, MUL, Tree, replace, subtree
+from chains.rewrite.rules import Event, apply, redex
+from chains.rewrite.trees import ADD, ATOM_NAMES, MUL, Tree, replace, subtree
 from leanbridge.errors import RenderError
 from leanbridge.questions import Certify, Question
 from leanbridge.render import HOLE, LEMMAS, _leaves, bound_atoms

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Protocol
 
-from chains.probes import referee
-from chains.rules import Event
-from chains.trees import Tree, polish
+from chains.rewrite.probes import referee
+from chains.rewrite.rules import Event
+from chains.rewrite.trees import Tree, polish
 from leanbridge.asker import AskConfig, Asker
 from leanbridge.batch import QuestionFailed
 from leanbridge.corelib import CoreLibrary

@@ -25,8 +25,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chains.rules import Event
-from chains.trees import ADD, MUL, Tree
+from chains.rewrite.rules import Event
+from chains.rewrite.trees import ADD, MUL, Tree
 from leanbridge.errorclass import classify_error
 from leanbridge.errors import RenderError
 from leanbridge.render import LEMMAS, Statement, bound_atoms, lean_term

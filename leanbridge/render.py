@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from chains.rules import RULES, Event, apply, redex
-from chains.trees import ADD, ATOM_NAMES, MUL, Tree
+from chains.rewrite.rules import RULES, Event, apply, redex
+from chains.rewrite.trees import ADD, ATOM_NAMES, MUL, Tree
 from leanbridge.checker import Checker
 from leanbridge.errors import RenderError
 

@@ -2,7 +2,7 @@
 it is claimed to lead to) or an equation between two trees, trees in the domain's Polish notation
 (``* + a b c`` is ``(a + b) * c``), events as ``rule@path``.
 
-The text is parsed into trees and events of the grammar (``chains.trees``, ``chains.rules``)
+The text is parsed into trees and events of the grammar (``chains.rewrite.trees``, ``chains.rewrite.rules``)
 before a character of Lean is written: text outside it (a token that is no operator or atom, a
 tree that ends early or runs on, an event that is not ``rule@path``) is refused here with
 ``StatementTextError``, a ``ValueError``, in one line, and no Lean process is started. A
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chains.rules import Event, EventSyntaxError, redex
-from chains.trees import ATOM_NAMES, Tree, TreeSyntaxError, atom_names, parse_polish
+from chains.rewrite.rules import Event, EventSyntaxError, redex
+from chains.rewrite.trees import ATOM_NAMES, Tree, TreeSyntaxError, atom_names, parse_polish
 from leanbridge.asker import AskConfig, Asker
 from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary, build_core

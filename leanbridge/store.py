@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from chains.trees import Tree, parse_polish, polish
+from chains.rewrite.trees import Tree, parse_polish, polish
 from leanbridge.errors import StoreError
 from leanbridge.verdicts import Accepted, Answer, Complete, Rejected
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chains.trees import Tree
+from chains.rewrite.trees import Tree
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,14 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from chains.dataset import DatasetError, file_sha256, read_split
-from chains.holdout import HoldOutCheck
-from chains.manifest import ELABORATOR, Manifest, load_manifest, manifest_path
-from chains.probes import PROBE_KINDS
-from chains.rules import Event, apply, successors
-from chains.space import Domain
-from chains.trees import Tree
+from chains.manifest import ELABORATOR, DatasetError, Manifest, load_manifest, manifest_path
+from chains.rewrite.dataset import read_split
+from chains.rewrite.holdout import HoldOutCheck
+from chains.rewrite.probes import PROBE_KINDS
+from chains.rewrite.rules import Event, apply, successors
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import Tree
+from chains.writer import file_sha256
 from leanbridge import kernel
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import PROGRESS_EVERY, Progress, Statements, cert_id, check_all, first_failure, quiet

@@ -13,11 +13,11 @@ from chains.files import output_directory
 from leanbridge.cliutil import user_errors
 from oracle.evaluate import OracleEvalConfig
 from oracle.train import OracleConfig, train
-from tracker.checkpoint import CHECKPOINT, CheckpointError
-from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
-from tracker.loop import TrainingInterrupted
-from tracker.options import SHARED, config_options, run_options
-from tracker.runlog import METRICS, LogConfig
+from training.checkpoint import CHECKPOINT, CheckpointError
+from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
+from training.loop import TrainingInterrupted
+from training.options import SHARED, config_options, run_options
+from training.runlog import METRICS, LogConfig
 
 D = OracleConfig()  # the defaults shown by --help
 

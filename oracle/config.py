@@ -1,14 +1,15 @@
-"""What an oracle arm is trained with, each setting declared once (``tracker.config.setting``): the
+"""What an oracle arm is trained with, each setting declared once (``training.config.setting``): the
 tracker's optimiser and Nerode terms (``tracker.config.TermsConfig``), with the oracle's own
 defaults of steps and of the metric loss's schedule, and the arm's own settings. ``train-oracle``'s
-options are made from these fields (``tracker.options``).
+options are made from these fields (``training.options``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from oracle.model import ARCHS, TERMED, OracleModelConfig
-from tracker.config import FIXED_NORM, FRACTION, WIDTH, TermsConfig, setting
+from tracker.config import FIXED_NORM, WIDTH, TermsConfig
+from training.config import FRACTION, setting
 
 OBJECTIVES = ("plain", "combo", "nerode")
 

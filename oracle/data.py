@@ -30,13 +30,14 @@ from pathlib import Path
 
 import torch
 
-from chains.dataset import DATASET_FORMATS, FORMAT_VERSION, MATHLIB_FORMAT, DatasetError
-from chains.manifest import manifest_bytes, manifest_path, read_manifest, read_manifest_json
-from chains.rules import Event, EventSyntaxError, apply
-from chains.space import Domain
-from chains.trees import Tree, parse_polish, tokens
+from chains.manifest import (DATASET_FORMATS, FORMAT_VERSION, MATHLIB_FORMAT, DatasetError, manifest_bytes,
+                             manifest_path, read_manifest, read_manifest_json)
+from chains.rewrite.rules import Event, EventSyntaxError, apply
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import Tree, parse_polish, tokens
 from oracle.tensors import HARD_KIND, OracleData, ordered_kinds, pack_probe_rows
-from tracker.data import Batch, TrackerData, load_dataset, save_atomic
+from tracker.data import Batch, TrackerData, load_dataset
+from training.files import save_atomic
 
 # Bump when the cached tensors change meaning; it is part of the cache key.
 CACHE_VERSION = 2

@@ -1,8 +1,8 @@
-"""One oracle run of a batch as data, the oracle's ``tracker.grid.Run``: what to train (an
+"""One oracle run of a batch as data, the oracle's ``training.grid.Run``: what to train (an
 ``OracleConfig``), where it lives, and how it is evaluated. Its ``run`` is the tracker's body (a
 finished run is reused, an unfinished one resumes from its checkpoint) with the oracle's training,
 so the same run trains in the driver's process, in a worker process, or as a task on a cluster
-node (``tracker.cluster``, which knows nothing of the oracle).
+node (``training.cluster``, which knows nothing of the oracle).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import torch
 
 from oracle.evaluate import OracleEvalConfig
 from oracle.train import OracleConfig, config_from_checkpoint, train
-from tracker.grid import finished_or_trained
+from training.grid import finished_or_trained
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ and stored with the run. Without a goal, or for an arm that does not compare (``
 ``blind``), the verdict is the head's answer.
 
 The arms read a history as in evaluation: the start tree once, then one event per step (the
-``truth`` arm is handed the tree the events lead to, replayed with ``chains.rules``; ``blind``
+``truth`` arm is handed the tree the events lead to, replayed with ``chains.rewrite.rules``; ``blind``
 reads nothing). Items and probes are embedded from their tokens, so any tree and event of the
 run's domain can be given, not only those of its dataset; an event that does not apply to the
 tree is read all the same, except by the truth arm, which has no tree then.
@@ -31,15 +31,15 @@ from pathlib import Path
 
 import torch
 
-from chains.rules import Event, apply
-from chains.space import Domain
-from chains.trees import Tree, parse_polish, tokens
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import Tree, parse_polish, tokens
 from oracle.config import OracleConfig
 from oracle.model import Oracle
 from tracker.data import Vocab
-from tracker.device import resolve_device
 from tracker.inference import RunCheckpoint, RunUnavailable
 from tracker.losses import centred_cosine_distance
+from training.device import resolve_device
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracker.plots import SEED_STYLES, by_length, pyplot, seed_handles
+from training.plots import SEED_STYLES, by_length, pyplot, seed_handles
 
 
 def arm_name(report: dict) -> str:

@@ -3,7 +3,7 @@ accepts each candidate event after histories given as (start, goal, events), for
 and events of the run's domain, without the dataset. Serves every arm but the transformer.
 
 The arm runs exactly as in evaluation: the start tree read once, then the events (the ``truth``
-arm is handed the tree the events lead to, replayed with ``chains.rules``); P(accepted) is the
+arm is handed the tree the events lead to, replayed with ``chains.rewrite.rules``); P(accepted) is the
 probability of the accepting classes (accepted, complete). The goal is not read: whether an
 accepted event completes the proof is the comparison's business (``threshold``, stored with the
 run by ``train-oracle``).
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import torch
 
-from chains.rules import Event, apply
-from chains.trees import Tree, tokens
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.trees import Tree, tokens
 from oracle.config import OracleConfig
 from oracle.inference import trained_oracle
-from tracker.checkpoint import Checkpoint
-from tracker.device import resolve_device
 from tracker.losses import centred_cosine_distance
+from training.checkpoint import Checkpoint
+from training.device import resolve_device
 
 
 class TrainedOracle:

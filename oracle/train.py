@@ -11,7 +11,7 @@ against the goal read as a start: one state when Lean said complete, two otherwi
 invariance are held at zero, so that they act only once a representation exists) is their
 delays. Batches come from a generator seeded by (seed, step), so a resumed run sees exactly the
 batches the uninterrupted one would have. The optimiser's settings, the loop, its checkpoints
-and its stop requests are the tracker's (``tracker.loop``). After training, the threshold of
+and its stop requests are the tracker's (``training.loop``). After training, the threshold of
 complete-by-comparison is chosen on validation chains (``oracle.compare``) and stored with the run.
 """
 from __future__ import annotations
@@ -32,12 +32,12 @@ from oracle.data import OracleData, ProbeBatch, load_probe_dataset, sample_probe
 from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.losses import SkeletonPool, verdict_losses
 from oracle.model import Oracle
-from tracker.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
-from tracker.data import save_atomic
-from tracker.device import cpu_kernels, resolve_device
-from tracker.loop import Optimised, descend, extension, lr_at, train_loop
 from tracker.losses import NextLatHead
-from tracker.runlog import LogConfig, RunLog
+from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
+from training.device import cpu_kernels, resolve_device
+from training.files import save_atomic
+from training.loop import Optimised, descend, extension, lr_at, train_loop
+from training.runlog import LogConfig, RunLog
 
 class OracleTrainer(Optimised):
     """The arm, the NextLat head and the optimiser, and one step of the chosen objective, on
@@ -160,10 +160,10 @@ def train(config: OracleConfig, out: Path, resume: bool = False, show_progress: 
     ``out``/metrics.jsonl as ``log`` says; choose the comparison's threshold; evaluate on the
     held-out test chains (unless ``test`` is False: a validation run reads only its validation
     chains), all on that device; return the report (also written there). ``resume`` with more
-    ``config.steps`` than the checkpoint's settings extends the run (``tracker.loop.extension``).
+    ``config.steps`` than the checkpoint's settings extends the run (``training.loop.extension``).
     A dataset with wrong partners on purpose is refused unless ``corrupted_checker``; the
     report's ``dataset`` then carries its ``corrupt_partners``. A fresh run does not replace a run of
-    other settings at ``out`` unless ``force`` (``tracker.checkpoint.refuse_replacing``)."""
+    other settings at ``out`` unless ``force`` (``training.checkpoint.refuse_replacing``)."""
     out = Path(out)
     device = resolve_device(device)
     started = time.perf_counter()

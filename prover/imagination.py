@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from chains.rules import Event, apply
-from chains.trees import Tree
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.trees import Tree
 
 if TYPE_CHECKING:  # torch is imported only when a tracker is loaded
     from tracker.inference import TrackedRun
@@ -47,7 +47,7 @@ class TrackerUnavailable(Exception):
 
 
 class OracleImagination:
-    """A perfect tracker: the latent state is the tree itself, moved by ``chains.rules.apply``.
+    """A perfect tracker: the latent state is the tree itself, moved by ``chains.rewrite.rules.apply``.
     An event that does not apply leads to the state None, which decodes to no tree."""
 
     def __init__(self, max_size: int | None = None) -> None:

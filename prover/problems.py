@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from chains.rules import Event
-from chains.sampling import sample_partner
-from chains.space import Domain, StateSpace
-from chains.trees import Tree, parse_polish, polish
+from chains.rewrite.rules import Event
+from chains.rewrite.sampling import sample_partner
+from chains.rewrite.space import Domain, StateSpace
+from chains.rewrite.trees import Tree, parse_polish, polish
 
 
 class ProblemError(ValueError):

@@ -34,7 +34,7 @@ from chains.manifest import dataset_id, manifest_path, read_manifest
 from chains.programs.files import machine_of, read_programs
 from chains.programs.sampling import random_program
 from chains.programs.syntax import Machine, State, Statement, execute, run, state_text, zero_state
-from chains.sampling import split_rng
+from chains.seeds import split_rng
 from chains.version import package_version
 from leanbridge.discovery import find_lean
 from leanbridge.process import LeanLimits
@@ -214,7 +214,7 @@ def prove_programs(config: ProgramsProveConfig) -> dict:
     tracker = None
     if config.searcher == "imagination":
         from tracker.domain_run import load_domain_run
-        from tracker.checkpoint import RunUnavailable
+        from training.checkpoint import RunUnavailable
 
         try:
             tracker = load_domain_run(config.tracker, config.device)

@@ -9,12 +9,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chains.dataset import DatasetError, dataset_id, domain_of, read_manifest, training_trees
 from chains.files import staged_files
-from chains.manifest import manifest_path
-from chains.rules import Event, apply
-from chains.space import Domain
-from chains.trees import Tree, count_trees
+from chains.manifest import DatasetError, dataset_id, domain_of, manifest_path, read_manifest
+from chains.rewrite.dataset import training_trees
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import Tree, count_trees
 from chains.version import package_version
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, certify_steps, default_store
@@ -59,7 +59,7 @@ class ProveConfig:
     max_expansions: int = 100_000  # per problem, a guard
     timeout_s: float = 300.0  # seconds one Lean process may run
     memory_mb: int = 8192  # address-space limit of one Lean process
-    device: str = "auto"  # where the tracker or the oracle runs (tracker.device's specs); unused by kernel searchers
+    device: str = "auto"  # where the tracker or the oracle runs (training.device's specs); unused by kernel searchers
     store: Path | None = None  # certificate store the prefixes' steps are read from and recorded in; None: certify's
     unvisited: bool = False  # problems whose start and target the dataset's training split never visits
 
@@ -201,7 +201,7 @@ def plot(report: dict, path: Path) -> None:
 def prove_device(spec: str) -> torch.device:
     """The torch device that ``spec`` names on this machine; ProveError (one line) when it is not
     here or is no device spec."""
-    from tracker.device import DeviceUnavailable, resolve_device
+    from training.device import DeviceUnavailable, resolve_device
 
     try:
         return resolve_device(spec)

@@ -32,7 +32,7 @@ latent states share tracker batches.
 Each searcher is a generator: it yields requests (questions for the kernel, or latent
 states to encode, step and decode) and receives their answers, so the driver can batch the
 requests of all live problems. The faithfulness audit (is each held state and each candidate
-successor the true tree?) replays events with ``chains.rules.apply``, outside the count.
+successor the true tree?) replays events with ``chains.rewrite.rules.apply``, outside the count.
 """
 from __future__ import annotations
 
@@ -42,12 +42,12 @@ from collections import deque
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 
-from chains.rules import RULES, Event, apply, redex
-from chains.trees import Tree, internal_positions, tokens
+from chains.rewrite.rules import RULES, Event, apply, redex
+from chains.rewrite.trees import Tree, internal_positions, tokens
 from prover.imagination import Imagination
-from prover.verdict_oracle import VerdictOracle
 from prover.kernel import Kernel, PathClaim, Probe, Question
 from prover.problems import Problem
+from prover.verdict_oracle import VerdictOracle
 
 SEARCHERS = ("imagination", "kernel-uniform", "kernel-lookahead", "kernel-blind", "oracle", "oracle-imagination")
 

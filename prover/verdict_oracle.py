@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from chains.rules import Event, apply
-from chains.trees import Tree
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.trees import Tree
 
 if TYPE_CHECKING:  # torch is imported only when an oracle is loaded
     import torch
@@ -31,7 +31,7 @@ class OracleUnavailable(Exception):
 
 
 class RulesOracle:
-    """A perfect verdict oracle: replays the history with ``chains.rules`` and says 1.0 exactly
+    """A perfect verdict oracle: replays the history with ``chains.rewrite.rules`` and says 1.0 exactly
     for the events that apply. The upper bound of the oracle searcher (and its tests)."""
 
     def score(self, histories: Sequence[tuple[Tree, Tree, Sequence[Event]]],
@@ -53,9 +53,9 @@ def load_oracle(run: Path, data: Path, device: torch.device | str = "cpu") -> Ve
     ``device``; OracleUnavailable (one line) when the run is missing, is not a checkpoint, is a
     transformer (the scorer reads arms with a slot or none) or was trained on another dataset
     than ``data``."""
-    from chains.dataset import DatasetError, read_manifest, trained_elsewhere
+    from chains.manifest import DatasetError, read_manifest, trained_elsewhere
     from oracle.scorer import TrainedOracle
-    from tracker.checkpoint import CheckpointError
+    from training.checkpoint import CheckpointError
 
     run, data = Path(run), Path(data)
     if not run.is_dir():

@@ -282,7 +282,7 @@ def store(tmp_path_factory) -> Path:
 def certify_tiny(tmp_path_factory):
     """``certify_tiny(chains, test_chains)``: a tiny tier-1 dataset certified by Lean for the module
     (tests at 8 and 16 steps, a store of its own), its directory."""
-    from chains.dataset import DatasetSpec
+    from chains.rewrite.dataset import DatasetSpec
     from leanbridge.certify import certify_dataset
 
     def make(chains: int, test_chains: int) -> Path:

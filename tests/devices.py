@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tracker.device import cpu_kernels
-from tracker.checkpoint import load_checkpoint
+from training.checkpoint import load_checkpoint
+from training.device import cpu_kernels
 
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
 cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")

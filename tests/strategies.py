@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from chains.trees import ATOM_NAMES, OPS, Tree
+from chains.rewrite.trees import ATOM_NAMES, OPS, Tree
 
 
 def tier1_trees(k: int = 4):

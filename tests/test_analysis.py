@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.dataset import DatasetSpec
-from chains.rules import Event, apply, successors
-from chains.space import Domain
-from chains.trees import all_trees, random_tree, tokens
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.rules import Event, apply, successors
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import all_trees, random_tree, tokens
 from leanbridge.certify import certify_dataset
 from tracker import analysis
 from tracker.analysis import (AnalysisConfig, AnalysisError, analyse, cluster_summary, fresh_histories,

@@ -10,11 +10,11 @@ import pytest
 import torch
 import torch.nn as nn
 
-from chains.dataset import DatasetSpec
 from chains.holdout import HoldOut
-from chains.rules import Event, apply
-from chains.space import Domain
-from chains.trees import parse_tokens, tokens
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import parse_tokens, tokens
 from leanbridge.certify import certify_dataset
 from tracker.data import first_heldout, held_out, load_dataset
 from tracker.evaluate import EvalConfig, evaluate

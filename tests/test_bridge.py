@@ -4,8 +4,8 @@ import stat
 
 import pytest
 
-from chains.rules import successors, tier_rules
-from chains.trees import all_trees, parse_polish
+from chains.rewrite.rules import successors, tier_rules
+from chains.rewrite.trees import all_trees, parse_polish
 from leanbridge.asker import AskConfig, Asker
 from leanbridge.batch import QuestionFailed
 from leanbridge.corelib import audit_source

@@ -366,8 +366,8 @@ def test_reachable_starts_compose_with_a_start_walk_and_a_tier2_weight(starts, s
 
 
 def test_reachable_starts_past_the_enumeration_limit_are_refused_and_write_nothing(tmp_path, monkeypatch):
-    import chains.space
-    monkeypatch.setattr(chains.space, "EXPLORE_LIMIT", 50)  # the 3-atom domain has 72 reachable trees
+    import chains.rewrite.space
+    monkeypatch.setattr(chains.rewrite.space, "EXPLORE_LIMIT", 50)  # the 3-atom domain has 72 reachable trees
     code, output = run([*TIER2_SMALL, "--starts", "reachable", "--out", str(tmp_path / "out"),
                         "--store", str(tmp_path / "s.sqlite")])
     assert code == 1 and "Traceback" not in output and len(output.strip().splitlines()) == 1
@@ -383,8 +383,7 @@ def test_the_starts_option_is_for_chains_and_checked():
 
 
 def test_the_typed_manifest_reads_back_what_certify_wrote(tier1, tier2, tmp_path):
-    from chains.dataset import DatasetError
-    from chains.manifest import Manifest, load_manifest
+    from chains.manifest import DatasetError, Manifest, load_manifest
     for out in (tier1, tier2):
         raw = json.loads((out / "manifest.json").read_text())
         manifest = load_manifest(out)

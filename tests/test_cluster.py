@@ -15,9 +15,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from chains.dataset import DatasetSpec  # noqa: E402
 from chains.manifest import MANIFEST, read_manifest  # noqa: E402
-from chains.space import Domain  # noqa: E402
+from chains.rewrite.dataset import DatasetSpec  # noqa: E402
+from chains.rewrite.space import Domain  # noqa: E402
 from leanbridge.asker import AskConfig  # noqa: E402
 from leanbridge.certify import certify_dataset  # noqa: E402
 from leanbridge.cluster import ClusterError  # noqa: E402

@@ -210,7 +210,7 @@ def test_a_run_under_another_stop_rule_or_dataset_is_kept_beside_the_old_row(tmp
 
 
 # the finished-or-trained helper every batch shares
-from tracker import grid  # noqa: E402
+from training import grid  # noqa: E402
 from tracker.train import TrainConfig  # noqa: E402
 
 

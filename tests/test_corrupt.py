@@ -5,17 +5,17 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from chains.corrupt import KINDS, Corruption, corrupt_split
-from chains.dataset import DatasetError, read_split
-from chains.manifest import load_manifest, manifest_text
-from chains.rules import successors
-from chains.sampling import sample_split, split_rng
-from chains.space import Domain, StateSpace
-from leanbridge.verify import verify_dataset
+from chains.manifest import DatasetError, load_manifest, manifest_text
+from chains.rewrite.corrupt import KINDS, Corruption, corrupt_split
+from chains.rewrite.dataset import read_split
+from chains.rewrite.rules import successors
+from chains.rewrite.sampling import sample_split
+from chains.rewrite.space import Domain, StateSpace
+from chains.seeds import split_rng
 from leanbridge.cli import main as certify
+from leanbridge.verify import verify_dataset
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset
 from tracker.cli import main as train_tracker

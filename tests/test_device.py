@@ -14,17 +14,17 @@ from devices import (cuda_only, no_cuda, pinned_torch, pins_for_these_kernels, s
                      train_steps, weights_hash)
 
 from benchmarks.harness import device_cpu_rows, device_row, device_table
-from chains.dataset import DatasetSpec
-from chains.space import Domain
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.space import Domain
 from leanbridge.certify import certify_dataset
 from tracker.cli import main as train_tracker
-from tracker.data import load_dataset
-from tracker.device import DeviceUnavailable, cpu_kernels, resolve_device, to_cpu
-from tracker.evaluate import EvalConfig, evaluate
-from tracker.checkpoint import load_checkpoint
 from tracker.config import TrainConfig
+from tracker.data import load_dataset
+from tracker.evaluate import EvalConfig, evaluate
 from tracker.stopping import StopConfig
 from tracker.train import Trainer, config_from_checkpoint, train
+from training.checkpoint import load_checkpoint
+from training.device import DeviceUnavailable, cpu_kernels, resolve_device, to_cpu
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
@@ -68,7 +68,7 @@ def test_cuda_without_cuda_is_one_line():
 
 
 # The weights after 12 steps at one thread on the test's dataset, by the CPU kernels they were made
-# on (tracker.device.cpu_kernels), with torch 2.13.0 on x86-64: a change that moves the CPU's bits
+# on (training.device.cpu_kernels), with torch 2.13.0 on x86-64: a change that moves the CPU's bits
 # changes these. On the AVX-512 kernels below, the code of the commit that first pinned the bits
 # (pinned then on other kernels) makes these same bits; on the AVX2 ones, the code of the commit that
 # first pinned per kernel makes the same bits as the code that added their pins, and so it does on

@@ -7,15 +7,14 @@ import random
 from itertools import islice
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from chains.programs.domain import ProgramsDomain
 from chains.programs.syntax import Machine, Statement, const
 from chains.protocol import EventRefused, KernelEvaluated, StateDomain, run_events
-from chains.rewrite_domain import RewriteDomain
-from chains.rules import Event
-from chains.space import Domain
+from chains.rewrite.domain import RewriteDomain
+from chains.rewrite.rules import Event
+from chains.rewrite.space import Domain
 from dial_domain import Dial
 from tracker.domain_data import build_tensors
 

@@ -20,14 +20,15 @@ from unittest import mock
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.dataset import DatasetError, DatasetSpec, file_sha256, parse_chain_line
-from chains.space import Domain
+from chains.manifest import DatasetError
+from chains.rewrite.dataset import DatasetSpec, parse_chain_line
+from chains.rewrite.space import Domain
+from chains.writer import file_sha256
 from leanbridge.asker import AskConfig
-from leanbridge.checker import Checker
 from leanbridge.certify import certify_dataset
+from leanbridge.checker import Checker
 from leanbridge.cli import main as certify
 from leanbridge.corelib import build_core
 from leanbridge.discovery import LEAN_ENV
@@ -36,11 +37,11 @@ from leanbridge.paths import CACHE_ENV
 from leanbridge.store import CertificateStore
 from prover.cli import main as prove
 from tracker.cli import main as train_tracker
+from tracker.config import TrainConfig
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig
-from tracker.checkpoint import load_checkpoint
-from tracker.config import TrainConfig
 from tracker.train import train
+from training.checkpoint import load_checkpoint
 
 # -- helpers ----------------------------------------------------------------------------------
 

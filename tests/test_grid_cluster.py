@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import torch
 
-from chains.dataset import DatasetSpec
-from chains.space import Domain
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.space import Domain
 from leanbridge.certify import certify_dataset
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,11 +8,12 @@ import shutil
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from chains.holdout import HeldOut, HoldOut, HoldOutRefused, choose, domain_events, sample_split
+from chains.holdout import HoldOut, HoldOutRefused
 from chains.manifest import Manifest, load_manifest, manifest_bytes, manifest_text
-from chains.rules import Event
-from chains.sampling import split_rng
-from chains.space import Domain, StateSpace
+from chains.rewrite.holdout import HeldOut, choose, domain_events, sample_split
+from chains.rewrite.rules import Event
+from chains.rewrite.space import Domain, StateSpace
+from chains.seeds import split_rng
 from conftest import run_certify as run
 
 DOMAIN = Domain(4, 1)

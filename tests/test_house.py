@@ -109,9 +109,8 @@ def test_the_commands_help_speaks_of_the_project_only():
 
 LONGEST = 80  # lines of one function, its signature, docstring and nested functions included
 # the code the rule holds for
-SHORT = ("prover", "tracker/data.py", "oracle", "tracker/loop.py", "tracker/train.py", "tracker/losses.py",
-         "tracker/config.py", "tracker/checkpoint.py", "tracker/options.py", "tracker/cli.py", "tracker/schedules.py",
-         "tracker/inference.py", "tracker/runlog.py", "tracker/build.py", "tracker/analysis_cli.py")
+SHORT = ("prover", "oracle", "training", "tracker/data.py", "tracker/train.py", "tracker/losses.py", "tracker/config.py",
+         "tracker/cli.py", "tracker/schedules.py", "tracker/inference.py", "tracker/build.py", "tracker/analysis_cli.py")
 
 
 def long_functions(text: str, name: str) -> list[str]:
@@ -180,12 +179,12 @@ def test_the_bridge_reads_in_short_functions_and_modules_and_types_its_checker(p
 # ---- structure: one way to restore a run, each setting declared once, no import cycle ----
 
 def test_the_checkpoint_is_named_once():
-    """Every trainer and loader of the tracker, the oracle and the prover finds a run's checkpoint by
-    ``tracker.checkpoint.CHECKPOINT``; the file name is written nowhere else."""
+    """Every trainer and loader (the training machinery, the tracker, the oracle, the prover) finds a run's checkpoint by
+    ``training.checkpoint.CHECKPOINT``; the file name is written nowhere else."""
     literal = re.compile(r"""["']checkpoint\.pt["']""")
-    found = [path.relative_to(ROOT).as_posix() for place in ("tracker", "oracle", "prover")
+    found = [path.relative_to(ROOT).as_posix() for place in ("training", "tracker", "oracle", "prover")
              for path in sorted((ROOT / place).rglob("*.py")) if literal.search(path.read_text(encoding="utf-8"))]
-    assert found == ["tracker/checkpoint.py"]
+    assert found == ["training/checkpoint.py"]
 
 
 def test_every_training_setting_is_declared_once_and_made_an_option():
@@ -196,7 +195,8 @@ def test_every_training_setting_is_declared_once_and_made_an_option():
     from oracle.cli import main as train_oracle
     from oracle.config import OracleConfig
     from tracker.cli import main as train_tracker
-    from tracker.config import Setting, TrainConfig
+    from tracker.config import TrainConfig
+    from training.config import Setting
 
     for config, command in ((TrainConfig, train_tracker), (OracleConfig, train_oracle)):
         options = {p.name: p for p in command.params}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from chains.dataset import DatasetSpec
+from chains.rewrite.dataset import DatasetSpec
 from leanbridge.certify import certify_dataset
 from tracker.evaluate import EvalConfig
 from tracker.inference import RunUnavailable, load_run
@@ -114,7 +114,7 @@ def test_importing_tracker_does_no_work():
 
 
 def test_load_run_takes_a_device_as_the_commands_do(runs):
-    from tracker.device import DeviceUnavailable
+    from training.device import DeviceUnavailable
 
     assert load_run(runs["recurrence"], device="auto").device.type in ("cpu", "cuda")
     if not torch.cuda.is_available():

@@ -11,11 +11,10 @@ from unittest import mock
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.rules import Event, apply, redex, successors, tier_rules
-from chains.trees import ADD, MUL, all_trees, atom_names, random_tree
+from chains.rewrite.rules import Event, apply, redex, successors, tier_rules
+from chains.rewrite.trees import ADD, MUL, all_trees, atom_names, random_tree
 from leanbridge import kernel, kernelterms
 from leanbridge.batch import answer_batch
 from leanbridge.checker import Checker, KernelCheckerError

@@ -1,11 +1,10 @@
 """Readout layouts: the heap layout holds the same trees, and an event moves whole subtrees."""
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.rules import RULES, Event, apply
-from chains.trees import OPS, internal_positions, tokens
+from chains.rewrite.rules import RULES, Event, apply
+from chains.rewrite.trees import OPS, internal_positions, tokens
 from tests.strategies import any_trees
 from tracker.layouts import laid_out, paths_of
 
@@ -87,8 +86,8 @@ def test_polish_is_the_identity_and_an_unknown_layout_is_refused():
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    from chains.dataset import DatasetSpec
-    from chains.space import Domain
+    from chains.rewrite.dataset import DatasetSpec
+    from chains.rewrite.space import Domain
     from leanbridge.certify import certify_dataset
 
     root = tmp_path_factory.mktemp("layouts")

@@ -10,9 +10,9 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from chains.dataset import DatasetError
-from chains.rules import Event, apply
-from chains.trees import parse_polish, polish
+from chains.manifest import DatasetError
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.trees import parse_polish, polish
 from tracker.data import cache_path, load_dataset
 from tracker.dataset import ChainDataset
 

@@ -13,10 +13,11 @@ import torch
 
 from oracle.config import OracleConfig
 from oracle.train import config_from_checkpoint as oracle_config
-from tracker.checkpoint import CheckpointError, check_resumable, load_checkpoint, settings_from_checkpoint
-from tracker.config import OptimConfig, TermsConfig, TrainConfig
-from tracker.loop import TrainingInterrupted, lr_at, train_loop
+from tracker.config import TermsConfig, TrainConfig
 from tracker.train import config_from_checkpoint as tracker_config
+from training.checkpoint import CheckpointError, check_resumable, load_checkpoint, settings_from_checkpoint
+from training.config import OptimConfig
+from training.loop import TrainingInterrupted, lr_at, train_loop
 
 # the keys of each config as every checkpoint and report before the shared config wrote them
 TRACKER_KEYS = {"data", "objective", "arch", "width", "fixed_norm", "seed", "steps", "batch_chains", "lr",

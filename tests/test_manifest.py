@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chains.dataset import DatasetWriter
 from chains.manifest import (MANIFEST, DatasetError, Manifest, has_manifest, is_dataset, load_manifest,
                              manifest_bytes, manifest_path, manifest_text, read_manifest, read_manifest_json,
                              write_manifest)
+from chains.writer import DatasetWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from chains.dataset import DatasetSpec
 from chains.holdout import HoldOut
 from chains.manifest import read_manifest_json, rewrite_settings
+from chains.rewrite.dataset import DatasetSpec
 from conftest import run_certify
 
 TINY = ["--chains", "30", "--test-chains", "4", "--test-lengths", "8,16"]
@@ -52,8 +52,8 @@ def test_certify_force_replaces_the_dataset(made, store, tmp_path):
     DatasetSpec(chains=30, test_lengths=(8, 16), test_chains=4, holdout=HoldOut.parse("pairs:2"), seed=2),
 ])
 def test_a_specs_settings_are_those_its_manifest_reads_back(spec, store, tmp_path):
-    from leanbridge.certify import certify_dataset
     from leanbridge.certificates import DATASET_BRIDGE
+    from leanbridge.certify import certify_dataset
 
     manifest = certify_dataset(spec, tmp_path / "d", store)
     assert rewrite_settings(manifest) == spec.settings(DATASET_BRIDGE.checker.identity)
@@ -81,8 +81,8 @@ def test_train_tracker_refuses_a_finished_run_of_other_settings_unless_forced(ma
 
 
 def test_train_tracker_refuses_to_start_over_an_unfinished_run(made, tmp_path):
-    from tracker.checkpoint import CHECKPOINT
     from tracker.cli import main as train_tracker
+    from training.checkpoint import CHECKPOINT
 
     out = tmp_path / "run"
     out.mkdir()

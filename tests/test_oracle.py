@@ -8,12 +8,10 @@ from dataclasses import fields
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
-from chains.rules import Event, apply
-from chains.trees import parse_polish
-from chains.trees import tokens as polish_tokens
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.trees import parse_polish, tokens as polish_tokens
 from leanbridge.cli import main as certify
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset, sample_probe_batch
@@ -23,7 +21,7 @@ from oracle.model import ARCHS, STATEFUL, TERMED, Oracle, OracleModelConfig, Ver
 from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, train
 from prover.cli import main as prove
-from tracker.checkpoint import CheckpointError
+from training.checkpoint import CheckpointError
 
 # every arm with the objectives it trains under (combo and nerode need a recurrence to act on)
 ARMS = ([(arch, "plain") for arch in ARCHS] + [(arch, "combo") for arch in TERMED]

@@ -91,8 +91,8 @@ def test_scores_are_the_evaluations(runs, tiny_probes, tiny_probe_data, arch):
 
 
 def test_events_and_trees_as_values_or_text_and_no_goal(runs, tiny_probes):
-    from chains.rules import Event
-    from chains.trees import parse_polish
+    from chains.rewrite.rules import Event
+    from chains.rewrite.trees import parse_polish
 
     run = load_run(runs["recurrence"], device="cpu")
     record = probe_chains(tiny_probes, 8)[0]

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.probes import probe_groups, referee
-from chains.rules import Event, tier_rules
-from chains.space import Domain
-from chains.trees import atom_names, internal_positions, random_tree, skeleton
+from chains.rewrite.probes import probe_groups, referee
+from chains.rewrite.rules import Event, tier_rules
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import atom_names, internal_positions, random_tree, skeleton
 from leanbridge.cli import main as certify
 from oracle.evaluate import OracleEvalConfig
 from oracle.train import OracleConfig, train

@@ -14,8 +14,8 @@ from oracle.data import load_probe_dataset
 from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, config_from_checkpoint, train
-from tracker.device import DeviceUnavailable, cpu_kernels
-from tracker.checkpoint import load_checkpoint
+from training.checkpoint import load_checkpoint
+from training.device import DeviceUnavailable, cpu_kernels
 
 EVAL = OracleEvalConfig(pair_lengths=(8,), bootstrap=20)
 
@@ -26,7 +26,7 @@ def tiny_config(tiny_probes, arch: str, objective: str, **settings) -> OracleCon
 
 
 # The weights after 40 steps at one thread on the test's dataset, by the CPU kernels they were made
-# on (tracker.device.cpu_kernels), with torch 2.13.0 on x86-64: a change that moves the CPU's bits
+# on (training.device.cpu_kernels), with torch 2.13.0 on x86-64: a change that moves the CPU's bits
 # changes these. Every arm, and each objective's own random draws (nerode's pairs). On the AVX-512
 # kernels below, the code of the commit that first pinned the bits (pinned then on other kernels)
 # makes these same bits; on the AVX2 ones, the code of the commit that first pinned per kernel makes
@@ -147,8 +147,8 @@ def test_on_cuda_a_run_trains_resumes_to_the_same_bits_and_loads_on_the_cpu(tiny
         split = tiny_probe_data.tests[8]
         on_gpu, on_cpu = TrainedOracle(tmp_path / "straight", "cuda"), TrainedOracle(tmp_path / "straight")
         records = [json.loads(line) for line in (tiny_probes / "test-8.jsonl").read_text().splitlines()][:3]
-        from chains.rules import Event
-        from chains.trees import parse_polish
+        from chains.rewrite.rules import Event
+        from chains.rewrite.trees import parse_polish
 
         atoms = tiny_probe_data.tracker.vocab.atoms
         histories = [(parse_polish(r["start"], atoms), parse_polish(r["end"], atoms),

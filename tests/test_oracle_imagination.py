@@ -8,10 +8,10 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import chains.rules
-import chains.space
-from chains.rules import Event, apply
-from chains.space import Domain
+import chains.rewrite.rules
+import chains.rewrite.space
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.space import Domain
 from oracle.data import load_probe_dataset
 from oracle.train import OracleConfig, train
 from prover.cli import main as prove
@@ -91,13 +91,13 @@ def no_rules_engine(monkeypatch):
 
     def arm():
         for name in ("apply", "redex", "successors"):
-            original = getattr(chains.rules, name)
+            original = getattr(chains.rewrite.rules, name)
             for module in list(sys.modules.values()):
                 if module is not None and getattr(module, name, None) is original:
                     monkeypatch.setattr(module, name, boom)
-        for key, rule in list(chains.rules.RULES.items()):
-            monkeypatch.setitem(chains.rules.RULES, key, dataclasses.replace(rule, match=boom, build=boom))
-        monkeypatch.setattr(chains.space.StateSpace, "successors", boom)
+        for key, rule in list(chains.rewrite.rules.RULES.items()):
+            monkeypatch.setitem(chains.rewrite.rules.RULES, key, dataclasses.replace(rule, match=boom, build=boom))
+        monkeypatch.setattr(chains.rewrite.space.StateSpace, "successors", boom)
     return arm
 
 
@@ -111,8 +111,8 @@ def test_it_plans_without_the_rules_engine_and_lean_certifies_its_paths(lean, co
     wrong_kernel = Kernel(lean, core, ATOMS, KernelConfig(jobs=2), budget=5)
     no_rules_engine()
     import prover.search
-    for call in (lambda: chains.rules.apply(problems[0].start, events[0]), lambda: prover.search.proposals(
-            problems[0].start, DOMAIN.rules), lambda: chains.rules.RULES["add_comm"].match(problems[0].start)):
+    for call in (lambda: chains.rewrite.rules.apply(problems[0].start, events[0]), lambda: prover.search.proposals(
+            problems[0].start, DOMAIN.rules), lambda: chains.rewrite.rules.RULES["add_comm"].match(problems[0].start)):
         with pytest.raises(AssertionError, match="rules engine"):
             call()  # the trap is armed: another searcher would fail here
     results = run_searches(problems, config, kernel, planner=planner)

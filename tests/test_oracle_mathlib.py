@@ -11,10 +11,10 @@ import shutil
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.dataset import DatasetError, file_sha256
+from chains.manifest import DatasetError
+from chains.writer import file_sha256
 from oracle.cli import main as train_oracle
 from oracle.data import load_probe_dataset, sample_probe_batch
 from oracle.mathlib.tokens import PAD, UNK, TextVocab, TokenizerSpec, split

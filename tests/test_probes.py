@@ -7,14 +7,14 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.dataset import DatasetError, parse_chain_line
-from chains.probes import PROBE_KINDS, ProbeSampler, referee, sample_probes
-from chains.rules import Event, apply, successors, tier_rules
-from chains.space import Domain, StateSpace
-from chains.trees import all_trees, parse_polish, polish
+from chains.manifest import DatasetError
+from chains.rewrite.dataset import parse_chain_line
+from chains.rewrite.probes import PROBE_KINDS, ProbeSampler, referee, sample_probes
+from chains.rewrite.rules import Event, apply, successors, tier_rules
+from chains.rewrite.space import Domain, StateSpace
+from chains.rewrite.trees import all_trees, parse_polish, polish
 from leanbridge.asker import AskConfig
 from leanbridge.cli import main
 from leanbridge.probing import ProbeBook, RefereeDisagreement

@@ -6,10 +6,10 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from chains.dataset import DatasetSpec
-from chains.rules import Event, apply
-from chains.space import Domain
-from chains.trees import parse_polish
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import parse_polish
 from leanbridge.certify import certify_dataset
 from leanbridge.checker import Checker
 from leanbridge.paths import portable_path
@@ -338,7 +338,7 @@ def test_the_device_goes_into_the_report(dataset, tracker_run, tmp_path):
 def test_the_oracle_scorer_is_loaded_on_the_device(dataset, tmp_path, monkeypatch):
     """load_oracle and load_planner hand the resolved device to the oracle's scorer."""
     import oracle.scorer
-    from chains.dataset import dataset_id, read_manifest
+    from chains.manifest import dataset_id, read_manifest
     from prover.verdict_oracle import load_oracle
 
     seen = []
@@ -468,7 +468,7 @@ def test_a_registers_tracker_is_an_imagination_of_the_command(dataset, tmp_path)
 
 
 def test_unvisited_problems_start_and_end_where_training_never_went(dataset, tmp_path):
-    from chains.dataset import training_trees
+    from chains.rewrite.dataset import training_trees
 
     seen = training_trees(dataset, DOMAIN)
     assert seen and all(isinstance(t, (str, tuple)) for t in seen)

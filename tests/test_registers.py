@@ -10,13 +10,12 @@ from unittest.mock import patch
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from conftest import torch_threads
 
-from chains.rules import RULES, Event, apply, successors, tier_rules
-from chains.trees import atom_names, random_tree, subtree, tokens
+from chains.rewrite.rules import RULES, Event, apply, successors, tier_rules
+from chains.rewrite.trees import atom_names, random_tree, subtree, tokens
 from tracker import registers
 from tracker.data import Vocab
 from tracker.models import ModelConfig

@@ -2,11 +2,10 @@
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from chains.rules import RULES, Event, successors, tier_rules
-from chains.trees import polish
+from chains.rewrite.rules import RULES, Event, successors, tier_rules
+from chains.rewrite.trees import polish
 from leanbridge.errors import RenderError
 from leanbridge.questions import Certify, PathClaim, Probe, render
 from leanbridge.render import GRAMMAR_TOKEN, equivalence_statement, step_statement

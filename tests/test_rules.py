@@ -2,17 +2,16 @@
 generic pattern matcher for applicability."""
 import pytest
 import sympy
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.rules import RULES, Event, apply, redex, successors, tier_rules
-from chains.space import Domain
-from chains.trees import ADD, internal_positions, replace, size, subtree, tokens
+from chains.rewrite.rules import RULES, Event, apply, redex, successors, tier_rules
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import ADD, internal_positions, replace, size, subtree, tokens
 from tests.strategies import any_trees, tier1_trees
 
 SYMBOLS = sympy.symbols("a b c d e f")
 
-# Each rule written as a pattern over metavariables X, Y, Z, independently of chains.rules.
+# Each rule written as a pattern over metavariables X, Y, Z, independently of chains.rewrite.rules.
 PATTERNS = {
     "add_comm": (("+", "X", "Y"), ("+", "Y", "X")),
     "mul_comm": (("*", "X", "Y"), ("*", "Y", "X")),

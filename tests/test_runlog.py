@@ -13,23 +13,22 @@ from pathlib import Path
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.dataset import DatasetSpec
 from chains.files import atomic_path, user_mode
+from chains.rewrite.dataset import DatasetSpec
 from leanbridge.certify import certify_dataset
 from leanbridge.paths import CACHE_ENV, portable_path
 from oracle.cli import main as train_oracle
 from tracker.cli import main as train_tracker
+from tracker.config import TrainConfig
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig
-from tracker.loop import extension, lr_at
-from tracker.runlog import METRICS, LogConfig, RunLog, TensorBoardMissing
 from tracker.stopping import StopConfig
-from tracker.checkpoint import CheckpointError
-from tracker.config import TrainConfig
 from tracker.train import Trainer, train
+from training.checkpoint import CheckpointError
+from training.loop import extension, lr_at
+from training.runlog import METRICS, LogConfig, RunLog, TensorBoardMissing
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,13 +1,13 @@
 import random
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.rules import apply
-from chains.sampling import random_walk, sample_split, split_rng
-from chains.space import Domain, EnumerationIncomplete, StateSpace, reachable_trees
-from chains.trees import all_trees, count_trees, polish, size
+from chains.rewrite.rules import apply
+from chains.rewrite.sampling import random_walk, sample_split
+from chains.rewrite.space import Domain, EnumerationIncomplete, StateSpace, reachable_trees
+from chains.rewrite.trees import all_trees, count_trees, polish, size
+from chains.seeds import split_rng
 
 
 def _walks(domain, seed, count=20, length=12, partners=2):
@@ -117,7 +117,7 @@ def test_no_start_walk_draws_what_the_sampler_always_drew():
 
 
 def test_a_tier2_weight_raises_the_share_of_size_changing_events_and_keeps_every_step_valid():
-    from chains.rules import RULES
+    from chains.rewrite.rules import RULES
 
     domain = Domain(4, 2)
     space = StateSpace(domain)

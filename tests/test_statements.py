@@ -8,12 +8,11 @@ import subprocess
 import tempfile
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import leanbridge
-from chains.rules import RULES, Event, apply
-from chains.trees import polish
+from chains.rewrite.rules import RULES, Event, apply
+from chains.rewrite.trees import polish
 from leanbridge.checker import Checker
 from leanbridge.statements import StatementTextError, certify_text
 from leanbridge.verdicts import Complete, Rejected

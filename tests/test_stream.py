@@ -11,14 +11,13 @@ import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import leanbridge.render
-from chains.dataset import DatasetSpec
-from chains.rules import Event, apply
-from chains.space import Domain, StateSpace
-from chains.trees import parse_tokens, tokens
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.space import Domain, StateSpace
+from chains.rewrite.trees import parse_tokens, tokens
 from leanbridge.asker import AskConfig
 from leanbridge.certify import certify_dataset
 from leanbridge.checker import Checker

@@ -7,24 +7,24 @@ from dataclasses import fields, replace
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from chains.dataset import DatasetError, DatasetSpec
-from chains.space import Domain
+from chains.manifest import DatasetError
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.space import Domain
 from leanbridge.certify import certify_dataset
+from tracker.build import build_model
 from tracker.cli import main as train_tracker
+from tracker.config import OBJECTIVES, TrainConfig, schedule
 from tracker.data import load_dataset, sample_batch
 from tracker.evaluate import EvalConfig, end_views, evaluate, training_fit
-from tracker.build import build_model
-from tracker.models import ARCHS, ModelConfig
-from tracker.config import OBJECTIVES, TrainConfig, schedule
 from tracker.losses import centred_cosine_distance, invariance, metric, output_tv
+from tracker.models import ARCHS, ModelConfig
 from tracker.schedules import SCHEDULES, schedule_of, scheduled
 from tracker.stopping import StopConfig, StopRule
-from tracker.checkpoint import CheckpointError
-from tracker.loop import lr_at
 from tracker.train import Trainer, train
+from training.checkpoint import CheckpointError
+from training.loop import lr_at
 
 floats = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 vectors = st.lists(floats, min_size=8, max_size=8)

@@ -2,9 +2,9 @@ import networkx as nx
 import pytest
 from hypothesis import given
 
-from chains.space import Domain, StateSpace
-from chains.trees import (TreeSyntaxError, all_trees, atom_names, count_classes, count_trees, parse_polish,
-                          polish, size, tokens)
+from chains.rewrite.space import Domain, StateSpace
+from chains.rewrite.trees import (TreeSyntaxError, all_trees, atom_names, count_classes, count_trees, parse_polish,
+    polish, size, tokens)
 from tests.strategies import any_trees, tier1_trees
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from chains.dataset import DatasetSpec
-from chains.rules import RULES, Event, tier2_events, tier2_group
-from chains.space import Domain
+from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.rules import RULES, Event, tier2_events, tier2_group
+from chains.rewrite.space import Domain
 from leanbridge.certify import certify_dataset
 from tracker.evaluate import EvalConfig
 from tracker.train import TrainConfig, train

@@ -45,18 +45,18 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from chains.dataset import read_split, training_trees
 from chains.files import staged_files
 from chains.manifest import dataset_id, domain_of, manifest_path, read_manifest
-from chains.rules import Event, apply, successors
-from chains.space import Domain
-from chains.trees import OPS, Tree, all_trees, count_trees, random_tree, tokens
+from chains.rewrite.dataset import read_split, training_trees
+from chains.rewrite.rules import Event, apply, successors
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import OPS, Tree, all_trees, count_trees, random_tree, tokens
 from chains.version import package_version
-from tracker.checkpoint import CHECKPOINT, load_checkpoint
-from tracker.config import setting
 from tracker.inference import TrackedRun, checked_history, load_run
 from tracker.layouts import heap_positions
 from tracker.models import Recurrent
+from training.checkpoint import CHECKPOINT, load_checkpoint
+from training.config import setting
 
 PURITY_BAR = 0.99  # the clustering also reports the fewest clusters at this purity
 RIDGE = 1e-3  # per-event maps: ridge weight, relative to the rows times the mean variance of the inputs

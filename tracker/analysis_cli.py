@@ -11,7 +11,7 @@ import torch
 from leanbridge.cliutil import user_errors
 from tracker.analysis import AnalysisConfig, AnalysisError, analyse_run, write_analysis
 from tracker.inference import HistoryError, RunUnavailable
-from tracker.options import config_options
+from training.options import config_options
 
 D = AnalysisConfig()  # the defaults shown by --help
 

@@ -12,16 +12,16 @@ from click.core import ParameterSource
 
 from chains.files import output_directory
 from leanbridge.cliutil import user_errors
-from tracker.checkpoint import CHECKPOINT, CheckpointError
 from tracker.config import TrainConfig
-from tracker.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from tracker.evaluate import EvalConfig
-from tracker.loop import TrainingInterrupted
-from tracker.options import SHARED, config_options, run_options
-from tracker.runlog import METRICS, LogConfig
 from tracker.schedules import SCHEDULES, scheduled
 from tracker.stopping import StopConfig
 from tracker.train import train
+from training.checkpoint import CHECKPOINT, CheckpointError
+from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
+from training.loop import TrainingInterrupted
+from training.options import SHARED, config_options, run_options
+from training.runlog import METRICS, LogConfig
 
 D = TrainConfig()  # the defaults shown by --help
 

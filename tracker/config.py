@@ -1,9 +1,9 @@
 """What a tracker is trained with, each setting declared once: a field of a frozen dataclass with
-its default and what a command says of it (``setting``), from which ``tracker.options`` makes
+its default and what a command says of it (``setting``), from which ``training.options`` makes
 the click options of train-tracker and train-oracle.
 
 - ``OptimConfig``: the seed, the steps, the batch, AdamW with warm-up and cosine decay, the
-  gradient clip and the checkpoint interval: what the one training loop (``tracker.loop``) reads.
+  gradient clip and the checkpoint interval: what the one training loop (``training.loop``) reads.
 - ``TermsConfig``: the Nerode terms' weights and schedules on top of it (``schedule``): what the
   tracker's ``TrainConfig`` and the oracle's ``oracle.config.OracleConfig`` share.
 - ``TrainConfig``: the tracker's own settings (its data, objective, architecture and model).
@@ -14,67 +14,20 @@ TrainConfig are ``tracker.schedules``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from tracker.layouts import LAYOUTS
 from tracker.models import ARCHS, ModelConfig
 from tracker.registers import MOVES, TABLES
+from training.config import FRACTION, OptimConfig, Setting, setting
 
 OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "control")
-
-
-@dataclass(frozen=True)
-class Setting:
-    """What a command says of one config field: its option's help and the values it accepts."""
-
-    help: str  # the option's help, and the field's documentation
-    low: float | None = None  # the least value accepted (None: no bound)
-    high: float | None = None  # the largest value accepted (None: no bound)
-    low_open: bool = False  # ``low`` itself refused
-    high_open: bool = False  # ``high`` itself refused
-    choices: tuple[str, ...] | None = None  # the only values accepted
-    flag: str | None = None  # a boolean's option, "--on/--off"
-    path: bool = False  # a directory: shown and parsed as a path, kept as text
-
-
-def setting(default: Any, help: str | Setting, **accepts: Any) -> Any:
-    """A config field with its ``default`` and what a command says of it: ``help`` and the values
-    it ``accepts`` (``Setting``'s fields), or a whole ``Setting``."""
-    said = help if isinstance(help, Setting) else Setting(help, **accepts)
-    return field(default=default, metadata={"setting": said})
 
 
 # settings declared alike by the tracker and the oracle
 WIDTH = Setting("Slot (residual) width.", low=8)  # the seed's 128
 FIXED_NORM = Setting("Recurrence: rescale the slot to a fixed norm after every event (section 52), or leave its "
                      "norm free.", flag="--fixed-norm/--free-norm")  # section 52's closure
-FRACTION = {"low": 0, "high": 1}
-
-
-@dataclass(frozen=True)
-class OptimConfig:
-    seed: int = setting(0, "Seed of init and batch order.")  # model init and batch order
-    # the seed's 12,000 steps of 28 chains fit 15 min on 2 CPU cores
-    steps: int = setting(12_000, "Optimiser steps.", low=1)
-    # B chains per step with their K partners: B(1+K) histories
-    batch_chains: int = setting(28, "Chains per step (each with its certified partners).", low=2)
-    lr: float = setting(2e-3, "Peak learning rate (cosine decay to --final-lr-fraction of it).", low=0, low_open=True)
-    # the floor of the pair distance scales with it
-    final_lr_fraction: float = setting(0.1, "Final learning rate as a fraction of the peak.", **FRACTION)
-    warmup_steps: int = setting(200, "Steps of linear learning-rate warm-up.", low=0)
-    weight_decay: float = setting(0.0, "AdamW weight decay.", low=0)
-    grad_clip: float = setting(1.0, "Clip of the global gradient norm.", low=0, low_open=True)
-    # one is also written at the end
-    checkpoint_every: int = setting(500, "Steps between checkpoints.", low=1)
-
-    def __post_init__(self) -> None:
-        if self.steps < 1 or self.batch_chains < 2 or self.checkpoint_every < 1:
-            raise ValueError("steps and checkpoint_every must be >= 1, batch_chains >= 2")
-        if not self.lr > 0 or not 0 <= self.final_lr_fraction <= 1 or self.warmup_steps < 0:
-            raise ValueError("lr must be > 0, final_lr_fraction in [0, 1], warmup_steps >= 0")
-        if self.weight_decay < 0 or not self.grad_clip > 0:
-            raise ValueError("weight_decay must be >= 0 and grad_clip > 0")
 
 
 def schedule(step: int, total: int, delay: float, ramp: float) -> float:

@@ -5,29 +5,29 @@ Every history becomes a row of *item* ids. An item is what the tracker reads at 
 the start tree (its Polish tokens) or one rewrite event (the rule's token, then one token per
 bit of its position). Item 0 is padding. For every step we also keep the id of the tree the
 history is at after it (found once, at load time, by replaying the events with
-``chains.rules.apply``), which is the cross-entropy target.
+``chains.rewrite.rules.apply``), which is the cross-entropy target.
 """
 from __future__ import annotations
 
 import hashlib
-import io
-import pickle
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 
-from chains.dataset import DatasetError, file_sha256, read_split
-from chains.manifest import PROGRAMS_FORMAT, dataset_id, domain_of, manifest_bytes, manifest_path, read_manifest
-from chains.files import OutputError, write_bytes_atomic
-from chains.holdout import HeldOut
-from chains.rules import Event, apply, successors
-from chains.space import Domain
-from chains.trees import OPS, Tree, polish, tokens
+from chains.files import OutputError
+from chains.manifest import (PROGRAMS_FORMAT, DatasetError, dataset_id, domain_of, manifest_bytes, manifest_path,
+                             read_manifest)
+from chains.rewrite.dataset import read_split
+from chains.rewrite.holdout import HeldOut
+from chains.rewrite.rules import Event, apply, successors
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import OPS, Tree, polish, tokens
+from chains.writer import file_sha256
 from tracker.packing import PAD, Row, pack, successor_tables
+from training.files import UnreadableFile, load_torch_file, save_atomic
 
 # Bump when the cached tensors change meaning; it is part of the cache key.
 CACHE_VERSION = 2
@@ -377,39 +377,9 @@ def load_dataset(directory: Path | str, use_cache: bool = True, corrupted_checke
         identity=identity_of(directory, manifest))
 
 
-class UnreadableFile(Exception):
-    """A file that is not a torch file of tensors and plain values; the message says why."""
-
-
-def load_torch_file(path: Path, allowed: tuple[type, ...] = (), map_location: str | None = None) -> object:
-    """``torch.load`` that runs no code from the file (weights only: tensors, plain values and
-    the classes in ``allowed``) and keeps torch's warnings about the file's format to itself;
-    ``map_location`` (e.g. "cpu") is where its tensors land. UnreadableFile when the file is not
-    such a torch file (garbage, truncated, other objects)."""
-    try:
-        with warnings.catch_warnings(), torch.serialization.safe_globals(list(allowed)):
-            warnings.simplefilter("ignore")
-            return torch.load(path, weights_only=True, map_location=map_location)
-    except pickle.UnpicklingError:
-        raise UnreadableFile("not a torch file of tensors and plain values") from None
-    except (RuntimeError, EOFError) as e:
-        first = " ".join(str(e).split())[:100]
-        raise UnreadableFile(f"truncated or not a torch file{': ' + first if first else ''}") from None
-    except OSError as e:
-        raise UnreadableFile(e.strerror or str(e)) from None
-
-
 CACHE_KEYS = {"cache_version", "atoms", "rules", "item_tokens", "tree_tokens", "tree_items", "train", "tests",
               "succ_items", "succ_trees"}
 DOMAIN_CACHE_KEYS = CACHE_KEYS - {"atoms", "rules"} | {"vocab"}  # another domain's (tracker.domain_data)
-
-
-def save_atomic(obj: dict, path: Path) -> None:
-    """``torch.save`` to a temporary file beside ``path``, then rename: a kill or a full disk
-    leaves the old file or the new one. OutputError when it cannot be written."""
-    buffer = io.BytesIO()
-    torch.save(obj, buffer)
-    write_bytes_atomic(path, buffer.getvalue())
 
 
 def _load_cache(path: Path, keys: set[str] = CACHE_KEYS) -> dict | None:

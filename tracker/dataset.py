@@ -3,7 +3,7 @@ tokens as the trackers read them, the tree after every step and its certified pa
 
 The tokens and item ids are ``tracker.data.load_dataset``'s (the same vocabulary, the same
 cache), so what a ``DataLoader`` over it yields is what training reads; the trees after every
-step are replayed from the split's JSON Lines with ``chains.rules.apply`` when an item is read.
+step are replayed from the split's JSON Lines with ``chains.rewrite.rules.apply`` when an item is read.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 import torch
 from torch.utils.data import Dataset
 
-from chains.dataset import DatasetError, parse_chain_line
-from chains.manifest import domain_of, manifest_path, read_manifest
-from chains.rules import apply
-from chains.trees import Tree, tokens
+from chains.manifest import DatasetError, domain_of, manifest_path, read_manifest
+from chains.rewrite.dataset import parse_chain_line
+from chains.rewrite.rules import apply
+from chains.rewrite.trees import Tree, tokens
 from tracker.data import PAD, TrackerData, load_dataset
 
 
@@ -75,7 +75,7 @@ class ChainDataset(Dataset):
         return len(self.offsets)
 
     def record(self, index: int):
-        """Chain ``index`` of the split as ``chains.dataset`` reads it (a ``ChainRecord``: start,
+        """Chain ``index`` of the split as ``chains.rewrite.dataset`` reads it (a ``ChainRecord``: start,
         events, end, certificate ids, partners, probes)."""
         with open(self.directory / self.file, "rb") as handle:
             handle.seek(self.offsets[index])

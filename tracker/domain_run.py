@@ -25,10 +25,10 @@ from chains.domains import domain_of_manifest
 from chains.manifest import DatasetError
 from chains.protocol import EventRefused, StateDomain
 from tracker.build import build_model
-from tracker.checkpoint import RunCheckpoint, RunUnavailable
 from tracker.config import TrainConfig
 from tracker.domain_data import DomainVocab
 from tracker.models import Recurrent
+from training.checkpoint import RunCheckpoint, RunUnavailable
 
 
 class DomainRun:

@@ -40,9 +40,9 @@ import torch
 from tqdm import tqdm
 
 from tracker.data import TrackerData
-from tracker.device import default_device
-from tracker.models import Tracker
 from tracker.losses import centred_cosine_distance
+from tracker.models import Tracker
+from training.device import default_device
 
 
 @dataclass(frozen=True)

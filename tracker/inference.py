@@ -16,7 +16,7 @@ Every architecture ``train-tracker`` trains is read the same way; what a state h
 
 Items are embedded from their tokens, so any tree or event of the run's domain can be read, not
 only those of its dataset. A step that does not apply to the tree the tracker holds is read all
-the same: the tracker is a model, not the rules (``chains.rules.apply`` is).
+the same: the tracker is a model, not the rules (``chains.rewrite.rules.apply`` is).
 """
 from __future__ import annotations
 
@@ -27,17 +27,16 @@ from typing import Any
 
 import torch
 
-from chains.dataset import DatasetError
-from chains.manifest import domain_of, manifest_path, read_manifest, trained_elsewhere
-from chains.rules import Event, apply
-from chains.space import Domain
-from chains.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
-from tracker.data import Vocab
-from tracker.device import resolve_device
+from chains.manifest import DatasetError, domain_of, manifest_path, read_manifest, trained_elsewhere
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
 from tracker.build import build_model
-from tracker.models import DeltaProduct, EventTransformer, Recurrent
-from tracker.checkpoint import RunCheckpoint, RunUnavailable  # noqa: F401  (re-exported: the run readers' names)
 from tracker.config import TrainConfig
+from tracker.data import Vocab
+from tracker.models import DeltaProduct, EventTransformer, Recurrent
+from training.checkpoint import RunCheckpoint, RunUnavailable  # noqa: F401  (re-exported: the run readers' names)
+from training.device import resolve_device
 
 State = Any  # what a state holds depends on the architecture (see the module's docstring)
 History = tuple["Tree | str", Sequence["Event | str"]]  # (start tree, events read after it)
@@ -45,13 +44,13 @@ History = tuple["Tree | str", Sequence["Event | str"]]  # (start tree, events re
 
 def _tree(tree: Tree | str, atoms: Sequence[str]) -> Tree:
     if not isinstance(tree, (str, tuple)):
-        raise TypeError(f"a tree is Polish text or a chains.trees tree, not {type(tree).__name__}")
+        raise TypeError(f"a tree is Polish text or a chains.rewrite.trees tree, not {type(tree).__name__}")
     return parse_polish(tree, atoms) if isinstance(tree, str) else tree
 
 
 def _event(event: Event | str) -> Event:
     if not isinstance(event, (str, Event)):
-        raise TypeError(f"an event is rule@path text or a chains.rules.Event, not {type(event).__name__}")
+        raise TypeError(f"an event is rule@path text or a chains.rewrite.rules.Event, not {type(event).__name__}")
     return Event.parse(event) if isinstance(event, str) else event
 
 
@@ -61,7 +60,7 @@ class HistoryError(ValueError):
 
 def checked_history(start: Tree | str, events: Sequence[Event | str], domain: Domain) -> list[Tree]:
     """The trees a history passes through (the start, then one per event), replayed with the
-    domain's rules (``chains.rules.apply``); HistoryError naming the first step that does not apply
+    domain's rules (``chains.rewrite.rules.apply``); HistoryError naming the first step that does not apply
     (or a start tree outside the domain: an atom not of it, or repeated on tier 1)."""
     tree = _tree(start, domain.atom_names)
     leaves = [t for t in tokens(tree) if t in domain.atom_names]
@@ -159,12 +158,12 @@ class TrackedRun:
         raise RunUnavailable(f"no state machine for architecture {self.arch!r}")
 
     def encode(self, start: Tree | str) -> State:
-        """The state after reading the start tree (Polish text or a ``chains.trees`` tree)."""
+        """The state after reading the start tree (Polish text or a ``chains.rewrite.trees`` tree)."""
         with torch.no_grad():
             return self._read(None, self._tree_item(start))
 
     def step(self, state: State, event: Event | str) -> State:
-        """``state`` moved by one event (``rule@path`` or a ``chains.rules.Event``)."""
+        """``state`` moved by one event (``rule@path`` or a ``chains.rewrite.rules.Event``)."""
         with torch.no_grad():
             return self._read(state, self._event_item(event))
 
@@ -302,7 +301,7 @@ def load_run(directory: Path | str, data: Path | str | None = None,
     With ``data``, the dataset it must have been trained on is checked (RunUnavailable if not).
     A run trained on programs comes back as a ``tracker.domain_run.DomainRun`` (the same calls).
     Loaded without running code the checkpoint may hold (torch's weights-only unpickler).
-    ``tracker.device.DeviceUnavailable`` (one line) when the device is not on this machine."""
+    ``training.device.DeviceUnavailable`` (one line) when the device is not on this machine."""
     device = resolve_device(device)
     run = RunCheckpoint.read(directory, "tracker", TrainConfig)
     run_dir, blob, config = run.run_dir, run.blob, run.config

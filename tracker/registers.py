@@ -50,8 +50,8 @@ from itertools import product
 import torch
 import torch.nn as nn
 
-from chains.rules import successors
-from chains.trees import Tree, tokens
+from chains.rewrite.rules import successors
+from chains.rewrite.trees import Tree, tokens
 from tracker.models import ModelConfig, Recurrent
 
 MOVES = ("soft", "hard")  # how a move reads its sources (ModelConfig.moves)

@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tracker.config import setting
 from tracker.data import TrackerData
-from tracker.device import default_device
 from tracker.evaluate import end_views, model_device, right_trees
 from tracker.models import Tracker
+from training.config import setting
+from training.device import default_device
 
 
 @dataclass(frozen=True)
 class StopConfig:
-    # train-tracker's --check-* options are made from these fields (tracker.options)
+    # train-tracker's --check-* options are made from these fields (training.options)
     every: int = setting(0, "Stop when exact: every N steps read a few held-out chains of every length (shortest "
                             "first) and stop after --check-patience passing checks in a row (0: no checks).", low=0)
     chains: int = setting(64, "Held-out chains per length a check reads (the last ones of each split).", low=1)

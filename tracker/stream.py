@@ -2,7 +2,7 @@
 dataset holds, every step of every chain certified by Lean before its figure counts.
 
 Chains are drawn from an explicit seed over the run's domain (its dataset's atoms, tier and size
-bound): chain n is a uniformly random walk (``chains.sampling.random_walk``) from a uniformly
+bound): chain n is a uniformly random walk (``chains.rewrite.sampling.random_walk``) from a uniformly
 random start tree, drawn with its own generator ``random.Random(f"{seed}:stream:{n}")``. They are
 drawn a block at a time and never written out, so memory does not grow with the length. For each
 block, the distinct steps (tree, event) not yet confirmed go through the one certification path
@@ -14,7 +14,7 @@ step Lean rejects, or one the store does not then hold, stops the evaluation wit
 
 The tracker reads every chain's start tree, then one event per step, all chains in lock-step,
 with nothing but its own carried state (no teacher forcing). After every step its readout is
-decoded and compared with the true tree (``chains.rules``'s walk): a chain is right at a step when
+decoded and compared with the true tree (``chains.rewrite.rules``'s walk): a chain is right at a step when
 the whole decoded tree is, exactly as ``tracker.evaluate`` judges the stored test chains. Reported:
 exact at every requested length, the first wrong step of every chain (a histogram by powers of
 two), events per second, minutes, the peak resident memory as each length is reached.
@@ -38,13 +38,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from chains.dataset import DatasetError, read_split
 from chains.files import write_bytes_atomic
-from chains.manifest import ELABORATOR, domain_of, read_manifest
-from chains.rules import Event
-from chains.sampling import random_walk
-from chains.space import StateSpace
-from chains.trees import Tree, parse_polish, polish, tokens
+from chains.manifest import ELABORATOR, DatasetError, domain_of, read_manifest
+from chains.rewrite.dataset import read_split
+from chains.rewrite.rules import Event
+from chains.rewrite.sampling import random_walk
+from chains.rewrite.space import StateSpace
+from chains.rewrite.trees import Tree, parse_polish, polish, tokens
 from chains.version import package_version
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, certify_steps, default_store
@@ -53,13 +53,13 @@ from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
 from leanbridge.render import step_statement
 from leanbridge.store import CertificateStore
-from tracker.data import UnreadableFile, load_torch_file, save_atomic
-from tracker.device import cpu_kernels, resolve_device
 from tracker.inference import RunUnavailable, TrackedRun, load_run
 from tracker.layouts import PAD_ID, laid_out
 from tracker.models import Recurrent, SlotRecurrence
-from tracker.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, refuse_replacing
 from tracker.train import IGNORED
+from training.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, refuse_replacing
+from training.device import cpu_kernels, resolve_device
+from training.files import UnreadableFile, load_torch_file, save_atomic
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 STATE = "stream-state.pt"  # the saved state inside the output directory
@@ -84,7 +84,7 @@ class StreamConfig:
     seed: int = 0  # draws the chains: chain n's generator is random.Random(f"{seed}:stream:{n}")
     data: Path | None = None  # the run's dataset (domain, checker); None: the one its checkpoint names
     out: Path = Path("runs/stream")  # report.json and the saved state
-    device: str = "cpu"  # where the tracker runs (tracker.device's specs)
+    device: str = "cpu"  # where the tracker runs (training.device's specs)
     store: Path | None = None  # certificate store; None: certify's
     block: int = 4096  # steps drawn, certified and run per block; the state is saved only between blocks
     save_every_s: float = 60.0  # seconds between saved states (and always after the last block)

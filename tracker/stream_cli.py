@@ -9,8 +9,8 @@ import click
 import torch
 
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
-from tracker.device import DEVICE_HELP, DeviceUnavailable
 from tracker.stream import StepNotCertified, StreamConfig, StreamError, evaluate_stream
+from training.device import DEVICE_HELP, DeviceUnavailable
 
 D = StreamConfig(run=Path("."))  # the defaults shown by --help
 

@@ -4,7 +4,7 @@ One step: sample B training chains with their K certified partners, run all B(1+
 through the tracker in lockstep, and add the objective's terms to the cross-entropy on the
 tree after every event. Batches come from a generator seeded by (seed, step), so a resumed run
 sees exactly the batches the uninterrupted one would have. The optimiser's settings, the loop,
-its checkpoints and its stop requests are the ones the oracle trains with (``tracker.loop``).
+its checkpoints and its stop requests are the ones the oracle trains with (``training.loop``).
 """
 from __future__ import annotations
 
@@ -20,18 +20,18 @@ import torch.nn.functional as F
 from chains.files import staged_files
 from chains.version import package_version
 from tracker.build import build_model
-from tracker.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from tracker.config import TrainConfig
 from tracker.data import Batch, TrackerData, load_dataset, sample_batch
-from tracker.device import cpu_kernels, default_device, resolve_device
 from tracker.evaluate import EvalConfig, evaluate, requested_chains, torch_threads
 from tracker.layouts import PAD_ID, laid_out
-from tracker.loop import Optimised, Write, descend, extension, lr_at, train_loop
 from tracker.losses import NextLatHead, tracker_losses
 from tracker.models import Tracker
-from tracker.runlog import LogConfig, RunLog
 from tracker.schedules import schedule_of
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
+from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
+from training.device import cpu_kernels, default_device, resolve_device
+from training.loop import Optimised, Write, descend, extension, lr_at, train_loop
+from training.runlog import LogConfig, RunLog
 
 IGNORED = -100  # a readout target the cross-entropy skips (F.cross_entropy's ignore_index)
 
@@ -90,10 +90,10 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     ``auto``; DeviceUnavailable before anything is read or written when it is not here),
     stopping early when ``stop`` says so, logging to ``out``/metrics.jsonl as ``log`` says;
     evaluate; return the report (also written there). ``resume`` with more ``config.steps`` than
-    the checkpoint's settings extends the run (``tracker.loop.extension``). A dataset with wrong
+    the checkpoint's settings extends the run (``training.loop.extension``). A dataset with wrong
     partners on purpose is refused unless ``corrupted_checker``; the report's ``dataset`` then
     carries its ``corrupt_partners``. A fresh run does not replace a run of other settings at
-    ``out`` unless ``force`` (``tracker.checkpoint.refuse_replacing``)."""
+    ``out`` unless ``force`` (``training.checkpoint.refuse_replacing``)."""
     out = Path(out)
     device = resolve_device(device)
     if data is None:

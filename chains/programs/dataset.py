@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from chains.holdout import HoldOut, HoldOutRefused
 from chains.programs.sampling import Program, random_partner, random_program, random_statement
 from chains.programs.syntax import Machine, Statement, State, execute, zero_state
-from chains.sampling import split_rng
+from chains.seeds import split_rng
 
 DEFAULT_TEST_LENGTHS = (16, 64, 256, 1024, 4096)
 DRAWS = 10_000  # draws of a held-out choice before the protocol is declared impossible

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from chains.dataset import MATHLIB_FORMAT, DatasetError, DatasetWriter, file_sha256
+from chains.manifest import MATHLIB_FORMAT, DatasetError
+from chains.writer import DatasetWriter, file_sha256
 from leanbridge.errorclass import ERROR_CLASSES, headline
 from leanbridge.mathlib.benchmark import BenchmarkError, BenchTheorem, count_and_read_theorems, iter_corpus, read_metadata
 from leanbridge.mathlib.probes import PROBE_KINDS, PremiseIndex, Probe, proof_probes

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import torch
 
-from chains.dataset import MATHLIB_FORMAT, DatasetError, file_sha256
-from chains.manifest import manifest_path
+from chains.manifest import MATHLIB_FORMAT, DatasetError, manifest_path
+from chains.writer import file_sha256
 from oracle.mathlib.tokens import UNK, TextVocab, TokenizerSpec, split
 from oracle.tensors import HARD_KIND, OracleData, ordered_kinds, pack_probe_rows
 

@@ -23,7 +23,7 @@ import torch
 
 from chains.files import OutputError
 from chains.manifest import settings_differ
-from tracker.data import UnreadableFile, load_torch_file
+from training.files import UnreadableFile, load_torch_file
 
 CHECKPOINT = "checkpoint.pt"  # a run directory's checkpoint, for every trainer and loader
 
@@ -68,7 +68,7 @@ def settings_from_checkpoint(blob: dict, kind: type[Config]) -> Config:
 def check_resumable(blob: dict, config: Config, dataset: dict, path: Path) -> Config:
     """The settings to continue the checkpoint ``blob`` (at ``path``) with: ``config`` itself, or,
     when ``config`` differs from the checkpoint's settings only by more ``steps``, the
-    checkpoint's settings (the run is extended: see ``tracker.loop.extension``). CheckpointError,
+    checkpoint's settings (the run is extended: see ``training.loop.extension``). CheckpointError,
     in one line, for any other difference, fewer steps, or another dataset."""
     stored = settings_from_checkpoint(blob, type(config))
     if stored != config and replace(stored, steps=config.steps) == config:
@@ -116,7 +116,7 @@ class Checkpoint:
 
     def restore(self, trainer: Callable[[Any, Any, torch.device | str], Trainer], data: Any,
                 device: torch.device | str = "cpu") -> Trainer:
-        """``trainer(config, data, device)`` (a ``tracker.loop.Optimised``) at the checkpoint's
+        """``trainer(config, data, device)`` (a ``training.loop.Optimised``) at the checkpoint's
         state: its weights, optimiser state, step and time; CheckpointError when they do not fit."""
         built = trainer(self.config, data, device)
         built.load(self.blob)
@@ -179,7 +179,7 @@ class RunCheckpoint:
     @classmethod
     def read(cls, directory: Path | str, kind: str, settings: type) -> RunCheckpoint:
         """The checkpoint of the ``train-<kind>`` run in ``directory`` and its ``settings`` (the
-        kind's config class; ``tracker.checkpoint.Checkpoint.of_run``); RunUnavailable when there
+        kind's config class; ``training.checkpoint.Checkpoint.of_run``); RunUnavailable when there
         is no such directory or the checkpoint or its settings cannot be read."""
         run_dir = Path(directory)
         if not run_dir.is_dir():

@@ -1,13 +1,13 @@
 """The one training loop, shared by the tracker (``tracker.train``) and the oracle (``oracle.train``).
 
 What a run is trained with, apart from what it is and what it learns, is
-``tracker.config.OptimConfig``: the seed, the steps, the batch, AdamW with warm-up and cosine
+``training.config.OptimConfig``: the seed, the steps, the batch, AdamW with warm-up and cosine
 decay, the gradient clip and the checkpoint interval.
 
 The loop (``train_loop``) runs a ``Stepper``'s steps from where it stands to ``config.steps``:
 a step's learning rate from ``lr_at`` (or a caller's override), one ``descend`` on the sum of the
 step's losses, a checkpoint every ``checkpoint_every`` steps and at the end, written atomically
-(read back and restored by ``tracker.checkpoint``);
+(read back and restored by ``training.checkpoint``);
 Ctrl-C or SIGTERM between steps (``stop_requests``) writes a checkpoint and raises
 ``TrainingInterrupted``. A step draws its random numbers from a generator seeded by (seed, step),
 so the loop itself draws none and a resumed run repeats the straight one bit for bit.
@@ -28,11 +28,11 @@ import torch
 from tqdm import tqdm
 
 from chains.version import package_version
-from tracker.checkpoint import CheckpointError
-from tracker.config import OptimConfig
-from tracker.data import save_atomic
-from tracker.device import to_cpu
-from tracker.runlog import RunLog
+from training.checkpoint import CheckpointError
+from training.config import OptimConfig
+from training.device import to_cpu
+from training.files import save_atomic
+from training.runlog import RunLog
 
 
 class TrainingInterrupted(Exception):
@@ -137,7 +137,7 @@ class Optimised:
                 "device": str(self.device)}
 
     def load(self, blob: dict) -> None:
-        """Restore the state of ``blob`` (from ``tracker.checkpoint``, made on any device) onto this
+        """Restore the state of ``blob`` (from ``training.checkpoint``, made on any device) onto this
         trainer's device; CheckpointError when its weights or optimiser state do not fit this run's model."""
         try:
             self.model.load_state_dict(blob["model"])

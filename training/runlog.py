@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chains.files import write_bytes_atomic
-from tracker.checkpoint import CHECKPOINT
+from training.checkpoint import CHECKPOINT
 
 METRICS = "metrics.jsonl"
 TENSORBOARD = "tensorboard"

@@ -4,7 +4,7 @@ Each run is one task: one GPU where the cluster has GPUs (and the device asked f
 CPU), else one CPU, and always one torch thread. A task works in the driver's working directory,
 so the datasets and run directories the driver names (relative or absolute) must be on storage
 every node reaches at the same path. The task's body is the run's own ``run`` (a
-``tracker.grid.Run``: the tracker's ``RunSpec``, or a run of a package built on the tracker, such
+``training.grid.Run``: the tracker's ``RunSpec``, or a run of a package built on the tracker, such
 as the oracle's ``OracleRunSpec``): a finished run is returned as it is, an unfinished one resumes
 from the checkpoint in its directory. A task whose worker or node dies is retried by Ray
 (TASK_RETRIES times) and so continues from the last checkpoint the dead one wrote, to the same
@@ -23,8 +23,8 @@ import torch
 # Joining the cluster, its error (the drivers catch it from here) and the retries are the
 # certification's: one way to reach a cluster for the whole package.
 from leanbridge.cluster import TASK_RETRIES, ClusterError, connect  # noqa: F401
-from tracker.device import resolve_device
-from tracker.grid import Run
+from training.device import resolve_device
+from training.grid import Run
 
 
 def train_on_node(spec: Run, device: str, cwd: str) -> dict:

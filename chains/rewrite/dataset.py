@@ -2,37 +2,28 @@
 
 A line holds one chain: its id, start tree, events, end tree, the id of the certificate of
 each step, and its partners (start, events, end, step certificates, and the certificate of
-the equivalence with the chain; a wrong partner, put there on purpose by ``chains.corrupt``,
+the equivalence with the chain; a wrong partner, put there on purpose by ``chains.rewrite.corrupt``,
 has no such certificate and says ``"wrong": "near"`` or ``"far"`` instead). Reading is strict: every tree is parsed against the
 grammar and every event against the rules, and a bad line is reported with its file, line,
 chain and step.
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from chains.corrupt import KINDS as WRONG_KINDS
-from chains.corrupt import Corruption
-from chains.files import OutputError, cannot_write, reason, staging_dir
+from chains.files import reason
 from chains.holdout import HoldOut
-# The manifest's names, read and written in chains.manifest; re-exported here, where the
-# readers of datasets have always imported them from.
-from chains.manifest import (COUNTS, DATASET_FORMATS, FORMAT_VERSION, MANIFEST, MATHLIB_FORMAT,  # noqa: F401
-                             DatasetError, Manifest, check_manifest, dataset_id, domain_of, is_dataset, parse_json,
-                             read_manifest, read_manifest_json, settings_differ, settings_of, trained_elsewhere,
-                             write_manifest)
-from chains.probes import PROBE_KINDS, ProbeRecord
-from chains.rules import Event, EventSyntaxError, apply
-from chains.sampling import STARTS
-from chains.space import Domain
-from chains.trees import Tree, TreeSyntaxError, parse_polish, polish
+from chains.manifest import DatasetError, parse_json
+from chains.rewrite.corrupt import KINDS as WRONG_KINDS, Corruption
+from chains.rewrite.probes import PROBE_KINDS, ProbeRecord
+from chains.rewrite.rules import Event, EventSyntaxError, apply
+from chains.rewrite.sampling import STARTS
+from chains.rewrite.space import Domain
+from chains.rewrite.trees import Tree, TreeSyntaxError, parse_polish, polish
 
 DEFAULT_TEST_LENGTHS = (8, 64, 256, 1024, 4096)
 PROBE_TEST_LENGTHS = (8, 16, 64, 256, 1024, 4096)  # the oracle is also read at 16 steps
@@ -49,7 +40,7 @@ class DatasetSpec:
     test_lengths: tuple[int, ...] = DEFAULT_TEST_LENGTHS  # one held-out split per length
     test_chains: int = 512  # chains per test split
     seed: int = 0
-    probes: bool = False  # probe events with Lean's verdicts at every step (see chains.probes)
+    probes: bool = False  # probe events with Lean's verdicts at every step (see chains.rewrite.probes)
     probe_chains: int = 128  # test chains per split that carry probes (every training chain does)
     # training chains start where a random walk of this many events from a random start tree
     # ends (0: at the start tree); test chains always start at a start tree
@@ -59,12 +50,12 @@ class DatasetSpec:
     tier2_weight: float = 1.0
     # where training chains start (before any start walk): "start", a random start tree;
     # "reachable", a tree drawn uniformly among all the domain's reachable trees (see
-    # chains.sampling.STARTS); test chains always start at a start tree
+    # chains.rewrite.sampling.STARTS); test chains always start at a start tree
     starts: str = "start"
-    # a held-out protocol (see chains.holdout): events or ordered event pairs no training chain or
+    # a held-out protocol (see chains.rewrite.holdout): events or ordered event pairs no training chain or
     # partner holds and every test chain does, or the trees training visits counted (None: none)
     holdout: HoldOut | None = None
-    # a soft checker on purpose (see chains.corrupt): this share of the training partners replaced
+    # a soft checker on purpose (see chains.rewrite.corrupt): this share of the training partners replaced
     # by wrong ones, near misses or far classes, written without an equivalence certificate (None: none)
     corrupt: Corruption | None = None
 
@@ -121,7 +112,7 @@ class History:
 @dataclass(frozen=True)
 class Partner(History):
     equivalence: str = ""  # certificate id of "this history ends where the chain ends" ("" when wrong)
-    # "near" or "far" (chains.corrupt): a wrong partner, ending at another tree than its chain,
+    # "near" or "far" (chains.rewrite.corrupt): a wrong partner, ending at another tree than its chain,
     # put there on purpose and never certified as equivalent; "" for a certified partner
     wrong: str = ""
 
@@ -278,79 +269,3 @@ def training_trees(directory: Path, domain: Domain) -> set[Tree]:
     return seen
 
 
-def _refuse_other_settings(out: Path, settings: dict) -> None:
-    """OutputError when the dataset at ``out`` was made with other settings than ``settings``."""
-    try:
-        old = settings_of(read_manifest_json(out))
-    except DatasetError:
-        old = {}
-    differ = settings_differ(old, settings)
-    if differ:
-        raise OutputError(f"{out} holds a dataset made with other settings ({'; '.join(differ[:4])}"
-                          f"{'; …' if len(differ) > 4 else ''}); choose another --out, or give --force to replace it")
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-class DatasetWriter:
-    """Writes a dataset into a hidden staging directory beside ``out`` and moves it into
-    place only on ``commit``, so a failed or killed run leaves no half-written dataset.
-    Staging directories left by killed runs (their process gone) are swept on the next run.
-    ``out`` may be missing, empty or a dataset; anything else is refused, so that a mistyped
-    ``--out`` never replaces a directory of other files. A dataset already there is replaced only
-    when it was made with the same ``settings`` (``chains.manifest.settings_of``: the run then makes
-    the same files again), or with ``force``; otherwise it is refused, naming what differs."""
-
-    def __init__(self, out: Path, settings: dict | None = None, force: bool = False) -> None:
-        self.out = Path(out)
-        try:
-            if self.out.exists() and not self.out.is_dir():
-                raise OutputError(f"cannot write to {self.out}: it is a file, not a dataset directory")
-            if self.out.is_dir() and any(self.out.iterdir()) and not is_dataset(self.out):
-                raise OutputError(f"cannot write to {self.out}: a directory of other files, not a dataset; "
-                                  "choose an empty or new directory")
-            if settings is not None and not force and is_dataset(self.out):
-                _refuse_other_settings(self.out, settings)
-        except OSError as e:
-            raise cannot_write(self.out, e) from None
-        self.staging = staging_dir(self.out)
-
-    def write_lines(self, name: str, lines: Iterator[str]) -> Path:
-        path = self.staging / name
-        try:
-            with open(path, "w", encoding="utf-8") as handle:
-                for line in lines:
-                    handle.write(line)
-                    handle.write("\n")
-        except OSError as e:
-            raise cannot_write(self.out / name, e) from None
-        return path
-
-    def commit(self, manifest: Manifest | dict) -> None:
-        """Write ``manifest`` (``chains.manifest.write_manifest``) and move the dataset into place,
-        replacing what was at ``out``."""
-        try:
-            write_manifest(self.staging, manifest)
-        except OSError as e:
-            raise cannot_write(self.out / MANIFEST, e) from None
-        old = None
-        try:
-            if self.out.exists():
-                old = self.out.with_name(f".{self.out.name}.old-{os.getpid()}")
-                os.replace(self.out, old)
-            os.replace(self.staging, self.out)
-        except OSError as e:
-            if old is not None and not self.out.exists():
-                os.replace(old, self.out)  # put the previous dataset back
-            raise cannot_write(self.out, e) from None
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-
-    def abort(self) -> None:
-        shutil.rmtree(self.staging, ignore_errors=True)

@@ -1,7 +1,7 @@
 """Random chains and their certified partners, reproducible from a seed.
 
 A chain starts at a uniformly random tier-1 tree (a start tree), or at a tree drawn uniformly
-from a given list (``chains.space.reachable_trees``: every tree of the domain, the larger tier-2
+from a given list (``chains.rewrite.space.reachable_trees``: every tree of the domain, the larger tier-2
 trees included), or, with a start walk of ``n`` events, where a uniformly random walk of ``n``
 events from such a tree ends (so that a training chain's start follows the distribution of
 states a long chain visits), and takes a uniformly random applicable event at each step. A
@@ -16,9 +16,9 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from chains.rules import RULES, Event
-from chains.space import StateSpace
-from chains.trees import Tree
+from chains.rewrite.rules import RULES, Event
+from chains.rewrite.space import StateSpace
+from chains.rewrite.trees import Tree
 
 # where a training chain starts (``certify --starts``): "start", a uniformly random start tree;
 # "reachable", a tree drawn uniformly among the domain's reachable trees (``reachable_trees``)
@@ -127,11 +127,6 @@ def sample_partner(space: StateSpace, rng: random.Random, end: int, length: int)
     states.reverse()
     forward = list(map(space.inverses.__getitem__, reversed(ids)))
     return Walk(tuple(states), tuple(map(space.events.__getitem__, forward)), tuple(forward))
-
-
-def split_rng(seed: int, split: str) -> random.Random:
-    """An independent generator per dataset split, so adding a split changes no other."""
-    return random.Random(f"{seed}:{split}")
 
 
 @dataclass(frozen=True)

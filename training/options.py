@@ -1,7 +1,7 @@
 """Command-line options generated from the training settings of train-tracker and train-oracle.
 
 Each setting is declared once, as a field of the command's config dataclass with its default and
-what a command says of it (``tracker.config.setting``); ``config_options`` makes its option,
+what a command says of it (``training.config.setting``); ``config_options`` makes its option,
 named after the field (``--warmup-steps`` is ``warmup_steps``), so a command builds its config
 from its options by name. The defaults shown by ``--help`` are read from the config it is given.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from tracker.config import Setting
-from tracker.runlog import LogConfig
+from training.config import Setting
+from training.runlog import LogConfig
 
 Decorator = Callable[[Callable], Callable]
 

@@ -11,7 +11,7 @@ are tried, one of each kind of section 50:
 - ``random``: an event of another chain of the same split.
 
 Whether a probe applies is Lean's to say (``leanbridge.questions.Probe``); ``referee`` is the
-independent check that every verdict of Lean agrees with the rules of ``chains.rules``.
+independent check that every verdict of Lean agrees with the rules of ``chains.rewrite.rules``.
 """
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chains.manifest import DatasetError
-from chains.rules import RULES, Event, apply
-from chains.sampling import below, exact_getrandbits
-from chains.space import Domain, StateSpace
-from chains.trees import ADD, MUL, Tree, parse_polish, skeleton, subtree
+from chains.rewrite.rules import RULES, Event, apply
+from chains.rewrite.sampling import below, exact_getrandbits
+from chains.rewrite.space import Domain, StateSpace
+from chains.rewrite.trees import ADD, MUL, Tree, parse_polish, skeleton, subtree
 
 PROBE_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
 # Accepted fraction per kind on the natural proofs of section 50, for comparison in manifests.

@@ -1,7 +1,7 @@
-"""The rewrite domain as a ``chains.protocol.StateDomain``: states are trees (``chains.trees``),
-events are rules at positions (``chains.rules``), tier 1 or 2 over two to six atoms.
+"""The rewrite domain as a ``chains.protocol.StateDomain``: states are trees (``chains.rewrite.trees``),
+events are rules at positions (``chains.rewrite.rules``), tier 1 or 2 over two to six atoms.
 
-The rewrite domain's datasets, tensors and certificates come from its own modules (``chains.sampling``,
+The rewrite domain's datasets, tensors and certificates come from its own modules (``chains.rewrite.sampling``,
 ``tracker.data``, ``leanbridge.render``), whose bytes registered runs depend on; this view gives the
 same dynamics to code written against the protocol."""
 from __future__ import annotations
@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from chains.protocol import EventRefused
-from chains.rules import Event, EventSyntaxError, apply, successors
-from chains.sampling import random_walk, sample_partner
-from chains.space import Domain, StateSpace
-from chains.trees import OPS, Tree, TreeSyntaxError, parse_polish, polish, random_tree, tokens
+from chains.rewrite.rules import Event, EventSyntaxError, apply, successors
+from chains.rewrite.sampling import random_walk, sample_partner
+from chains.rewrite.space import Domain, StateSpace
+from chains.rewrite.trees import OPS, Tree, TreeSyntaxError, parse_polish, polish, random_tree, tokens
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ their chain:
 - ``far``: a random other class, a start tree drawn uniformly among those other than the end.
 
 A wrong partner keeps the length of the partner it replaces and is a uniformly random backward
-walk from its wrong end, read forwards, as every partner is (``chains.sampling.sample_partner``):
+walk from its wrong end, read forwards, as every partner is (``chains.rewrite.sampling.sample_partner``):
 every step of it is a true step, certified like any other, and only its claimed equivalence with
 the chain is false. It is written as what it is: no equivalence certificate, and its kind under
-``wrong`` (``chains.dataset.Partner``). The draws come from a generator of their own
+``wrong`` (``chains.rewrite.dataset.Partner``). The draws come from a generator of their own
 (``corrupt_rng``), so every chain and every partner that is kept are those of the same spec
 without the option, bit for bit. Test splits are never corrupted.
 """
@@ -21,8 +21,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from chains.sampling import Sample, sample_partner
-from chains.space import StateSpace
+from chains.rewrite.sampling import Sample, sample_partner
+from chains.rewrite.space import StateSpace
 
 KINDS = ("near", "far")  # the kinds of wrong partner, as --corrupt-partners names them
 SAMPLING = {

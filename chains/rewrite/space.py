@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from chains.rules import Event, successors, tier_rules
-from chains.trees import Tree, all_trees, atom_names, count_classes, count_trees, polish, random_tree
+from chains.rewrite.rules import Event, successors, tier_rules
+from chains.rewrite.trees import Tree, all_trees, atom_names, count_classes, count_trees, polish, random_tree
 
 # the most states a breadth-first enumeration of a domain visits (``domain_size``, ``reachable_trees``)
 EXPLORE_LIMIT = 250_000

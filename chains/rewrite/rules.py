@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chains.trees import ADD, MUL, Tree, internal_positions, replace, size, subtree
+from chains.rewrite.trees import ADD, MUL, Tree, internal_positions, replace, size, subtree
 
 
 @dataclass(frozen=True)
