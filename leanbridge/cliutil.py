@@ -1,8 +1,9 @@
-"""Pieces the click commands share: bad input and faults as one line, a progress bar per phase
-and a comma-separated list option."""
+"""Pieces the click commands share: bad input and faults as one line, progress (a bar on a terminal,
+plain lines in a log) and a comma-separated list option."""
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -51,18 +52,81 @@ def user_errors(*kinds: type[Exception], interrupted: str,
         raise click.ClickException(interrupted) from None
 
 
+LOG_EVERY_S = 30.0  # seconds between the progress lines written where stderr is not a terminal
+
+
+class LogLines:
+    """Progress for a log file: where stderr is not a terminal, a plain line every ``LOG_EVERY_S``
+    seconds ("train: 1,500/12,000 step (12%), loss 0.1234") and a last one when closed, never a
+    carriage return. A run shorter than ``LOG_EVERY_S`` writes nothing. The calls are tqdm's that
+    the commands use (``update``, ``n``, ``refresh``, ``set_postfix``, ``write``, ``close``)."""
+
+    def __init__(self, total: int, desc: str, initial: int = 0, unit: str = "", file=None) -> None:
+        self.total, self.desc, self.n, self.unit = total, desc, initial, unit
+        self.file = file if file is not None else sys.stderr
+        self.postfix = ""
+        self.started = self.last = time.monotonic()
+        self.shown = initial
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        self.refresh()
+
+    def refresh(self) -> None:
+        if time.monotonic() - self.last >= LOG_EVERY_S:
+            self._line()
+
+    def set_postfix(self, values: dict) -> None:
+        self.postfix = ", ".join(f"{k} {v}" for k, v in values.items())
+
+    def write(self, line: str) -> None:
+        print(line, file=self.file, flush=True)
+
+    def close(self) -> None:
+        if self.last > self.started and self.n != self.shown:  # a long run's last figure
+            self._line()
+
+    def _line(self) -> None:
+        self.last, self.shown = time.monotonic(), self.n
+        share = f" ({100 * self.n / self.total:.0f}%)" if self.total else ""
+        unit = f" {self.unit}" if self.unit else ""
+        extra = f", {self.postfix}" if self.postfix else ""
+        self.write(f"{self.desc}: {self.n:,}/{self.total:,}{unit}{share}{extra}")
+
+
+def progress_bar(total: int, desc: str, initial: int = 0, unit: str = "", show: bool = True, leave: bool = False):
+    """A progress display on stderr: tqdm's bar on a terminal (kept when done with ``leave``),
+    ``LogLines`` elsewhere (a log, a pipe), a disabled bar when ``show`` is false."""
+    if show and not sys.stderr.isatty():
+        return LogLines(total, desc, initial, unit)
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit or "it", leave=leave, file=sys.stderr,
+                disable=not show, dynamic_ncols=True)
+
+
+def progress_over(items: list, desc: str, unit: str = "", show: bool = True) -> Iterator:
+    """``items`` one by one, with ``progress_bar`` counting them."""
+    bar = progress_bar(len(items), desc, unit=unit, show=show)
+    try:
+        for item in items:
+            yield item
+            bar.update(1)
+    finally:
+        bar.close()
+
+
 class PhaseBars:
-    """A progress callback ``(phase, done, total)``: one bar per phase, on stderr."""
+    """A progress callback ``(phase, done, total)``: one bar per phase on stderr (plain lines every
+    ``LOG_EVERY_S`` seconds where stderr is not a terminal)."""
 
     def __init__(self) -> None:
-        self.bar: tqdm | None = None
+        self.bar: tqdm | LogLines | None = None
         self.phase = ""
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         if phase != self.phase:
             self.close()
             self.phase = phase
-            self.bar = tqdm(total=total, desc=phase, leave=False, file=sys.stderr, disable=None, dynamic_ncols=True)
+            self.bar = progress_bar(total, phase)
         if self.bar is not None:
             self.bar.n = done
             self.bar.refresh()

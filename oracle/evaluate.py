@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass
 
 import torch
-from tqdm import tqdm
 
+from leanbridge.cliutil import progress_over
 from oracle.compare import choose_threshold
 from oracle.data import OracleData
 from oracle.model import Oracle
@@ -292,7 +292,7 @@ def evaluate(model: Oracle, data: OracleData, config: OracleEvalConfig = OracleE
     predictions: dict[int, SplitPredictions] = {}
     lengths = sorted(n for n in data.tests if max_length is None or n <= max_length)
     every: dict[int, SplitPredictions] = {}
-    for length in tqdm(lengths, desc="evaluate", unit="split", disable=not show_progress):
+    for length in progress_over(lengths, "evaluate", unit="split", show=show_progress):
         if model.config.arch == "transformer" and length > config.transformer_max_length:
             accuracy[str(length)] = all_right[str(length)] = None
             continue

@@ -13,13 +13,16 @@ from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
 from prover.programs import ProgramsProveConfig, ProgramSearchError, prove_programs
 from prover.run import ProveConfig, ProveError, prove
 from prover.search import SEARCHERS
+from training.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--budget-calls", type=click.IntRange(1), default=1000, show_default=True,
               help="Kernel calls (questions to Lean) allowed per problem.")
-@click.option("--data", type=click.Path(path_type=Path), default=Path("data/tier1-a4"), show_default=True,
-              help="Certified dataset directory (its domain and identity).")
+@click.option("--data", type=click.Path(path_type=Path), default=None,
+              help="Certified dataset directory (its domain and identity) [default: the dataset the searcher's run "
+                   "(--tracker, or --oracle for the oracle searchers) was trained on; data/tier1-a4 for the kernel "
+                   "searchers].")
 @click.option("--tracker", type=click.Path(path_type=Path), default=Path("runs/recurrence-combo-s0"),
               show_default=True, help="train-tracker run directory used as imagination.")
 @click.option("--oracle", type=click.Path(path_type=Path), default=Path("runs/oracle-recurrence-combo-s0"),
@@ -59,6 +62,8 @@ def main(budget_calls, data, tracker, oracle, searcher, problems, distances, see
          memory_mb, store, unvisited, device) -> None:
     """Search rewrite paths between trees of one class (or programs between two states), counting every
     question to Lean."""
+    if data is None:
+        data = _dataset_of_run(oracle if searcher.startswith("oracle") else tracker, searcher) or KERNEL_DATA
     if is_programs_dataset(data):
         _programs(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
                   device)
@@ -79,6 +84,21 @@ def main(budget_calls, data, tracker, oracle, searcher, problems, distances, see
     click.echo(f"wrote {out / 'report.json'}")
     if report["solutions_failing_audit"]:
         raise click.ClickException(f"{report['solutions_failing_audit']} reported solution(s) failed Lean's audit")
+
+
+KERNEL_DATA = Path("data/tier1-a4")  # the kernel searchers' dataset when --data is not given
+
+
+def _dataset_of_run(run: Path, searcher: str) -> Path | None:
+    """The dataset the run a searcher reads was trained on, as its checkpoint names it; None for the
+    kernel searchers (they read no run) and when the run cannot be read (``prove`` then says why)."""
+    if searcher.startswith("kernel"):
+        return None
+    try:
+        path = load_checkpoint(run / CHECKPOINT).get("identity", {}).get("dataset", {}).get("path")
+    except (CheckpointError, AttributeError):
+        return None
+    return Path(path) if isinstance(path, str) else None
 
 
 def _programs(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,

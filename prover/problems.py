@@ -112,8 +112,7 @@ def make_problems(domain: Domain, distances: Sequence[int], per_distance: int, s
             raise ProblemError(f"distance {d}: distances must be at least 1")
         if not any(at(s, d) for s in starts):
             if avoided:
-                raise ProblemError(f"distance {d}: no two trees of one class that training never visited are "
-                                   "that far apart")
+                raise ProblemError(_unvisited_refusal(d, space, avoided, starts))
             raise ProblemError(f"distance {d}: no two trees of one class are that far apart "
                                f"(the largest distance is {max_distance(domain)})")
         rng = random.Random(f"{seed}:problems:{d}")
@@ -128,6 +127,18 @@ def make_problems(domain: Domain, distances: Sequence[int], per_distance: int, s
             problems.append(Problem(f"d{d}-{n:05d}", d, space.trees[start], space.trees[target],
                                     prefix_start, events))
     return problems
+
+
+def _unvisited_refusal(d: int, space: StateSpace, avoided: set[int], starts: list[int]) -> str:
+    """Why no problem at distance ``d`` avoids the trees training visited: training visits every
+    start tree (so every tree a problem could start at), or the trees it left are not that far apart."""
+    if not starts:
+        return (f"--unvisited: training visits every start tree of the domain ({len(space.start_trees())}), so no "
+                "problem can start where it never went; use a dataset whose training leaves trees unvisited "
+                "(more atoms, or certify --hold-out states)")
+    unvisited = len(space.trees) - len(avoided)
+    return (f"distance {d}: no two of the {unvisited} trees training never visited are that far apart "
+            "within one class")
 
 
 def write_problems(path: Path, problems: Sequence[Problem]) -> None:

@@ -335,6 +335,16 @@ def test_the_device_goes_into_the_report(dataset, tracker_run, tmp_path):
     assert report["imagination"]["device"] == "cpu"
 
 
+def test_prove_reads_its_dataset_from_the_tracker_run(dataset, tracker_run, tmp_path):
+    """Without --data, the imagination searches the dataset its tracker was trained on, as
+    evaluate-tracker does."""
+    out = tmp_path / "out"
+    code, output = invoke(["--tracker", tracker_run, "--problems", 1, "--distances", 1, "--budget-calls", 1,
+                           "--out", out, "--jobs", 1])
+    assert code == 0, output
+    assert json.loads((out / "report.json").read_text())["dataset"]["path"] == str(dataset)
+
+
 def test_the_oracle_scorer_is_loaded_on_the_device(dataset, tmp_path, monkeypatch):
     """load_oracle and load_planner hand the resolved device to the oracle's scorer."""
     import oracle.scorer
@@ -484,3 +494,17 @@ def test_unvisited_problems_start_and_end_where_training_never_went(dataset, tmp
     for line in (out / "problems.jsonl").read_text().splitlines():
         row = json.loads(line)
         assert parse_polish(row["start"], ATOMS) not in seen and parse_polish(row["target"], ATOMS) not in seen
+
+
+def test_unvisited_says_when_training_went_everywhere():
+    """Where training visits every tree (an events or pairs hold-out does), --unvisited names that
+    cause, not a distance; where some trees are left, the refusal names the distance."""
+    from chains.rewrite.trees import all_trees
+    from prover.problems import ProblemError
+
+    everywhere = frozenset(all_trees(DOMAIN.atom_names))
+    with pytest.raises(ProblemError, match="training visits every start tree of the domain \\(960\\)"):
+        make_problems(DOMAIN, [1], 1, seed=0, avoid=everywhere)
+    left = frozenset(sorted(everywhere, key=str)[:-2])  # two trees left unvisited
+    with pytest.raises(ProblemError, match="distance 9: no two of the 2 trees training never visited"):
+        make_problems(DOMAIN, [9], 1, seed=0, avoid=left)

@@ -1,6 +1,7 @@
 """A run's record: metrics.jsonl written as training goes (and continued by a resumed run without
 duplicates), runs extended by --resume with more steps, sample sizes in reports, no machine paths in
 results or manifests, files written with the user's umask, and the packages' ``python -m`` commands."""
+import importlib.util
 import json
 import math
 import os
@@ -109,6 +110,16 @@ def test_tensorboard_without_the_package_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # as where tensorboard is not installed
     with pytest.raises(TensorBoardMissing, match=r"pip install 'exact-state\[tensorboard\]'"):
         RunLog(tmp_path, LogConfig(tensorboard=True))
+
+
+def test_tensorboard_missing_is_said_before_the_dataset_is_read(tmp_path):
+    """The missing package is the first thing said, not what follows minutes of loading."""
+    if importlib.util.find_spec("tensorboard") is not None:
+        pytest.skip("tensorboard is installed here")
+    result = CliRunner().invoke(train_tracker, ["--data", str(tmp_path / "no-such-dataset"), "--tensorboard",
+                                                "--out", str(tmp_path / "run")])
+    assert result.exit_code != 0 and "pip install 'exact-state[tensorboard]'" in result.output
+    assert "no-such-dataset" not in result.output and "Traceback" not in result.output
 
 
 def test_the_oracle_logs_its_steps_and_evaluation(tiny_probes, tmp_path):

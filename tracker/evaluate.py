@@ -37,8 +37,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
-from tqdm import tqdm
 
+from leanbridge.cliutil import progress_over
 from tracker.data import TrackerData
 from tracker.losses import centred_cosine_distance
 from tracker.models import Tracker
@@ -138,8 +138,7 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig, show_progre
     unrelated: dict[str, float] = {}
     seconds: dict[str, float] = {}
     is_transformer = model.config.arch.startswith("transformer")
-    for length in tqdm(sorted(data.tests), desc="evaluate", unit="length", disable=not show_progress, leave=False,
-                       file=sys.stderr, dynamic_ncols=True):
+    for length in progress_over(sorted(data.tests), "evaluate", unit="length", show=show_progress):
         split = data.tests[length]
         if is_transformer and length > config.transformer_max_length:
             exact[str(length)] = None

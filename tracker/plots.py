@@ -20,6 +20,13 @@ def run_title(report: dict, name: str) -> str:
             + (f", schedule {schedule}" if schedule else ""))
 
 
+def first_heldout(report: dict) -> dict:
+    """A report's exact just after the first held-out event (pair) of each chain, by length ({} when the
+    dataset holds none out)."""
+    first = (report.get("beyond") or {}).get("first_heldout") or {}
+    return {length: figure["exact"] for length, figure in first.items()}
+
+
 def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, fraction: bool,
                     title: str | None = None) -> Path:
     """``report[key]`` (keyed by chain length) against length, log2 x axis, one panel per arm
@@ -38,16 +45,22 @@ def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, frac
     for i, arm in enumerate(arms):
         ax = axes.flat[i]
         runs = sorted((r for r in reports if _arm(r) == arm), key=lambda r: r["seed"])
-        top = 0.0
+        top, ticks = 0.0, set()
         for report in runs:
             x, y = by_length(report[key])
             if not x:
                 continue
-            top = max(top, max(y))
-            ax.plot(x, y, color=colours(i % 10), marker=markers[i % len(markers)],
-                    linestyle=SEED_STYLES[report["seed"] % len(SEED_STYLES)][0], markersize=4, alpha=0.85,
-                    label=f"seed {report['seed']}")
+            top, style = max(top, max(y)), SEED_STYLES[report["seed"] % len(SEED_STYLES)][0]
+            ticks.update(x)
+            ax.plot(x, y, color=colours(i % 10), marker=markers[i % len(markers)], linestyle=style, markersize=4,
+                    alpha=0.85, label=f"seed {report['seed']}")
+            x, y = by_length(first_heldout(report)) if key == "exact" else ([], [])
+            if x:  # held-out events or pairs: right just after the first one, beside the end of the chain
+                ax.plot(x, y, color="0.3", marker="x", linestyle=style, markersize=4, alpha=0.85,
+                        label=f"seed {report['seed']}, just after its first held-out event")
         ax.set_xscale("log", base=2)
+        ax.set_xticks(sorted(ticks), [f"{x:,}" for x in sorted(ticks)])  # every length labelled, 8 included
+        ax.minorticks_off()
         ax.set_ylim(*((-0.02, 1.02) if fraction else (0, 1.1 * top or 1)))
         if not fraction:
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))

@@ -27,7 +27,7 @@ def load_torch_file(path: Path, allowed: tuple[type, ...] = (), map_location: st
     except pickle.UnpicklingError:
         raise UnreadableFile("not a torch file of tensors and plain values") from None
     except (RuntimeError, EOFError) as e:
-        first = " ".join(str(e).split())[:100]
+        first = shortened(" ".join(str(e).split()), 100)
         raise UnreadableFile(f"truncated or not a torch file{': ' + first if first else ''}") from None
     except OSError as e:
         raise UnreadableFile(e.strerror or str(e)) from None
@@ -38,3 +38,11 @@ def save_atomic(obj: dict, path: Path) -> None:
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     write_bytes_atomic(path, buffer.getvalue())
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word's end, with an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
+    return f"{cut}…"

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Protocol
 
 import torch
-from tqdm import tqdm
 
 from chains.version import package_version
+from leanbridge.cliutil import progress_bar
 from training.checkpoint import CheckpointError
 from training.config import OptimConfig
 from training.device import to_cpu
@@ -176,8 +176,7 @@ def train_loop(trainer: Stepper, config: OptimConfig, path: Path, show_progress:
     written first); it may ``write`` a line. ``log``: the run's metrics.jsonl, written as it goes."""
     end = config.steps if until is None else until
     last_losses: dict[str, float] = {}
-    bar = tqdm(total=end, initial=trainer.step, disable=not show_progress, desc=desc, unit="step",
-               dynamic_ncols=True)
+    bar = progress_bar(end, desc, initial=trainer.step, unit="step", show=show_progress, leave=True)
     with stop_requests() as interrupt:
         while trainer.step < end:
             t0 = time.perf_counter()

@@ -19,6 +19,7 @@ optional ``tensorboard`` package (``pip install 'exact-state[tensorboard]'``).
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from training.checkpoint import CHECKPOINT
 
 METRICS = "metrics.jsonl"
 TENSORBOARD = "tensorboard"
+TENSORBOARD_MISSING = "--tensorboard needs the tensorboard package: pip install 'exact-state[tensorboard]'"
 
 
 class TensorBoardMissing(ValueError):
@@ -43,6 +45,8 @@ class LogConfig:
     def __post_init__(self) -> None:
         if self.every < 1:
             raise ValueError("the log interval must be >= 1 step")
+        if self.tensorboard and importlib.util.find_spec("tensorboard") is None:  # said before any work starts
+            raise TensorBoardMissing(TENSORBOARD_MISSING)
 
 
 def _lines_up_to(path: Path, step: int) -> bytes:
@@ -70,8 +74,7 @@ class RunLog:
             try:
                 from torch.utils.tensorboard import SummaryWriter
             except ImportError:
-                raise TensorBoardMissing("--tensorboard needs the tensorboard package: "
-                                         "pip install 'exact-state[tensorboard]'") from None
+                raise TensorBoardMissing(TENSORBOARD_MISSING) from None
             # purge_step: events a stopped run logged past its checkpoint are hidden, as in metrics.jsonl
             self.board = SummaryWriter(str(Path(out) / TENSORBOARD), purge_step=resumed_from or None)
         kept = _lines_up_to(self.path, resumed_from) if resumed_from is not None and self.path.is_file() else b""
