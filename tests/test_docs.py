@@ -47,3 +47,30 @@ def test_every_relative_link_resolves():
 def test_the_readme_is_a_short_manual():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 200, f"README.md has {len(lines)} lines; move detail to docs/"
+
+
+HEADLINE_WORDS = 30  # words of one cell of the README's headline tables: the result, the figure, the page
+
+
+def headline_cells(text: str) -> list[str]:
+    """Every cell of the tables under the README's "Headline results", header and rule rows left out."""
+    section = text.split("## Headline results", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|") and not line.startswith("|---")]
+    return [cell.strip() for row in rows for cell in row.strip("|").split("|")
+            if cell.strip() not in ("result", "figure", "page", "job", "command")]
+
+
+def test_the_headline_tables_read_in_a_minute():
+    """One line a result, at most HEADLINE_WORDS words a cell, what works apart from what does not."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    long = [f"{len(c.split())} words: {c[:60]}…" for c in headline_cells(text) if len(c.split()) > HEADLINE_WORDS]
+    assert not long, "\n".join(long)
+    section = text.split("## Headline results", 1)[1]
+    assert section.index("**What works**") < section.index("**What does not (yet)**") < section.index(
+        "**Which recipe for which job**")
+
+
+def test_the_width_rule_catches_a_long_cell():
+    text = "## Headline results\n| result | figure | page |\n|---|---|---|\n| x | " + "word " * 31 + "| p |\n## Next"
+    assert [c for c in headline_cells(text) if len(c.split()) > HEADLINE_WORDS]
+    assert not [c for c in headline_cells(text.replace("word " * 31, "word " * 30)) if len(c.split()) > HEADLINE_WORDS]
