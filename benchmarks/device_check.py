@@ -17,16 +17,19 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 import click
 import torch
 
-from benchmarks.harness import DEVICE_LONGEST, device_cpu_rows, device_row, device_table, seed_list, write_results
+from benchmarks.harness import (DEVICE_LONGEST, Plan, device_cpu_rows, device_row, device_table, seed_list,
+                                write_results)
+from tracker.config import TrainConfig
 from tracker.evaluate import EvalConfig
+from tracker.grid import RunSpec
 from tracker.schedules import scheduled
 from tracker.stopping import StopConfig
-from tracker.train import train
 from training.device import DeviceUnavailable, resolve_device
 
 
@@ -47,6 +50,23 @@ def device_name(device: torch.device) -> str:
     return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type
 
 
+def fast_config(arm: str, seed: int, *, data: str) -> TrainConfig:
+    """The fast schedule at ``seed`` on ``data`` (the check's one arm)."""
+    return scheduled("fast", data=data, seed=seed)
+
+
+def run_dir(arm: str, seed: int, *, runs: Path) -> Path:
+    """``<runs>/<arm>-s<seed>``: ``<runs>/fast-s<seed>``."""
+    return runs / f"{arm}-s{seed}"
+
+
+def plan(data: str, runs: Path, stop: StopConfig, device: torch.device) -> Plan:
+    """The check's runs: the fast schedule stopped when exact, evaluated on 512 chains a length,
+    each trained from step 0 on ``device`` (its time is what the check measures)."""
+    return Plan(partial(fast_config, data=data), partial(run_dir, runs=runs),
+                partial(RunSpec, eval_config=EvalConfig(max_chains=512), stop=stop, fresh=True), device=str(device))
+
+
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--device", default="cuda", show_default=True, help="The GPU to measure: cuda, cuda:N or mps.")
 @click.option("--seeds", default="0", show_default=True, help="Comma-separated seeds.")
@@ -65,13 +85,12 @@ def main(device, seeds, data, runs, out, cpu_results, machine, check_every) -> N
     where = gpu_device(device)  # before anything is read or written
     chosen = seed_list(seeds)
     stop = StopConfig(every=check_every)
+    runs_of = plan(data, runs, stop, where)
     rows = []
     for seed in chosen:
-        config = scheduled("fast", data=data, seed=seed)
         began = time.perf_counter()
         try:
-            report = train(config, runs / f"fast-s{seed}", show_progress=False, stop=stop,
-                           eval_config=EvalConfig(max_chains=512), device=where)
+            report = runs_of.run("fast", seed, quiet=True, threads=None)
         except ValueError as e:  # the dataset, a checkpoint
             raise click.ClickException(" ".join(str(e).split())) from None
         if DEVICE_LONGEST not in report["exact"]:

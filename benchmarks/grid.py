@@ -21,14 +21,12 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import (batch_options, checked_device, figure, finished_report, recorded_runs,
-                              run_batch, seed_list, write_results)
+from benchmarks.harness import Plan, batch_options, checked_device, figure, recorded_runs, seed_list, write_results
+from tracker.config import OBJECTIVES, TrainConfig
 from tracker.evaluate import EvalConfig
-from tracker.grid import RunSpec, run_spec
+from tracker.grid import RunSpec
 from tracker.models import ARCHS
-from tracker.config import OBJECTIVES
 from tracker.schedules import SCHEDULES, scheduled
-from tracker.train import TrainConfig
 
 FIELDS = {f.name: f for f in fields(TrainConfig)}
 NOT_PER_ARM = ("data", "seed")  # set by --data and --seeds
@@ -75,23 +73,13 @@ def arm_config(name: str, seed: int, *, arms: dict[str, dict], schedule: str, co
         raise click.UsageError(f"arm {name}: {e}") from None
 
 
-def plan(name: str, seed: int, *, runs: Path, eval_config: EvalConfig, **settings) -> RunSpec:
-    return RunSpec(arm_config(name, seed, **settings), str(runs / f"{name}-s{seed}"), eval_config)
+def run_dir(name: str, seed: int, *, runs: Path) -> Path:
+    """``<runs>/<arm>-s<seed>``."""
+    return runs / f"{name}-s{seed}"
 
 
 def labelled(name: str, seed: int, report: dict) -> dict:
     return {**report, "arm": name}
-
-
-def train_one(name: str, seed: int, quiet: bool, threads: int | None, *, device: str, **planning) -> dict:
-    """One run here or in a worker process (picklable)."""
-    return labelled(name, seed, run_spec(plan(name, seed, **planning), device, quiet, threads))
-
-
-def finished(name: str, seed: int, *, recorded: list[dict], **planning) -> dict | None:
-    spec = plan(name, seed, **planning)
-    report = finished_report(spec.config, Path(spec.out), recorded)
-    return None if report is None else labelled(name, seed, report)
 
 
 def table(reports: list[dict]) -> str:
@@ -131,15 +119,14 @@ def main(arm_specs, seeds, schedule, common_specs, data, eval_chains, steps, run
     if steps is not None:
         common["steps"] = steps
     jobs = [(name, seed) for seed in seed_list(seeds) for name in arms]
-    planning = {"runs": Path(runs), "eval_config": EvalConfig(max_chains=eval_chains), "arms": arms,
-                "schedule": schedule, "common": common, "data": data}
+    settings = {"arms": arms, "schedule": schedule, "common": common, "data": data}
     for name in arms:  # a bad setting is a usage error before anything runs
-        arm_config(name, 0, **{k: planning[k] for k in ("arms", "schedule", "common", "data")})
-    device = checked_device(device, cluster)
-    reports, missing = run_batch(jobs, partial(train_one, device=device, **planning),
-                                 partial(finished, recorded=recorded_runs(out), **planning),
-                                 lambda report: f"exact {json.dumps(report['exact'])}", workers, collect, quiet,
-                                 cluster=cluster, plan=partial(plan, **planning), label=labelled, device=device)
+        arm_config(name, 0, **settings)
+    runs_of = Plan(partial(arm_config, **settings), partial(run_dir, runs=Path(runs)),
+                   partial(RunSpec, eval_config=EvalConfig(max_chains=eval_chains)), label=labelled,
+                   device=checked_device(device, cluster))
+    reports, missing = runs_of.batch(jobs, recorded_runs(out), lambda report: f"exact {json.dumps(report['exact'])}",
+                                     workers, collect, quiet, cluster)
     write_results(out, {"grid": {"schedule": schedule, "data": data, "arms": arms, "common": common,
                                  "seeds": list(seed_list(seeds))},
                         "runs": reports, "missing": missing})

@@ -7,6 +7,12 @@ the steps, the device): it finds a run finished, trains or resumes it, or sends 
 data. ``run_batch`` drives the jobs (one at a time, several in processes of their own, or each as a
 task on a Ray cluster) and the results are written atomically.
 
+This is the one way a benchmark launches a training: through a ``Plan`` (a timing benchmark's
+runs are ``fresh``: trained from step 0, as their time is what it measures), or, where a benchmark
+runs the command as a user does, in a process of its own, through ``launch``, which alone decides
+to resume it. A run is read back through ``training.checkpoint.Checkpoint`` or the loaders
+built on it (``tracker.load_run``, ``oracle.load_run``).
+
 A comparison's script supplies only what differs: its arms, its judge, its table and figures, and
 a thin click command over them, run as ``python -m benchmarks.NAME``.
 """
@@ -15,6 +21,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -28,6 +35,7 @@ import click
 from chains.files import user_mode
 from tracker.grid import RunSpec
 from tracker.stopping import StopConfig
+from training.checkpoint import CHECKPOINT
 from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from training.grid import Run, finished_report
 from training.options import stacked
@@ -41,6 +49,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "tracker-hard": ("tracker_hard", "hard"),
     "tracker-tier2": ("tracker_tier2", "batch"),
     "tracker-beyond": ("tracker_beyond", "batch"),
+    "tracker-registers": ("tracker_registers", "registers"),
     "tracker-mechanism": ("tracker_mechanism", "mechanism"),
     "tracker-soft": ("tracker_soft", "soft"),
     "tracker-soft-seed": ("tracker_soft", "soft-seed"),
@@ -117,6 +126,16 @@ class Plan:
         return run_batch(jobs, self.run, partial(self.finished, recorded=recorded), summary,
                          workers if self.threads is None else 1, collect, quiet, cluster=cluster, plan=self.plan,
                          label=self.label, device=self.device)
+
+
+def launch(command: Sequence[str], out: Path, *, state: str = CHECKPOINT, env: Mapping[str, str] | None = None) -> None:
+    """Run ``command`` (a train-tracker or evaluate-tracker command line, all but its --out) into
+    ``out`` in a process of its own, as a user runs it: continued with --resume when ``out`` holds
+    ``state`` (a training's checkpoint, a streamed evaluation's saved state: work cut short), from
+    the start otherwise. The caller has found the work unfinished; a command that fails raises
+    CalledProcessError."""
+    resume = ["--resume"] if (Path(out) / state).is_file() else []
+    subprocess.run([*command, "--out", str(out), *resume], check=True, env=None if env is None else dict(env))
 
 
 def whole_batch(jobs: Sequence[Job], found: Callable[[str, int], dict | None]) -> tuple[list[dict], list[dict]]:

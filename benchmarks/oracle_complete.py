@@ -26,8 +26,9 @@ import click
 import torch
 
 from benchmarks.harness import length_list, replace_runs
-from chains.manifest import DatasetError, domain_of, manifest_path, read_manifest
+from chains.manifest import DatasetError, manifest_path, read_manifest
 from chains.rewrite.probes import PROBE_GROUPS as GROUPS, probe_groups
+from chains.rewrite.space import domain_of
 from oracle.compare import reading
 from oracle.config import OracleConfig
 from oracle.data import load_probe_dataset

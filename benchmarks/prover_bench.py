@@ -34,6 +34,7 @@ from pathlib import Path
 
 from chains.files import user_mode
 from prover.run import ProveConfig, ProveError, prove
+from training.checkpoint import CHECKPOINT
 
 
 def _who(r: dict) -> str:
@@ -71,7 +72,7 @@ def finished_report(config: ProveConfig) -> dict | None:
     reads = READS.get(config.searcher)
     if any(report.get("config", {}).get(k) != want[k] for k in DECIDING + ((reads,) if reads else ())):
         return None
-    checkpoint = Path(want[reads]) / "checkpoint.pt" if reads else None
+    checkpoint = Path(want[reads]) / CHECKPOINT if reads else None
     if checkpoint is not None and (not checkpoint.is_file() or checkpoint.stat().st_mtime > path.stat().st_mtime):
         return None
     return report

@@ -81,6 +81,14 @@ def load_blob(path: Path) -> dict:
     return torch.load(path, map_location="cpu", weights_only=False)
 
 
+def checkpoint_of(run: Path) -> Path:
+    """The checkpoint file of the run directory ``run``, as the parent's code names it (a worker,
+    which may import another commit's code, is handed its path)."""
+    from training.checkpoint import CHECKPOINT
+
+    return run / CHECKPOINT
+
+
 # ---- the code being run ----------------------------------------------------------------------
 
 def git(*args: str, cwd: Path = ROOT) -> str:
@@ -206,7 +214,7 @@ def _train_tracker(task: dict) -> None:
     out = Path(task["out"])
     small = EvalConfig(max_chains=SMALL_EVAL_CHAINS, threads=1)
     if task["resume"]:
-        config = config_from_checkpoint(_load_checkpoint(out / "checkpoint.pt"))
+        config = config_from_checkpoint(_load_checkpoint(Path(task["checkpoint"])))
         train(config, out, resume=True, show_progress=False, eval_config=small,
               data=_up_to(_load_tracker_data(config.data), task["max_length"]))
     else:
@@ -220,7 +228,7 @@ def _train_oracle(task: dict) -> None:
 
     out = Path(task["out"])
     if task["resume"]:
-        config = config_from_checkpoint(_load_checkpoint(out / "checkpoint.pt"))
+        config = config_from_checkpoint(_load_checkpoint(Path(task["checkpoint"])))
         validation = _load_probe_data(config.validation) if config.validation else None
         # the threshold is chosen again at the end (on the validation chains when the run names
         # them: then the test chains are not read, as with --skip-test)
@@ -276,7 +284,7 @@ def prepare_resume(checkpoint: dict, steps: int, where: Path) -> None:
     blob = dict(checkpoint)
     blob["config"] = {**blob["config"], "steps": blob["step"] + steps}
     where.mkdir(parents=True)
-    torch.save(blob, where / "checkpoint.pt")
+    torch.save(blob, checkpoint_of(where))
 
 
 def fresh_config(kind: str, arch: str, objective: str, data: Path, steps: int) -> dict:
@@ -300,7 +308,7 @@ def plan_runs(runs: list[Path], steps: int, max_length: int | None,
     resume) and the reference code's (resume), each resume from its own copy in ``scratch``."""
     plan, tasks_cur, tasks_ref = [], [], []
     for i, run in enumerate(runs):
-        blob = load_blob(run / "checkpoint.pt")
+        blob = load_blob(checkpoint_of(run))
         report = json.loads((run / "report.json").read_text()) if (run / "report.json").is_file() else None
         kind = kind_of(blob, report)
         entry = {"run": relative(run), "kind": kind, "step": blob["step"],
@@ -309,9 +317,10 @@ def plan_runs(runs: list[Path], steps: int, max_length: int | None,
         tasks_cur.append({"id": f"eval-{i}", "do": "evaluate", "kind": kind, "run": str(run.resolve()),
                           "max_length": max_length})
         for label, tasks in (("current", tasks_cur), ("reference", tasks_ref)):
-            prepare_resume(blob, steps, scratch / f"resume-{label}-{i}")
-            tasks.append({"id": f"resume-{i}", "do": "train", "kind": kind, "resume": True,
-                          "out": str(scratch / f"resume-{label}-{i}"), "max_length": max_length})
+            copy = scratch / f"resume-{label}-{i}"
+            prepare_resume(blob, steps, copy)
+            tasks.append({"id": f"resume-{i}", "do": "train", "kind": kind, "resume": True, "out": str(copy),
+                          "checkpoint": str(checkpoint_of(copy)), "max_length": max_length})
         del blob
     return plan, tasks_cur, tasks_ref
 
@@ -378,7 +387,7 @@ def judge_fresh(by_id: dict, scratch: Path, fresh_steps: int) -> tuple[list[dict
         fresh_results.append(row)
     dataset_id = None
     if fresh_results and fresh_results[0]["verdict"] != "error":
-        identity = load_blob(scratch / "fresh-current-0" / "checkpoint.pt")["identity"]
+        identity = load_blob(checkpoint_of(scratch / "fresh-current-0"))["identity"]
         dataset_id = identity["dataset"]["dataset_id"]
     return fresh_results, dataset_id
 
@@ -440,7 +449,7 @@ def resumed(scratch: Path, pattern: str, by_id: dict, task_id: str) -> dict:
         return {"verdict": "error", "errors": errors, "seconds": seconds}
     from tracker.bits import compare_checkpoints
 
-    a, b = (load_blob(scratch / pattern.format(label) / "checkpoint.pt") for label in ("current", "reference"))
+    a, b = (load_blob(checkpoint_of(scratch / pattern.format(label))) for label in ("current", "reference"))
     return {**compare_checkpoints(a, b), "seconds": seconds}
 
 
@@ -498,10 +507,10 @@ def run_command(runs: tuple[Path, ...], reference: str, current: str, steps: int
     """Check RUNS (default: the registered runs named in the module) against --reference."""
     if shutil.which("git") is None:
         raise click.ClickException("git is needed (the reference code is a worktree of the repository)")
-    runs = [Path(r) for r in runs] or [ROOT / r for r in REGISTERED if (ROOT / r / "checkpoint.pt").is_file()]
+    runs = [Path(r) for r in runs] or [ROOT / r for r in REGISTERED if checkpoint_of(ROOT / r).is_file()]
     for run in runs:
-        if not (run / "checkpoint.pt").is_file():
-            raise click.UsageError(f"{run}: no checkpoint.pt")
+        if not checkpoint_of(run).is_file():
+            raise click.UsageError(f"{run}: no {checkpoint_of(run).name}")
     results = check(runs, reference, current, steps, max_length or None, fresh, fresh_steps, quiet)
     results["command"] = ("python -m benchmarks.reproduce_check run " + " ".join(relative(r) for r in runs)
                           + f" --reference {reference} --current {current} --steps {steps} --max-length {max_length}"

@@ -20,17 +20,18 @@ import json
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 
 import click
-import torch
 
-from benchmarks.harness import merge_timed_runs
+from benchmarks.harness import Plan, merge_timed_runs
+from tracker.config import TrainConfig
 from tracker.evaluate import EvalConfig
+from tracker.grid import RunSpec
 from tracker.schedules import SCHEDULES, scheduled
 from tracker.stopping import StopConfig
-from tracker.train import train
 from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 
 EXACT = 0.99
@@ -79,17 +80,38 @@ CANDIDATES: dict[str, dict] = {
 }
 
 
+def candidate_settings(name: str, steps: int | None) -> dict:
+    """Candidate ``name``'s settings, its steps overridden by ``steps`` when given."""
+    return CANDIDATES[name] if steps is None else {**CANDIDATES[name], "steps": steps}
+
+
+def candidate_config(name: str, seed: int, *, data: str, steps: int | None) -> TrainConfig:
+    return scheduled("default", **{**candidate_settings(name, steps), "data": data, "seed": seed})
+
+
+def run_dir(name: str, seed: int, *, runs: Path, cooldown: int) -> Path:
+    """``<runs>/<candidate>-s<seed>``, or ``<candidate>-cool<steps>-s<seed>`` with a cooldown."""
+    return runs / (f"{name}-s{seed}" if not cooldown else f"{name}-cool{cooldown}-s{seed}")
+
+
+def plan(data: str, runs: Path, stop: StopConfig, eval_chains: int, threads: int, steps: int | None,
+         device: str) -> Plan:
+    """The candidates' runs: each trained from step 0 (its time is what the benchmark measures) at
+    ``threads`` torch threads on ``device``, stopped when exact, evaluated on ``eval_chains`` chains."""
+    return Plan(partial(candidate_config, data=data, steps=steps), partial(run_dir, runs=runs, cooldown=stop.cooldown),
+                partial(RunSpec, eval_config=EvalConfig(max_chains=eval_chains, threads=threads), stop=stop,
+                        fresh=True), device=device, threads=threads)
+
+
 def run_one(name: str, seed: int, data: str, runs: Path, stop: StopConfig, eval_chains: int, threads: int,
             machine: str, in_flight: int, steps: int | None = None, device: str = "cpu") -> dict:
     """Train candidate ``name`` on ``seed`` (a fresh run) on ``device`` and return its row."""
-    torch.set_num_threads(threads)
-    settings = CANDIDATES[name] if steps is None else {**CANDIDATES[name], "steps": steps}
-    config = scheduled("default", **{**settings, "data": data, "seed": seed})
-    out = runs / (f"{name}-s{seed}" if not stop.cooldown else f"{name}-cool{stop.cooldown}-s{seed}")
+    settings = candidate_settings(name, steps)
+    runs_of = plan(data, runs, stop, eval_chains, threads, steps, device)
     began = time.perf_counter()
-    report = train(config, out, show_progress=False, stop=stop, device=device,
-                   eval_config=EvalConfig(max_chains=eval_chains, threads=threads))
+    report = runs_of.run(name, seed, quiet=True, threads=threads)
     whole = time.perf_counter() - began
+    config = runs_of.config(name, seed)
     s = report["stop"]
     longest = str(max(int(n) for n in report["exact"]))
     return {"candidate": name, "settings": settings, "schedule": report["schedule"], "seed": seed,

@@ -30,7 +30,7 @@ from benchmarks.tracker_comparison import plan
 from tracker.analysis import READ_BACK, AnalysisConfig, analyse_run, write_analysis
 from tracker.config import TrainConfig
 from tracker.evaluate import EvalConfig
-from training.checkpoint import CHECKPOINT, load_checkpoint
+from training.checkpoint import Checkpoint
 
 # Registered before any run was analysed: the seed's figures for section 48, read as this
 # command measures them (the code's dimension: principal components to 95% of its variance; the
@@ -128,7 +128,7 @@ def analysed(run: Path, data: Path | None, config: AnalysisConfig, where: Path, 
     """The analysis of ``run`` in ``where``: the one written there before with the same settings
     and checkpoint step, else a new one."""
     path = where / "analysis.json"
-    step = load_checkpoint(run / CHECKPOINT).get("step")
+    step = Checkpoint.of_run(run, TrainConfig).step
     if path.is_file():
         report = json.loads(path.read_text())
         if (report["config"] == asdict(config) and report["run"]["steps"] == step

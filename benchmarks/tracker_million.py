@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import click
 
-from benchmarks.harness import Comparison, comparison, verdict
+from benchmarks.harness import Comparison, comparison, launch, verdict
 from chains.files import write_bytes_atomic
 from tracker.config import TrainConfig
 from tracker.schedules import scheduled
@@ -107,22 +106,22 @@ def trained(runs: Path, arm: str, seed: int, data: Path) -> Path:
     """The arm's run on ``seed``, trained at one thread if missing, resumed if it was cut short."""
     out = run_dir(arm, seed, runs)
     if finished(out / "report.json") is None:
-        resume = ["--resume"] if (out / "checkpoint.pt").is_file() else []
-        subprocess.run([str(BIN / "train-tracker"), *train_options(arm), "--seed", str(seed), "--data", str(data),
-                        "--threads", "1", "--quiet", "--out", str(out), *resume], check=True)
+        launch([str(BIN / "train-tracker"), *train_options(arm), "--seed", str(seed), "--data", str(data),
+                "--threads", "1", "--quiet"], out)
     return out
 
 
 def evaluated(run: Path, out: Path, lengths: tuple[int, ...], chains: int, seed: int, data: Path) -> dict:
     """The run's streamed evaluation, made (or resumed) at one thread where it is not finished;
     the machine's load average before and after it goes beside it (load.json): its seconds depend on it."""
+    from tracker.stream import STATE  # the streamed evaluation's saved state, where it was cut
+
     report = finished(out / "report.json")
     if report is None or report.get("steps") != max(lengths) or report.get("chains") != chains:
-        resume = ["--resume"] if (out / "stream-state.pt").is_file() else []
         before = os.getloadavg()[1]
-        subprocess.run([str(BIN / "evaluate-tracker"), str(run), "--lengths", ",".join(map(str, lengths)),
-                        "--chains", str(chains), "--seed", str(seed), "--data", str(data), "--threads", "1",
-                        "--device", "cpu", "--out", str(out), *resume], check=True)
+        launch([str(BIN / "evaluate-tracker"), str(run), "--lengths", ",".join(map(str, lengths)),
+                "--chains", str(chains), "--seed", str(seed), "--data", str(data), "--threads", "1",
+                "--device", "cpu"], out, state=STATE)
         write_bytes_atomic(out / "load.json", json.dumps([round(before, 2), round(os.getloadavg()[1], 2)]).encode())
         report = finished(out / "report.json")
     return report
@@ -133,7 +132,9 @@ def in_progress(arm: str, seed: int, out: Path) -> dict | None:
     it reached (its figures so far are the finished run's, which goes on from there)."""
     import torch  # only to read the saved state
 
-    path = out / "stream-state.pt"
+    from tracker.stream import STATE
+
+    path = out / STATE
     if not path.is_file():
         return None
     figures = torch.load(path, weights_only=True)["figures"]

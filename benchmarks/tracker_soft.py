@@ -26,7 +26,6 @@ results/tracker-soft-seed.json, with predictions of its own written down before 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import Comparison, verdict
+from benchmarks.harness import Comparison, launch, verdict
 from chains.files import write_bytes_atomic
 from chains.manifest import has_manifest, read_manifest
 from chains.rewrite.corrupt import Corruption
@@ -157,15 +156,13 @@ def train_one(runs: Path, data: Path, cell: str, seed: int, steps: int | None, q
     is there."""
     out = run_dir(cell, seed, runs)
     command = [sys.executable, "-m", "tracker.cli", *recipe.options(), "--threads", "1", "--eval-threads", "1",
-               "--seed", str(seed), "--data", str(dataset_dir(data, cell)), "--corrupted-checker", "--out", str(out)]
+               "--seed", str(seed), "--data", str(dataset_dir(data, cell)), "--corrupted-checker"]
     if steps is not None:
         command += ["--steps", str(steps)]
     if quiet:
         command.append("--quiet")
-    if (out / "checkpoint.pt").is_file():
-        command.append("--resume")
     click.echo(f"train {out}", err=True)
-    subprocess.run(command, check=True)
+    launch(command, out)
 
 
 def spread(run: Path, data: Path) -> dict:

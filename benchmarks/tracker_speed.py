@@ -7,10 +7,11 @@ times the free-running evaluation of the 512 test chains at 4,096 events. Writes
 (``tracker.config.TrainConfig``'s field of that name), so that a registered arm's whole recipe is timed.
 
     .venv/bin/python -m benchmarks.tracker_speed [--steps 200] [--threads 2] [--schedule registers --out F]
-        [--set tables=inherited --set move_readout=1.0]
+        [--set tables=free --set move_readout=0]
 
 ``--schedule`` times another recipe (``tracker.schedules``) the same way: the registers arch beside
-the recurrence, each at one thread (``--threads 1``). Beside the wall clock it records the process's
+the recurrence, each at one thread (``--threads 1``); ``--set`` over the registers schedule times its
+earlier variants (above: hard moves with free tables, the beyond batch's first registers arms). Beside the wall clock it records the process's
 own CPU time per step, which at one thread stays close to a quiet machine's figure when other
 processes share the cores.
 """

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, recorded_runs,
+from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, launch, recorded_runs,
                                 seed_list, spearman, verdict, write_results)
 from chains.manifest import has_manifest
 
@@ -240,10 +240,8 @@ def diagnose(runs: Path, only: str | None) -> None:
         if (out / "report.json").is_file():
             continue
         dataset, options = DIAGNOSIS[name]
-        resume = ["--resume"] if (out / "checkpoint.pt").is_file() else []
-        subprocess.run([str(Path(sys.executable).with_name("train-tracker")), "--data", str(VALIDATION / dataset),
-                        *options, "--seed", "0", "--threads", "1", "--eval-threads", "1", "--quiet", "--out", str(out),
-                        *resume], check=True)
+        launch([str(Path(sys.executable).with_name("train-tracker")), "--data", str(VALIDATION / dataset), *options,
+                "--seed", "0", "--threads", "1", "--eval-threads", "1", "--quiet"], out)
 
 
 @main.command()

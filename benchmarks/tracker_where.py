@@ -19,10 +19,10 @@ import click
 import torch
 
 from benchmarks.harness import length_list, replace_runs
-from chains.manifest import DatasetError, domain_of, manifest_path, read_manifest, trained_elsewhere
+from chains.manifest import DatasetError, manifest_path, read_manifest, trained_elsewhere
 from chains.rewrite.dataset import read_split
 from chains.rewrite.rules import tier2_events, tier2_group
-from chains.rewrite.space import reachable_trees
+from chains.rewrite.space import domain_of, reachable_trees
 from chains.rewrite.trees import size
 from tracker.config import TrainConfig
 from tracker.data import TrackerData, load_dataset

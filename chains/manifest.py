@@ -31,9 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chains.files import reason
-from chains.rewrite.sampling import STARTS
-from chains.rewrite.space import Domain
 
+STARTS = ("start", "reachable")  # where a rewrite dataset's training chains start (its manifest's ``starts``)
 MANIFEST = "manifest.json"  # the manifest's file name inside a dataset directory
 FORMAT_VERSION = 1  # the chain datasets' format
 MATHLIB_FORMAT = "mathlib-probes/1"  # the Mathlib probe records' format
@@ -117,10 +116,6 @@ class Manifest:
     seconds: float | None = None  # wall seconds of the whole run
     format: int = FORMAT_VERSION
 
-    def domain(self, where: str = MANIFEST_WHERE) -> Domain:
-        """The domain; DatasetError naming ``where`` when the fields make none."""
-        return domain_of(self.to_json(), where)
-
     @property
     def dataset_id(self) -> str:
         """The content identity (``chains.manifest.dataset_id``): domain, seed and file hashes."""
@@ -196,7 +191,7 @@ class Manifest:
         """The manifest of parsed JSON ``obj``; DatasetError naming ``where`` and the first field
         that is missing or of the wrong type. ``checker`` absent reads as ``elaborator`` and the
         timings absent as None (datasets written before the manifest had them); ``starts`` absent
-        reads as ``start``, and any value but those of ``chains.rewrite.sampling.STARTS`` is refused."""
+        reads as ``start``, and any value but those of ``STARTS`` is refused."""
         check_manifest(obj, Path(where))
         values = {}
         for f in dataclasses.fields(cls):
@@ -360,18 +355,6 @@ def load_manifest(directory: Path | str) -> Manifest:
 
 
 # ---- what a manifest says: the domain, the dataset's identity ----
-
-def domain_of(manifest: dict, where: str) -> Domain:
-    """The rewrite domain of a manifest's JSON object; DatasetError naming ``where`` when it makes none
-    (a programs dataset among them: its readers are named in the message)."""
-    if manifest.get("format") == PROGRAMS_FORMAT:
-        raise DatasetError(f"{where}: a programs dataset; this command reads rewrite chains (programs are read by "
-                           "train-tracker and certify --verify)")
-    try:
-        return Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
-    except (KeyError, TypeError, ValueError) as e:
-        raise DatasetError(f"{where}: bad domain in manifest ({e})") from None
-
 
 def dataset_id(manifest: dict) -> str:
     """Content identity of a dataset: its domain, seed and the sha256 of each file. Unlike the

@@ -512,6 +512,9 @@ def cli() -> str:
                           ("evaluate-tracker", evaluate_tracker)):
         text = CliRunner().invoke(command, ["--help"], prog_name=name, terminal_width=100).output
         parts.append(f"### `{name}`\n\n```\n{text.rstrip()}\n```\n")
+        if any(p.name == "sets" for p in command.params):  # its rare settings, behind --set
+            listing = CliRunner().invoke(command, ["--settings"], prog_name=name).output
+            parts.append(f"`{name} --settings`:\n\n```\n{listing.rstrip()}\n```\n")
     return "\n".join(parts)
 
 
@@ -524,7 +527,9 @@ def beyond_speed() -> str:
             continue
         c = s["config"]
         recipe = " ".join([s["schedule"], *(f"{k}={v}" for k, v in s.get("overrides", {}).items())])
-        rows.append([recipe, s["dataset"]["path"].rsplit("/", 1)[-1], c["arch"], num(c["steps"], 0),
+        # the arch as the moves were made: a recorded schedule's name alone says what it was then
+        arch = registers_recipe({**c, "moves": c.get("moves", "soft")})
+        rows.append([recipe, s["dataset"]["path"].rsplit("/", 1)[-1], arch, num(c["steps"], 0),
                      num(s["steps_per_cpu_second"], 2), num(c["steps"] / s["steps_per_cpu_second"] / 60, 1),
                      num(s["steps_per_second"], 2), f"{s['eval_chains']} x {s['eval_length']:,}" if s["eval_chains"] else "none"])
     return table(["recipe", "dataset", "arch", "recipe steps", "steps per CPU second", "recipe, CPU minutes",
@@ -539,6 +544,35 @@ def beyond_prover() -> str:
     rows = [[name, num(r["problems"], 0), num(r["solved"], 0), f3(r["success"]), num(r["budget_calls"], 0),
              num(r["kernel_calls_per_solved"], 1)] for name, r in found["searchers"].items()]
     return table(["searcher", "problems", "solved", "success", "kernel budget", "kernel calls per solved"], rows)
+
+
+# ---- one registers recipe for everything held out -------------------------------------------------
+
+REGISTERS_RESULTS = "tracker-registers.json"
+
+
+def minutes(seconds: float | None) -> str:
+    return DASH if seconds is None else f"{seconds / 60:.1f}"
+
+
+def registers_recipe_runs() -> str:
+    """The registers-recipe batch's runs: exact by length, the figures beyond training (as the beyond
+    batch's table reads them), and when the checks found each exact."""
+    found = load(REGISTERS_RESULTS) if (RESULTS / REGISTERS_RESULTS).is_file() else {}
+    rows = [[name, r["dataset"], num(r["steps"]), *(f3(at(r["exact"], n)) for n in LENGTHS), *beyond_cells(r),
+             num(at(r.get("stop"), "exact_at_step")), minutes(at(r.get("stop"), "exact_at_seconds"))]
+            for name, r in found.get("runs", {}).items()]
+    missing = ", ".join(found.get("missing", []))
+    text = table(["run", "dataset", "steps", *(f"exact@{n}" for n in LENGTHS), "first held-out (lowest)",
+                  "unseen ends @256 / longest", "least exact size @256", "exact at step", "minutes to exact"],
+                 rows) if rows else "No run has finished yet.\n"
+    return text + (f"\nNot run yet: {missing}.\n" if missing and rows else "")
+
+
+def registers_recipe_predictions() -> str:
+    if not (RESULTS / REGISTERS_RESULTS).is_file():
+        return "Not judged yet: no run of the batch has finished.\n"
+    return predictions(REGISTERS_RESULTS)
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
@@ -562,6 +596,7 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "tier2-predictions": lambda: predictions("tracker-tier2.json"),
     "beyond-validation": lambda: beyond_table("validation"), "beyond-batch": lambda: beyond_table("batch"),
     "beyond-predictions": lambda: predictions("tracker-beyond.json"), "beyond-speed": beyond_speed, "beyond-prover": beyond_prover,
+    "registers-recipe-runs": registers_recipe_runs, "registers-recipe-predictions": registers_recipe_predictions,
     "certify-runs": certify_runs, "certify-checkers": certify_checkers, "certify-cluster": certify_cluster,
     "mechanism-runs": mechanism_runs, "mechanism-predictions": lambda: predictions("tracker-mechanism.json"),
     "soft-runs": soft_runs, "soft-predictions": lambda: predictions("tracker-soft.json"),

@@ -12,14 +12,15 @@ statement is certified. Two kinds of statements:
   ``certificate_forms`` says which.
 
 ``verify_programs`` re-reads a dataset strictly and re-checks every statement in Lean, trusting
-nothing stored.
+nothing stored. ``certify_traces`` certifies the steps of any histories (``Trace``) by the same
+trace questions, through the same store: the streamed evaluation's programs (``evaluate-tracker``).
 """
 from __future__ import annotations
 
 import json
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,10 +34,11 @@ from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
 from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
 from leanbridge.paths import portable_path
-from leanbridge.programs import (TRACE_CHUNK, EquivalenceQuestion, ProgramQuestion, build_programs, check_programs,
-                                 equivalence_form, trace_questions)
+from leanbridge.programs import (TRACE_CHUNK, EquivalenceQuestion, ProgramQuestion, StepQuestion, TraceQuestion,
+                                 build_programs, check_programs, equivalence_form, trace_questions)
 from leanbridge.store import CertificateStore
-from leanbridge.verdicts import Complete, Rejected
+from leanbridge.verdicts import Answer, Complete, Rejected
+
 
 @dataclass
 class _Questions:
@@ -92,8 +94,10 @@ def _line(questions: _Questions, machine: Machine, chain_id: str, sample: Sample
 
 
 def _ask(questions: _Questions, keys: list[str], store: CertificateStore, bridge: AskConfig, lean, library,
-         progress: Progress) -> tuple[int, int]:
-    """Ask Lean every key the store does not hold as certified; (statements asked, processes)."""
+         progress: Progress, explain: Callable[[str, Answer], str] | None = None) -> tuple[int, int]:
+    """Ask Lean every key the store does not hold as certified; (statements asked, processes).
+    CertificationFailed at the first rejected statement, its message ``explain(key, answer)`` (by
+    default the statement's first use and Lean's reason)."""
     held = store.certified(keys) if keys else set()
     missing = [k for k in dict.fromkeys(keys) if k not in held]
     processes = 0
@@ -109,11 +113,83 @@ def _ask(questions: _Questions, keys: list[str], store: CertificateStore, bridge
         store.record((k, questions.by_key[k].kind, questions.by_key[k].text, a, share) for k, a in zip(batch, answers))
         for k, a in zip(batch, answers):
             if not isinstance(a, Complete):
-                reason = f"{a.error_class}: {a.message}" if isinstance(a, Rejected) else "not certified"
-                raise CertificationFailed(f"{questions.first_use[k]}: Lean rejected the statement ({reason})")
+                if explain is not None:
+                    raise CertificationFailed(explain(k, a))
+                raise CertificationFailed(f"{questions.first_use[k]}: Lean rejected the statement ({_reason(a)})")
         done += len(batch)
         progress("certify", done, len(missing))
     return len(missing), processes
+
+
+def _reason(answer: Answer) -> str:
+    return f"{answer.error_class}: {answer.message}" if isinstance(answer, Rejected) else "not certified"
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Consecutive steps of one history to certify: from ``start``, ``statements`` run in turn pass
+    through ``states`` (the claimed state after each); ``where`` names the history and ``first`` the
+    number of its first step, for the messages ("chain 3", 65: "chain 3 step 65")."""
+
+    start: State
+    statements: tuple[Statement, ...]
+    states: tuple[State, ...]
+    where: str
+    first: int
+
+
+@dataclass(frozen=True)
+class TracesCertified:
+    """What ``certify_traces`` did: its distinct trace questions, how many the store answered and how
+    many Lean was asked, the Lean processes, and each question's store key with the steps it covers."""
+
+    distinct: int
+    from_store: int
+    asked: int
+    lean_processes: int
+    keys: dict[str, str]  # store key -> "chain 3 steps 65-128"
+
+
+def certify_traces(machine: Machine, traces: Iterable[Trace], lean, library, store_path: Path, bridge: AskConfig,
+                   progress: Progress = quiet) -> TracesCertified:
+    """Certify every step of ``traces`` through the certificate store (opened with the library's
+    ``library_hash`` and Lean's githash): a trace is cut into questions of ``TRACE_CHUNK`` statements
+    as a dataset's programs are (``trace_questions``), the store answers those it holds as certified,
+    Lean is asked the rest and every answer recorded. CertificationFailed names the first step Lean
+    rejected (the rejected question's statements are then asked one at a time, to find it)."""
+    questions = _Questions(library.library_hash, lean.githash)
+    covers: dict[str, tuple[Trace, int]] = {}  # key -> its trace and the offset of its first statement there
+    keys: dict[str, str] = {}
+    for t in traces:
+        chunks = trace_questions(machine, t.start, t.statements, t.states)
+        for offset, question in zip(range(0, len(t.statements), TRACE_CHUNK), chunks):
+            last = t.first + offset + len(question.statements) - 1
+            key = questions.add(question, f"{t.where} steps {t.first + offset}-{last}")
+            covers.setdefault(key, (t, offset))
+            keys.setdefault(key, questions.first_use[key])
+
+    def explain(key: str, answer: Answer) -> str:
+        trace, offset = covers[key]
+        return _rejected_step(machine, questions.by_key[key], trace, offset, lean, library, bridge, answer)
+
+    with CertificateStore(store_path, library.library_hash, lean.githash) as store:
+        asked, processes = _ask(questions, list(keys), store, bridge, lean, library, progress, explain)
+    return TracesCertified(len(keys), len(keys) - asked, asked, processes, keys)
+
+
+def _rejected_step(machine: Machine, question: TraceQuestion, trace: Trace, offset: int, lean, library,
+                   bridge: AskConfig, answer: Answer) -> str:
+    """The message naming the first step of a rejected trace question that Lean rejects alone."""
+    befores = (question.start, *question.states[:-1])
+    steps = [StepQuestion(machine, s, before, after)
+             for s, before, after in zip(question.statements, befores, question.states)]
+    answers, _ = check_programs(steps, lean, library, bridge.limits, jobs=bridge.jobs)
+    for k, (step, said) in enumerate(zip(steps, answers)):
+        if not isinstance(said, Complete):
+            return (f"{trace.where} step {trace.first + offset + k}: Lean rejected '{step.statement}' from "
+                    f"{state_text(step.before)} to {state_text(step.after)} ({_reason(said)})")
+    last = trace.first + offset + len(steps) - 1
+    return f"{trace.where} steps {trace.first + offset}-{last}: Lean rejected their trace ({_reason(answer)})"
 
 
 def _visited(samples: Iterable[Sample], machine: Machine) -> set[State]:
@@ -275,8 +351,7 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
                                         jobs=bridge.jobs)
     for key, answer in zip(keys, answers):
         if not isinstance(answer, Complete):
-            reason = f"{answer.error_class}: {answer.message}" if isinstance(answer, Rejected) else "not certified"
-            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({reason})")
+            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({_reason(answer)})")
     progress("verify", len(keys), len(keys))
     return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
             "distinct_statements": len(keys), "lean_processes": processes,

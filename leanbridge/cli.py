@@ -9,12 +9,11 @@ import click
 
 from chains.domains import DOMAINS
 from chains.holdout import HoldOut, HoldOutRefused
-from chains.manifest import DatasetError
+from chains.manifest import STARTS, DatasetError
 from chains.programs.dataset import DEFAULT_TEST_LENGTHS as PROGRAM_TEST_LENGTHS, ProgramsSpec
 from chains.programs.syntax import Machine
 from chains.rewrite.corrupt import Corruption
 from chains.rewrite.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetSpec
-from chains.rewrite.sampling import STARTS
 from chains.rewrite.space import Domain, EnumerationIncomplete
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import DATASET_BRIDGE, CertificationFailed, default_store

@@ -16,7 +16,7 @@ from chains.rewrite.dataset import read_split
 from chains.rewrite.holdout import HoldOutCheck
 from chains.rewrite.probes import PROBE_KINDS
 from chains.rewrite.rules import Event, apply, successors
-from chains.rewrite.space import Domain
+from chains.rewrite.space import Domain, domain_of
 from chains.rewrite.trees import Tree
 from chains.writer import file_sha256
 from leanbridge import kernel
@@ -95,7 +95,7 @@ def _open_for_verify(directory: Path, bridge: AskConfig, checker: Checker | None
     certified with) and the checker to use (a kcheck other than this package's is refused)."""
     manifest = load_manifest(directory)
     where_manifest = str(manifest_path(directory))
-    domain = manifest.domain(where_manifest)
+    domain = domain_of(manifest.to_json(), where_manifest)
     if domain.size_bound != manifest.max_size:
         raise DatasetError(f"{where_manifest}: max_size {manifest.max_size} does not match tier {domain.tier}")
     lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))

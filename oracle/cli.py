@@ -16,7 +16,7 @@ from oracle.train import OracleConfig, train
 from training.checkpoint import CHECKPOINT, CheckpointError
 from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from training.loop import TrainingInterrupted
-from training.options import SHARED, config_options, run_options
+from training.options import SHARED, config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
 
 D = OracleConfig()  # the defaults shown by --help
@@ -33,17 +33,19 @@ D = OracleConfig()  # the defaults shown by --help
               help="Train on a dataset whose partners are partly wrong on purpose (certify --corrupt-partners), "
                    "which is refused without it; the report's dataset records the corruption.")
 @config_options(D, SHARED)
+@set_options(D, "train-oracle")
 @run_options("runs/oracle-<arch>-<objective>-s<seed>")
 def main(out: Path | None, resume: bool, force: bool, threads: int | None, quiet: bool, log_every: int, tensorboard: bool,
-         skip_test: bool, device: str, corrupted_checker: bool, **settings) -> None:
+         skip_test: bool, device: str, corrupted_checker: bool, sets: dict, **settings) -> None:
     """Train a kernel oracle: predict Lean's verdict on probe rewrites along a chain, without asking it."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
         where = resolve_device(device)
     except DeviceUnavailable as e:
         raise click.ClickException(str(e)) from None
-    # every other option is an OracleConfig field of the same name
+    # every other option, and every --set, is an OracleConfig field of the same name
+    given = given_settings(settings, sets)
     try:
-        config = OracleConfig(**{**settings, "data": str(settings["data"])})
+        config = OracleConfig(**{**settings, **given, "data": str(settings["data"])})
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     if threads is not None:

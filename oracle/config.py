@@ -21,10 +21,11 @@ class OracleConfig(TermsConfig):
     steps: int = setting(8_000, "Optimiser steps.", low=1)  # one default run fits 15 minutes on 2 CPU cores (README)
     batch_chains: int = setting(28, "Chains per step, each with its probes (and its certified partners for combo).",
                                 low=2)
-    metric_weight: float = setting(1.0, "nerode: weight of the metric loss on inequivalent pairs.", low=0)
-    metric_delay: float = setting(0.0, "nerode: fraction of steps the metric loss is held at 0.", **FRACTION)
-    metric_ramp: float = setting(0.0, "nerode: fraction of steps of the metric loss's ramp.", **FRACTION)
-    gamma: float = setting(0.9, "nerode: the metric loss's discount.", low=0, high=1, low_open=True, high_open=True)
+    metric_weight: float = setting(1.0, "nerode: weight of the metric loss on inequivalent pairs.", low=0, rare=True)
+    metric_delay: float = setting(0.0, "nerode: fraction of steps the metric loss is held at 0.", **FRACTION, rare=True)
+    metric_ramp: float = setting(0.0, "nerode: fraction of steps of the metric loss's ramp.", **FRACTION, rare=True)
+    gamma: float = setting(0.9, "nerode: the metric loss's discount.", low=0, high=1, low_open=True, high_open=True,
+                           rare=True)
     data: str = setting("data/tier1-a4", "Probe dataset directory: chains made with certify --probes, or Mathlib proofs "
                                          "made with certify --mathlib (there: --objective plain, every arch but truth).",
                         path=True)
@@ -37,20 +38,20 @@ class OracleConfig(TermsConfig):
                       "blind: sees only the probe; truth: handed the true tree; probe-slot: a linear head on the slot "
                       "after it reads the probe (the seed's failed configuration, a control).", choices=ARCHS)
     width: int = setting(128, WIDTH)
-    probe_width: int = setting(64, "Width of the probe encoding in the bilinear head.", low=1)  # D
+    probe_width: int = setting(64, "Width of the probe encoding in the bilinear head.", low=1, rare=True)  # D
     fixed_norm: bool = setting(True, FIXED_NORM)
-    metric_pairs: int = setting(256, "nerode: inequivalent pairs of probed states per step.", low=1)
+    metric_pairs: int = setting(256, "nerode: inequivalent pairs of probed states per step.", low=1, rare=True)
     completion_margin: float = setting(
         0.2, "nerode: an accepted, not complete probe's imagined successor is kept at least this far from the goal "
-             "read as a start, a complete one's pulled onto it (0: no such term).", low=0)
-    completion_weight: float = setting(1.0, "nerode: weight of the comparison's term (--completion-margin), on top of "
-                                            "the metric loss's weight and schedule.", low=0)
+             "read as a start, a complete one's pulled onto it (0: no such term).", low=0, rare=True)
+    completion_weight: float = setting(1.0, "nerode: weight of the comparison's term (completion_margin), on top of "
+                                            "the metric loss's weight and schedule.", low=0, rare=True)
     completion_negatives: int = setting(0, "nerode: per chain, this many other trees of its goal's skeleton (read as "
-                                           "starts), each complete successor kept --completion-margin from them too "
-                                           "(0: none).", low=0)
+                                           "starts), each complete successor kept completion_margin from them too "
+                                           "(0: none).", low=0, rare=True)
     tree_weight: float = setting(0.0, "Weight of an auxiliary loss: the tracker's readout of the certified tree at "
                                       "every step, from the state the verdicts are read from (0: none). Training only: "
-                                      "the oracle never decodes a tree when asked.", low=0)
+                                      "the oracle never decodes a tree when asked.", low=0, rare=True)
     validation: str = setting("", "Probe dataset of another seed whose held-out chains (up to 256 events) choose the "
                                   "threshold of complete-by-comparison [default: a sample of the training chains "
                                   "chooses it].")  # recorded as such
@@ -69,7 +70,8 @@ class OracleConfig(TermsConfig):
             raise ValueError("probe_width and metric_pairs must be >= 1, width >= 8, completion_margin, "
                              "completion_weight, completion_negatives and tree_weight >= 0")
         if self.tree_weight and self.arch == "blind":
-            raise ValueError("the blind arm carries no state for the tree term to read; train it with --tree-weight 0")
+            raise ValueError("the blind arm carries no state for the tree term to read; train it with "
+                             "--set tree_weight=0")
         super().__post_init__()
 
     @property

@@ -33,11 +33,11 @@ import torch
 
 from chains.rewrite.rules import Event, apply
 from chains.rewrite.space import Domain
-from chains.rewrite.trees import Tree, parse_polish, tokens
+from chains.rewrite.trees import Tree, tokens
 from oracle.config import OracleConfig
 from oracle.model import Oracle
 from tracker.data import Vocab
-from tracker.inference import RunCheckpoint, RunUnavailable
+from tracker.inference import RunCheckpoint, RunUnavailable, as_event, as_events, as_tree, checked_history
 from tracker.losses import centred_cosine_distance
 from training.device import resolve_device
 
@@ -52,16 +52,6 @@ class ProbeScore:
     accepted: float  # P(accepted or complete): the probability of the classes in which Lean accepts
     verdict: str  # the five-class answer with complete decided by comparison (the head's where none is made)
     goal_distance: float | None  # the imagined successor's distance to the goal (None: no comparison)
-
-
-def _tree(tree: Tree | str, atoms: Sequence[str]) -> Tree:
-    """A tree given as Polish text or as a tree; TreeSyntaxError (a ValueError) on bad text."""
-    return parse_polish(tree, atoms) if isinstance(tree, str) else tree
-
-
-def _event(event: Event | str) -> Event:
-    """An event given as rule@path or as an Event; EventSyntaxError (a ValueError) on bad text."""
-    return Event.parse(event) if isinstance(event, str) else event
 
 
 class OracleRun:
@@ -153,12 +143,16 @@ class OracleRun:
 
     @torch.no_grad()
     def score(self, start: Tree | str, events: Sequence[Event | str], probes: Sequence[Event | str],
-              goal: Tree | str | None = None) -> list[ProbeScore]:
+              goal: Tree | str | None = None, check: bool = False) -> list[ProbeScore]:
         """One ``ProbeScore`` per probe event tried after the history (``start``, then ``events``);
-        ``goal``, the tree the proof must reach, lets an arm that compares decide *complete*."""
+        ``goal``, the tree the proof must reach, lets an arm that compares decide *complete*. With
+        ``check``, the history is first replayed with the domain's rules and HistoryError names the
+        first step that does not apply (the probes may fail to apply: that is what is scored)."""
         atoms = self.domain.atom_names
-        start_tree, history = _tree(start, atoms), [_event(e) for e in events]
-        tried = [_event(p) for p in probes]
+        if check:
+            checked_history(start, events, self.domain)
+        start_tree, history = as_tree(start, atoms), [as_event(e) for e in as_events(events)]
+        tried = [as_event(p) for p in probes]
         if not tried:
             return []
         r, w = self._states(start_tree, history)  # (C,), (C,) or None
@@ -169,7 +163,7 @@ class OracleRun:
         distance = None
         if goal is not None and w is not None and self.compares:
             tracker = self.model.tracker
-            g = tracker.view(tracker.read(tracker.initial_state(1), self._tree_rows([_tree(goal, atoms)])))  # (1, C)
+            g = tracker.view(tracker.read(tracker.initial_state(1), self._tree_rows([as_tree(goal, atoms)])))  # (1, C)
             succ = self.model.imagined(w.unsqueeze(0), toks.unsqueeze(0))[0]  # (P, C) the imagined successors
             distance = centred_cosine_distance(succ, g.expand_as(succ))  # (P,)
             accepted, complete = self.verdicts.index("accepted"), self.verdicts.index("complete")
@@ -181,6 +175,10 @@ class OracleRun:
                            accepted=float(accept[i]), verdict=names[int(verdict[i])],
                            goal_distance=None if distance is None else float(distance[i]))
                 for i, e in enumerate(tried)]
+
+
+# what an oracle checkpoint that does not fit its settings raises, and how the refusal says so
+MISFIT = ("its checkpoint does not fit its settings", (KeyError, TypeError, ValueError, RuntimeError))
 
 
 def load_run(directory: Path | str, device: torch.device | str = "cpu") -> OracleRun:
@@ -195,26 +193,30 @@ def load_run(directory: Path | str, device: torch.device | str = "cpu") -> Oracl
     if "vocab" not in blob or "verdicts" not in blob:
         raise RunUnavailable(f"oracle {run_dir}: not a train-oracle run on rewrite chains (no tree vocabulary "
                              "or verdict classes; a run on Mathlib probes reads Lean text)")
-    trained_on = blob["identity"]["dataset"]
-    with run.fitting("its checkpoint does not fit its settings", (KeyError, TypeError, ValueError, RuntimeError)):
+    trained_on = run.trained_on
+    with run.fitting(*MISFIT):
         domain = Domain(atoms=trained_on["atoms"], tier=trained_on["tier"], max_size=trained_on.get("max_size"))
-        model, vocab, verdicts = trained_oracle(blob, config)
-    model.eval().to(where)
+    model, vocab, verdicts = restored_oracle(run)
+    model.to(where)
     threshold = (blob.get("comparison") or {}).get("threshold")
     identity = run.identity(trained_on, threshold=threshold)
     return OracleRun(model, config, vocab, domain, int(blob["tree_len"]), verdicts, threshold, identity, where)
 
 
-def trained_oracle(blob: dict, config: OracleConfig) -> tuple[Oracle, Vocab, tuple[str, ...]]:
-    """The arm of a checkpoint on rewrite chains (``blob``, trained with ``config``) with its weights
-    loaded, on the CPU, with its tree vocabulary and verdict classes: what ``load_run`` and the
-    prover's scorer (``oracle.scorer``) read. KeyError, RuntimeError and the like when the
-    checkpoint does not fit its settings."""
-    vocab = Vocab(tuple(blob["vocab"]["atoms"]), tuple(blob["vocab"]["rules"]))
-    verdicts = tuple(blob["verdicts"])
-    state = blob["model"]
-    item_tokens = state.get("tracker.embed.item_tokens", torch.zeros(1, 1, dtype=torch.long))
-    model = Oracle(config.model, item_tokens, state["probe_tokens"], vocab.size, len(verdicts),
-                   config.tree_shape(vocab.n_out, int(blob["tree_len"])))
-    model.load_state_dict(state)
-    return model, vocab, verdicts
+def restored_oracle(run: RunCheckpoint) -> tuple[Oracle, Vocab, tuple[str, ...]]:
+    """The arm of an oracle run on rewrite chains with its weights loaded
+    (``RunCheckpoint.restored_model``), in evaluation mode on the CPU, with its tree vocabulary and
+    verdict classes: what ``load_run`` and the prover's scorer (``oracle.scorer``) read.
+    RunUnavailable, in one line, when the checkpoint does not fit its settings."""
+    blob, config = run.blob, run.config
+    with run.fitting(*MISFIT):
+        vocab = Vocab(tuple(blob["vocab"]["atoms"]), tuple(blob["vocab"]["rules"]))
+        verdicts = tuple(blob["verdicts"])
+
+    def build() -> Oracle:
+        state = blob["model"]
+        item_tokens = state.get("tracker.embed.item_tokens", torch.zeros(1, 1, dtype=torch.long))
+        return Oracle(config.model, item_tokens, state["probe_tokens"], vocab.size, len(verdicts),
+                      config.tree_shape(vocab.n_out, int(blob["tree_len"])))
+
+    return run.restored_model(build, *MISFIT), vocab, verdicts

@@ -18,20 +18,21 @@ import torch
 from chains.rewrite.rules import Event, apply
 from chains.rewrite.trees import Tree, tokens
 from oracle.config import OracleConfig
-from oracle.inference import trained_oracle
+from oracle.inference import restored_oracle
 from tracker.losses import centred_cosine_distance
-from training.checkpoint import Checkpoint
+from training.checkpoint import RunCheckpoint
 from training.device import resolve_device
 
 
 class TrainedOracle:
     """``score(histories, candidates)[i][j]``: P(Lean accepts ``candidates[i][j]`` after
-    ``histories[i]`` = (start, goal, events)). The arm reads and scores on ``device``."""
+    ``histories[i]`` = (start, goal, events)). The arm reads and scores on ``device``. A run that
+    cannot be read is RunUnavailable (one line); a run the scorer does not serve, ValueError."""
 
     def __init__(self, run: Path | str, device: torch.device | str = "cpu") -> None:
         self.run = Path(run)
         self.device = resolve_device(device)
-        checkpoint = Checkpoint.of_run(self.run, OracleConfig)
+        checkpoint = RunCheckpoint.read(self.run, "oracle", OracleConfig)
         blob = checkpoint.blob
         if "vocab" not in blob:  # a run on Mathlib probes keeps a text vocabulary instead
             raise ValueError(f"{self.run}: trained on Mathlib probes (Lean text); the scorer reads rewrite "
@@ -39,10 +40,10 @@ class TrainedOracle:
         self.config = checkpoint.config
         if self.config.arch == "transformer":
             raise ValueError(f"{self.run}: the scorer serves the arms with a slot or none; this run is a transformer")
-        self.model, self.vocab, self.verdicts = trained_oracle(blob, self.config)
+        self.model, self.vocab, self.verdicts = restored_oracle(checkpoint)
         self.index = self.vocab.index()
         self.tree_len = blob["tree_len"]
-        self.model.eval().to(self.device)
+        self.model.to(self.device)
         self.accepting = torch.tensor([not v.startswith("rejected") for v in self.verdicts], device=self.device)
         self.identity = blob["identity"]
         # complete by comparison: the threshold chosen when the run finished (None before that)

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chains.files import staged_files
-from chains.manifest import DatasetError, dataset_id, domain_of, manifest_path, read_manifest
+from chains.manifest import DatasetError, dataset_id, manifest_path, read_manifest
 from chains.rewrite.dataset import training_trees
 from chains.rewrite.rules import Event, apply
-from chains.rewrite.space import Domain
+from chains.rewrite.space import Domain, domain_of
 from chains.rewrite.trees import Tree, count_trees
 from chains.version import package_version
 from leanbridge.asker import AskConfig

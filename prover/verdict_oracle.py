@@ -55,7 +55,7 @@ def load_oracle(run: Path, data: Path, device: torch.device | str = "cpu") -> Ve
     than ``data``."""
     from chains.manifest import DatasetError, read_manifest, trained_elsewhere
     from oracle.scorer import TrainedOracle
-    from training.checkpoint import CheckpointError
+    from training.checkpoint import RunUnavailable
 
     run, data = Path(run), Path(data)
     if not run.is_dir():
@@ -64,7 +64,9 @@ def load_oracle(run: Path, data: Path, device: torch.device | str = "cpu") -> Ve
     try:
         oracle = TrainedOracle(run, device)
         manifest = read_manifest(data)
-    except (CheckpointError, DatasetError, KeyError, ValueError) as e:
+    except RunUnavailable as e:  # its line names the run already
+        raise OracleUnavailable(str(e)) from None
+    except (DatasetError, KeyError, ValueError) as e:
         raise OracleUnavailable(f"oracle {run}: {e}") from None
     elsewhere = trained_elsewhere(oracle.identity, manifest)
     if elsewhere is not None:

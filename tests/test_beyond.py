@@ -122,3 +122,21 @@ def test_tier2_is_split_by_end_tree_size(certified):
     for length, by_size in sizes.items():
         assert sum(v["chains"] for v in by_size.values()) == 12
         assert all(int(k) % 2 == 1 and v["exact"] == 1.0 for k, v in by_size.items())
+
+
+def test_train_tracker_prints_the_figures_beyond_training(certified, tmp_path):
+    """The command shows what training did not show beside exact: right just after the first
+    held-out event, per length, as report.json has it."""
+    from click.testing import CliRunner
+
+    from tracker.cli import main as train_tracker
+
+    out = certified(HoldOut("events", 2))
+    result = CliRunner().invoke(train_tracker, ["--data", str(out), "--steps", "4", "--batch-chains", "4",
+                                                "--width", "16", "--quiet", "--threads", "1", "--out",
+                                                str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    printed = json.loads(result.output[: result.output.rindex("}") + 1])
+    assert printed["beyond"]["first_heldout"] == report["beyond"]["first_heldout"]
+    assert set(printed["beyond"]["first_heldout"]) == {"8", "16"}

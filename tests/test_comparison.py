@@ -243,6 +243,51 @@ def test_an_unfinished_run_is_trained_and_resumed_only_from_its_own_checkpoint(t
     assert calls[-1][1] is False  # another run's checkpoint: trained afresh
 
 
+def test_a_fresh_run_is_trained_from_step_0_whatever_its_directory_holds(tmp_path, monkeypatch):
+    """A timing benchmark's runs (RunSpec(fresh=True) through a harness Plan) are trained again, never
+    found finished nor resumed; any other run is found finished."""
+    from functools import partial
+
+    import tracker.grid
+
+    config, calls = TrainConfig(steps=7, seed=3), []
+
+    def fake_train(cfg, out, show_progress, **options):
+        calls.append(options)
+        return {"trained": True}
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "report.json").write_text(json.dumps({"config": json.loads(json.dumps(config.__dict__))}))
+    (tmp_path / "run" / "checkpoint.pt").write_bytes(b"x")
+    assert grid.finished_or_trained(config, tmp_path / "run", fake_train, lambda blob: blob, quiet=True,
+                                     threads=None, fresh=True) == {"trained": True}
+    assert "resume" not in calls[-1]  # from step 0 (train refuses to replace a run of other settings)
+    monkeypatch.setattr(tracker.grid, "train", fake_train)
+    for fresh, trained in ((True, True), (False, False)):
+        plan = harness.Plan(lambda arm, seed: config, lambda arm, seed: tmp_path / arm,
+                            partial(tracker.grid.RunSpec, fresh=fresh))
+        assert plan.run("run", 3, quiet=True, threads=None).get("trained", False) is trained
+    assert len(calls) == 2
+
+
+def test_a_command_resumes_only_where_its_own_work_was_cut_short(tmp_path):
+    """``harness.launch``: the command into its --out, with --resume where the state it names is there."""
+    from training.checkpoint import CHECKPOINT
+
+    seen, out = tmp_path / "argv.json", tmp_path / "run"
+    command = [sys.executable, "-c", "import json, sys; json.dump(sys.argv[2:], open(sys.argv[1], 'w'))", str(seen)]
+    harness.launch(command, out)
+    assert json.loads(seen.read_text()) == ["--out", str(out)]
+    out.mkdir()
+    (out / CHECKPOINT).write_bytes(b"x")
+    harness.launch(command, out)
+    assert json.loads(seen.read_text()) == ["--out", str(out), "--resume"]
+    harness.launch(command, out, state="stream-state.pt")  # another kind of work: its own saved state decides
+    assert json.loads(seen.read_text()) == ["--out", str(out)]
+    with pytest.raises(subprocess.CalledProcessError):
+        harness.launch([sys.executable, "-c", "raise SystemExit(3)"], out)
+
+
 def test_a_run_recorded_in_the_results_counts_as_finished_without_its_directory(tmp_path):
     # a fresh checkout has results/*.json but not the runs directory that produced them
     config = TrainConfig(steps=7, seed=3)

@@ -3,7 +3,7 @@ checkers) declare themselves in the harness: their arms train what their recipes
 lives apart, and their judges give the verdicts their results record."""
 import json
 import os
-from dataclasses import replace
+from dataclasses import fields, replace
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.harness import comparison
+from tracker.config import TrainConfig
 from tracker.schedules import parse_settings, scheduled
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,14 +162,20 @@ def test_the_soft_collection_words_its_verdicts_as_before(tmp_path):
 
 
 def test_a_recipe_is_timed_with_its_settings_over_the_schedule():
-    # the beyond batch's readout arm, as the speed benchmark's --set options rebuild it over its schedule
-    arm = comparison("tracker-beyond").config("tier2-registers-readout", 0)
-    changed = parse_settings(["tables=inherited", "move_readout=1.0"])
-    assert changed == {"tables": "inherited", "move_readout": 1.0}
-    timed = scheduled("registers", **changed)
-    assert arm[:2] == ["--schedule", "registers"] and arm[-2:] == ["--seed", "0"]
-    for option, value in zip(arm[2:-2:2], arm[3:-2:2]):  # every option of the arm over its schedule
-        assert str(getattr(timed, option.removeprefix("--").replace("-", "_"))) == value
+    # the beyond batch's readout arm is the registers schedule itself; its hard-moves arm is the schedule
+    # with the speed benchmark's --set options giving the free tables it ran with
+    changed = parse_settings(["tables=free", "move_readout=0"])
+    assert changed == {"tables": "free", "move_readout": 0.0}
+    for arm_name, timed in (("tier2-registers-readout", scheduled("registers")),
+                            ("tier2-registers", scheduled("registers", **changed))):
+        arm = comparison("tracker-beyond").config(arm_name, 0)
+        assert arm[-2:] == ["--seed", "0"] and "--schedule" not in arm
+        named = [option.removeprefix("--").replace("-", "_") for option in arm[:-2:2]]
+        for setting, value in zip(named, arm[1:-2:2]):  # every option of the arm, its settings spelled out
+            assert str(getattr(timed, setting)) == value
+        # and every setting where the recipe departs from the defaults is one of them
+        departs = {f.name for f in fields(timed) if getattr(timed, f.name) != getattr(TrainConfig(), f.name)}
+        assert departs <= set(named), arm_name
     with pytest.raises(ValueError, match="not SETTING=VALUE"):
         parse_settings(["no_such_setting=1"])
     done = subprocess.run([sys.executable, "-m", "benchmarks.tracker_speed", "--set", "moves=hard", "--set", "bogus"],

@@ -178,34 +178,60 @@ def test_the_bridge_reads_in_short_functions_and_modules_and_types_its_checker(p
 
 # ---- structure: one way to restore a run, each setting declared once, no import cycle ----
 
+CHECKPOINT_NAMED = re.compile(r"""["']checkpoint\.pt["']""")  # the checkpoint's file name as a string literal
+
+
+def test_the_checkpoint_rule_catches_the_file_name_written_out():
+    for text in ('path = out / "checkpoint.pt"', "torch.save(blob, where / 'checkpoint.pt')"):
+        assert CHECKPOINT_NAMED.search(text), text
+    for text in ("path = out / CHECKPOINT", "the run's checkpoint (``checkpoint.pt``) is read back"):
+        assert not CHECKPOINT_NAMED.search(text), text
+
+
 def test_the_checkpoint_is_named_once():
-    """Every trainer and loader (the training machinery, the tracker, the oracle, the prover) finds a run's checkpoint by
-    ``training.checkpoint.CHECKPOINT``; the file name is written nowhere else."""
-    literal = re.compile(r"""["']checkpoint\.pt["']""")
-    found = [path.relative_to(ROOT).as_posix() for place in ("training", "tracker", "oracle", "prover")
-             for path in sorted((ROOT / place).rglob("*.py")) if literal.search(path.read_text(encoding="utf-8"))]
+    """Every trainer and loader (the training machinery, the tracker, the oracle, the prover) and every benchmark
+    finds a run's checkpoint by ``training.checkpoint.CHECKPOINT``; the file name is written nowhere else."""
+    found = [path.relative_to(ROOT).as_posix() for place in ("training", "tracker", "oracle", "prover", "benchmarks")
+             for path in sorted((ROOT / place).rglob("*.py"))
+             if CHECKPOINT_NAMED.search(path.read_text(encoding="utf-8"))]
     assert found == ["training/checkpoint.py"]
 
 
-def test_every_training_setting_is_declared_once_and_made_an_option():
+def test_every_training_setting_is_declared_once_and_made_an_option_or_settable():
     """A setting is one config field with its default and its help; the commands' options are made
-    from it, so an option's help and default are the field's."""
+    from it, so an option's help and default are the field's. A setting its declaration calls rare
+    is given by --set instead: its option is hidden (an alias kept for older command lines), --set
+    reads its default back as that default, and --settings lists it; a setting that is not rare is
+    shown and refused by --set."""
     from dataclasses import MISSING, fields
+
+    from click.testing import CliRunner
 
     from oracle.cli import main as train_oracle
     from oracle.config import OracleConfig
     from tracker.cli import main as train_tracker
     from tracker.config import TrainConfig
     from training.config import Setting
+    from training.options import SettingError, read_sets
 
     for config, command in ((TrainConfig, train_tracker), (OracleConfig, train_oracle)):
         options = {p.name: p for p in command.params}
+        listing = CliRunner().invoke(command, ["--settings"]).output
+        listed = {m[1] for m in re.finditer(r"^  (\w+)=", listing, re.MULTILINE)}  # "  name=default  (takes)"
         for field in fields(config):
             said = field.metadata.get("setting")
             assert isinstance(said, Setting) and said.help, f"{config.__name__}.{field.name} says nothing"
             option = options[field.name]
             assert option.help == said.help and field.default is not MISSING
             assert str(option.default) == str(field.default), f"{config.__name__}.{field.name}"
+            assert option.hidden == said.rare and (field.name in listed) == said.rare, field.name
+            pair = f"{field.name}={str(field.default).lower() if said.flag else field.default}"
+            if said.rare:
+                assert read_sets([pair], config(), "command") == {field.name: field.default}
+            else:
+                with pytest.raises(SettingError, match="an option of its own"):
+                    read_sets([pair], config(), "command")
+        assert not options["sets"].hidden and listed <= {f.name for f in fields(config)}
 
 
 PACKAGES = ("chains", "leanbridge", "tracker", "oracle", "prover")
@@ -331,6 +357,59 @@ def test_the_benchmark_rule_catches_what_it_is_for():
 def test_a_test_reaches_a_benchmark_only_through_the_harness_or_its_command(path):
     found = benchmark_imports(path.read_text(encoding="utf-8"))
     assert not found, f"{path.name}: " + ", ".join(found)
+
+
+# The training functions a benchmark reaches only through the harness (benchmarks/harness.py: a Plan
+# of runs, or ``launch`` for a command run as a user runs it, which alone decides to resume it).
+LAUNCHERS = {"tracker.train.train", "oracle.train.train", "tracker.grid.run_spec", "training.grid.finished_or_trained"}
+RESUME_FLAG = re.compile(r"""["']--resume["']""")  # a command's resume flag written out
+# The benchmark that calls a training function itself, and which: its worker trains with the code of
+# a reference commit (the bits of two commits compared), which has no harness.
+OWN_TRAINING = {"reproduce_check.py": {"tracker.train.train", "oracle.train.train"}}
+
+
+def launches(text: str) -> set[str]:
+    """How the Python ``text`` launches a training other than through the harness: the training
+    functions of LAUNCHERS it imports or names, and "--resume" where it writes a resume flag itself."""
+    import ast
+
+    found = {"--resume"} if RESUME_FLAG.search(text) else set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            found |= {f"{node.module}.{a.name}" for a in node.names} & LAUNCHERS
+        elif isinstance(node, ast.Attribute):
+            found |= {ast.unparse(node)} & LAUNCHERS
+    return found
+
+
+def test_the_launch_rule_catches_what_it_is_for():
+    caught = {"from tracker.train import TrainConfig, train": "tracker.train.train",
+              "def f():\n    from oracle.train import train as fit\n    return fit": "oracle.train.train",
+              "from tracker.grid import RunSpec, run_spec": "tracker.grid.run_spec",
+              "from training.grid import finished_or_trained": "training.grid.finished_or_trained",
+              "import tracker.train\nreport = tracker.train.train(config, out)": "tracker.train.train",
+              'resume = ["--resume"] if (out / CHECKPOINT).is_file() else []': "--resume",
+              "command.append('--resume')": "--resume"}
+    for text, what in caught.items():
+        assert launches(text) == {what}, text
+    kept = ["from tracker.train import Trainer, TrainConfig", "from tracker.grid import RunSpec",
+            "from oracle.grid import OracleRunSpec", "from benchmarks.harness import Plan, launch",
+            '"""Each run resumed (train-tracker --resume) where it was cut short."""', "trainer.train_step(step)"]
+    for text in kept:
+        assert not launches(text), text
+
+
+@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "benchmarks").glob("*.py")) if p.name != "harness.py"],
+                         ids=lambda p: p.name)
+def test_a_benchmark_launches_a_training_only_through_the_harness(path):
+    found = launches(path.read_text(encoding="utf-8")) - OWN_TRAINING.get(path.name, set())
+    assert not found, f"{path.name}: " + ", ".join(sorted(found))
+
+
+def test_a_benchmark_trains_by_itself_only_where_it_still_must():
+    """An exception that is no longer used is dropped, so that it cannot cover a new launch."""
+    for name, allowed in OWN_TRAINING.items():
+        assert allowed <= launches((ROOT / "benchmarks" / name).read_text(encoding="utf-8")), name
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "benchmarks").glob("*.py")), ids=lambda p: p.name)

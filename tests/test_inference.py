@@ -108,6 +108,28 @@ def test_a_missing_run_or_another_dataset_is_refused(runs, tiny, tmp_path):
         load_run(runs["recurrence"], data=other)
 
 
+def test_a_run_comes_back_with_its_checkpoints_weights_and_a_misfit_is_one_line(runs, tmp_path):
+    """load_run builds its model through the one restore path (training.checkpoint.RunCheckpoint):
+    every tensor the checkpoint holds, bit for bit, in evaluation mode; weights of another shape are
+    refused in one line naming the run."""
+    from training.checkpoint import CHECKPOINT, Checkpoint
+
+    for arch in ARCHS:
+        stored = Checkpoint.of_run(runs[arch], TrainConfig).blob["model"]
+        model = load_run(runs[arch]).model
+        assert not model.training
+        loaded = model.state_dict()
+        assert loaded.keys() == stored.keys() and all(torch.equal(loaded[k], v) for k, v in stored.items()), arch
+    blob = Checkpoint.of_run(runs["recurrence"], TrainConfig).blob
+    name = next(k for k, v in blob["model"].items() if k != "head.weight" and k.endswith("weight") and v.dim() == 2)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    torch.save({**blob, "model": {**blob["model"], name: blob["model"][name][:, :1]}}, broken / CHECKPOINT)
+    with pytest.raises(RunUnavailable, match=r"^tracker .*broken: its weights do not fit its settings \(") as refused:
+        load_run(broken)
+    assert "\n" not in str(refused.value)
+
+
 def test_importing_tracker_does_no_work():
     code = "import sys, tracker; assert 'torch' not in sys.modules; assert callable(tracker.load_run)"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
@@ -141,3 +163,30 @@ def test_a_checked_history_names_the_step_that_breaks_the_rules(runs):
     with pytest.raises(TypeError, match="not int"):
         run.step(run.encode(start), 3)
     run.run(start, ["add_comm@"])  # unchecked: read all the same
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_the_python_api_refuses_what_it_cannot_read_in_one_line(runs, arch):
+    """What a user mistypes gets one line saying what was expected, on every architecture: one event
+    where a list is expected, a history that is no (start, events) pair, a state that encode or step
+    never made, and (even unchecked) a start tree outside the domain, which the tracker would read
+    as another tree."""
+    from tracker import HistoryError
+
+    run = load_run(runs[arch])
+    start = "* + a b * c d"
+    state = run.encode(start)
+    with pytest.raises(TypeError, match=r"events are a list of events, not one event: write \['mul_comm@'\]"):
+        run.run(start, "mul_comm@", check=True)
+    with pytest.raises(TypeError, match=r"events are a list of events"):
+        run.run(start, "mul_comm@")
+    with pytest.raises(TypeError, match=r"history 0: a \(start, events\) pair, not \('\* \+ a b \* c d',\)"):
+        run.views([(start,)])
+    for wrong in ("hello", [1, 2, 3], torch.zeros(3)):
+        with pytest.raises(TypeError, match="a state is what encode or step returned"):
+            run.decode(wrong)
+        with pytest.raises(TypeError, match="a state is what encode or step returned"):
+            run.step(wrong, "mul_comm@")
+    with pytest.raises(HistoryError, match="each of a b c d once"):
+        run.encode("* + a a * c d")
+    assert run.decode(run.step(state, "mul_comm@")) == run.decode(run.run(start, ["mul_comm@"]))

@@ -4,9 +4,9 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from chains.rewrite.rules import RULES, Event, apply
-from chains.rewrite.trees import OPS, internal_positions, tokens
+from chains.rewrite.trees import OPS, all_trees, atom_names, internal_positions, subtree, tokens
 from tests.strategies import any_trees
-from tracker.layouts import laid_out, paths_of
+from tracker.layouts import heap_index, heap_path, heap_positions, heap_tokens, heap_tree, laid_out, paths_of
 
 ATOMS = "abcd"
 IDS = {tok: i for i, tok in enumerate(("<pad>", *OPS, *ATOMS))}  # tracker.data.Vocab's output ids
@@ -37,6 +37,74 @@ def tree_at(row: list[int], position: int = 0):
     if tok in OPS:
         return (tok, tree_at(row, 2 * position + 1), tree_at(row, 2 * position + 2))
     return tok
+
+
+def node_paths(tree, prefix: str = ""):
+    """The path of every node of ``tree``, leaves too."""
+    yield prefix
+    if not isinstance(tree, str):
+        yield from node_paths(tree[1], prefix + "0")
+        yield from node_paths(tree[2], prefix + "1")
+
+
+def to_heap_and_back(tree, atoms, positions: int):
+    """``tree``'s heap slots (every node where its path says) and the tree those slots hold."""
+    slots = heap_tokens(tokens(tree), lambda t: t in OPS, positions, "")
+    assert slots is not None and len(slots) == positions
+    for path in node_paths(tree):
+        node = subtree(tree, path)
+        assert slots[heap_index(path)] == (node if isinstance(node, str) else node[0])
+    assert sum(t != "" for t in slots) == len(tokens(tree))  # padding wherever the tree has no node
+    return heap_tree(slots, "", lambda t: t in atoms)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_every_tree_of_a_small_domain_goes_to_the_heap_and_back(k):
+    atoms = atom_names(k)
+    for tree in all_trees(atoms):  # 4, 48 and 960 trees; the deepest has k - 1 levels below its root
+        assert to_heap_and_back(tree, atoms, 2 ** k - 1) == tree
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_trees(ATOMS, max_leaves=8), st.integers(0, 3))
+def test_a_tree_with_repeated_atoms_goes_to_the_heap_and_back(tree, room):
+    depth = max(len(path) for path in node_paths(tree))
+    assert to_heap_and_back(tree, ATOMS, 2 ** (depth + 1 + room) - 1) == tree
+    # one level short of its deepest node, it does not fit
+    assert heap_tokens(tokens(tree), lambda t: t in OPS, 2 ** depth - 1, "") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_trees(ATOMS, max_leaves=8), st.data())
+def test_what_is_not_one_tree_is_refused_both_ways(tree, data):
+    polish = tokens(tree)
+    cut = data.draw(st.integers(0, len(polish) - 1))
+    assert heap_tokens(polish[:cut], lambda t: t in OPS, 255, "") is None  # an operator short of operands
+    assert heap_tokens(polish + ["a"], lambda t: t in OPS, 255, "") is None  # a token past the tree's end
+    assert heap_tokens(polish + ["", "a"], lambda t: t in OPS, 255, "") is not None  # read up to the first pad
+    slots = heap_tokens(polish, lambda t: t in OPS, 255, "")
+    stray = data.draw(st.sampled_from([i for i, t in enumerate(slots) if t == ""]))
+    assert heap_tree(slots[:stray] + ["a"] + slots[stray + 1:], "", lambda t: t in ATOMS) is None  # a token off it
+    if not isinstance(tree, str):
+        leaves = [heap_index(p) for p in node_paths(tree) if isinstance(subtree(tree, p), str)]
+        leaf = data.draw(st.sampled_from(leaves))
+        assert heap_tree(slots[:leaf] + [""] + slots[leaf + 1:], "", lambda t: t in ATOMS) is None  # a child missing
+
+
+@given(st.integers(0, 2 ** 16))
+def test_a_heap_position_and_its_path_are_one(i):
+    path = heap_path(i)
+    assert heap_index(path) == i and len(path) == (i + 1).bit_length() - 1  # its depth
+    assert heap_index(path + "0") == 2 * i + 1 and heap_index(path + "1") == 2 * i + 2
+
+
+def test_heap_positions_names_the_positions_a_tree_fills():
+    assert heap_positions(tokens(("+", "a", ("*", "b", "c"))), lambda t: t in OPS) == {
+        0: "+", 1: "a", 2: "*", 5: "b", 6: "c"}
+    with pytest.raises(ValueError, match="after the tree's end"):
+        heap_positions(["a", "b"], lambda t: t in OPS)
+    with pytest.raises(ValueError, match="short of a tree"):
+        heap_positions(["+", "a"], lambda t: t in OPS)
 
 
 @settings(max_examples=60, deadline=None)

@@ -292,7 +292,7 @@ def test_command_writes_report_and_plots(tiny_probes, tmp_path):
 def test_every_training_setting_is_an_option_of_the_command():
     options = {p.name for p in train_oracle.params} - {"out", "resume", "force", "threads", "quiet", "help", "skip_test",
                                                         "device", "log_every", "tensorboard",
-                                                        "corrupted_checker"}
+                                                        "corrupted_checker", "sets", "settings"}
     assert options == {f.name for f in fields(OracleConfig)}
 
 

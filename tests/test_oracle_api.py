@@ -14,7 +14,6 @@ import pytest
 import torch
 
 from oracle import OracleRun, ProbeScore, RunUnavailable, load_run
-from oracle.data import load_probe_dataset
 from oracle.evaluate import OracleEvalConfig, compared, predict_split
 from oracle.train import OracleConfig, OracleTrainer, train
 
@@ -108,6 +107,22 @@ def test_events_and_trees_as_values_or_text_and_no_goal(runs, tiny_probes):
     assert run.score(record["start"], [], []) == []
 
 
+def test_a_checked_history_names_the_step_that_breaks_the_rules(runs, tiny_probes):
+    """With check=True the history is the rules' before it is scored; the probes may fail to apply
+    (that is what a verdict is about), the history may not."""
+    from tracker import HistoryError
+
+    run = load_run(runs["recurrence"], device="cpu")
+    record = probe_chains(tiny_probes, 8)[0]
+    probes = [p[1] for p in record["probes"][3]]
+    assert run.score(record["start"], record["events"][:3], probes, check=True) == run.score(
+        record["start"], record["events"][:3], probes)
+    with pytest.raises(HistoryError, match="step 0: mul_comm@0101 does not apply"):
+        run.score(record["start"], ["mul_comm@0101"], probes, check=True)
+    with pytest.raises(TypeError, match="events are a list of events, not one event"):
+        run.score(record["start"], record["events"][0], probes)
+
+
 def test_a_missing_run_or_a_bad_input_is_refused_in_one_line(runs, tmp_path):
     with pytest.raises(RunUnavailable, match="no such run directory"):
         load_run(tmp_path / "nowhere")
@@ -122,6 +137,34 @@ def test_a_missing_run_or_a_bad_input_is_refused_in_one_line(runs, tmp_path):
     truth = load_run(runs["truth"])
     with pytest.raises(ValueError, match="does not apply"):
         truth.score("* + a b * c d", ["add_comm@"], ["mul_comm@"])  # the root is a product
+
+
+def test_both_loaders_restore_the_checkpoints_weights_and_refuse_a_misfit_in_one_line(runs, tiny_probes, tmp_path):
+    """load_run and the prover's scorer build the arm through the one restore path
+    (training.checkpoint.RunCheckpoint): every tensor the checkpoint holds, bit for bit; weights of
+    another shape are one line naming the run, for the user of either."""
+    from oracle.scorer import TrainedOracle
+    from prover.verdict_oracle import OracleUnavailable, load_oracle
+    from training.checkpoint import CHECKPOINT, Checkpoint
+
+    for arch, _ in ARMS:
+        stored = Checkpoint.of_run(runs[arch], OracleConfig).blob["model"]
+        models = [load_run(runs[arch]).model] + ([TrainedOracle(runs[arch]).model] if arch != "transformer" else [])
+        for model in models:
+            loaded = model.state_dict()
+            assert not model.training and loaded.keys() == stored.keys(), arch
+            assert all(torch.equal(loaded[k], v) for k, v in stored.items()), arch
+    blob = Checkpoint.of_run(runs["recurrence"], OracleConfig).blob
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    name = next(k for k, v in blob["model"].items() if k.endswith("weight") and v.dim() == 2)
+    torch.save({**blob, "model": {**blob["model"], name: blob["model"][name][:, :1]}}, broken / CHECKPOINT)
+    misfit = r"^oracle .*broken: its checkpoint does not fit its settings \("
+    with pytest.raises(RunUnavailable, match=misfit):
+        load_run(broken)
+    with pytest.raises(OracleUnavailable, match=misfit) as refused:
+        load_oracle(broken, tiny_probes)
+    assert "\n" not in str(refused.value)
 
 
 def test_importing_oracle_does_no_work():

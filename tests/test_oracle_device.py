@@ -10,7 +10,6 @@ from devices import (cuda_only, no_cuda, pinned_torch, pins_for_these_kernels, s
                      train_steps, weights_hash)
 
 from oracle.cli import main as train_oracle
-from oracle.data import load_probe_dataset
 from oracle.evaluate import OracleEvalConfig, evaluate
 from oracle.scorer import TrainedOracle
 from oracle.train import OracleConfig, OracleTrainer, config_from_checkpoint, train

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import torch_threads
 
-from chains.rewrite.rules import RULES, Event, apply, successors, tier_rules
+from chains.rewrite.rules import Event, apply, successors, tier_rules
 from chains.rewrite.trees import atom_names, random_tree, subtree, tokens
 from tracker import registers
 from tracker.data import Vocab

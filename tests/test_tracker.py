@@ -266,12 +266,13 @@ def test_command_writes_report_and_plots(tiny, tmp_path):
 
 
 def test_every_training_setting_is_an_option_of_the_command():
-    """The command builds its TrainConfig from its options by name: a setting without an option
-    could never be changed from the command line, an option without a setting would be refused."""
+    """The command builds its TrainConfig from its options by name (a rare setting's option hidden,
+    reached by --set): a setting without an option could never be changed from the command line, an
+    option without a setting would be refused."""
     options = {p.name for p in train_tracker.params} - {"schedule", "eval_chains", "eval_threads", "check_every",
                                                          "check_chains", "check_patience", "check_cooldown", "device", "out",
                                                          "resume", "force", "threads", "quiet", "help", "log_every",
-                                                         "tensorboard", "corrupted_checker"}
+                                                         "tensorboard", "corrupted_checker", "sets", "settings"}
     assert options == {f.name for f in fields(TrainConfig)}
 
 

@@ -30,7 +30,9 @@ def main(run: Path, data: Path | None, chains: int, length: int, seed: int, stri
          threads: int | None, quiet: bool) -> None:
     """What a trained tracker's state is: held-out states clustered by their tree, the code's dimension, how
     much of it is an affine image of the tree's one-hot string (Polish, or by path with --string paths), and
-    whether each rewrite acts on it as the permutation it makes of that string (against one fitted map, and one rotation, per lemma and position)."""
+    whether each rewrite acts on it as the permutation it makes of that string (against one fitted map, and one rotation, per lemma and position).
+    On a run trained on programs: the state read as its variables' one-hot values (affine image, read-back), and
+    whether each statement acts on it as a fixed map (one fitted map, one rotation, the interpreter), by operation."""
     if threads is not None:
         torch.set_num_threads(threads)
     out = out or run / "analysis"
@@ -40,15 +42,25 @@ def main(run: Path, data: Path | None, chains: int, length: int, seed: int, stri
                      interrupted="interrupted; nothing was written"):
         report = analyse_run(run, data, config, say)
         write_analysis(report, out)
-    rw = report["rewrites"]
-    click.echo(json.dumps({
-        "run": report["run"]["run"], "states": report["states"],
-        "clusters": {k: v for k, v in report["clusters"].items() if k != "curve"},
-        "dimension": {k: v for k, v in report["dimension"].items() if not k.endswith("curve")},
-        "affine_r2": report["affine"]["r2"],
-        "residual": {"permutation": rw["permutation"], "fitted": rw["fitted"], "rotation": rw["rotation"]},
-        "singular_values": rw["singular_values"]}, indent=2))
+    click.echo(json.dumps(summary(report), indent=2))
     click.echo(f"wrote {out / 'analysis.json'}, {out / 'analysis.png'}")
+
+
+def summary(report: dict) -> dict:
+    """The figures shown on the terminal: the clusters, the dimension, the affine R² and the moves'
+    residuals (rewrites on trees; statements on programs, with the read-back)."""
+    shown = {"run": report["run"]["run"], "states": report["states"],
+             "clusters": {k: v for k, v in report["clusters"].items() if k != "curve"},
+             "dimension": {k: v for k, v in report["dimension"].items() if not k.endswith("curve")},
+             "affine_r2": report["affine"]["r2"]}
+    if "statements" in report:  # a run on programs
+        st = report["statements"]
+        return {**shown, "read_back": report["affine"]["read_back"],
+                "residual": {"interpreter": st["interpreter"], "fitted": st["fitted"], "rotation": st["rotation"]},
+                "singular_values": st["singular_values"]}
+    rw = report["rewrites"]
+    return {**shown, "residual": {"permutation": rw["permutation"], "fitted": rw["fitted"], "rotation": rw["rotation"]},
+            "singular_values": rw["singular_values"]}
 
 
 if __name__ == "__main__":

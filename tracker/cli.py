@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 import torch
-from click.core import ParameterSource
 
 from chains.files import output_directory
 from leanbridge.cliutil import user_errors
@@ -20,7 +19,7 @@ from tracker.train import train
 from training.checkpoint import CHECKPOINT, CheckpointError
 from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
 from training.loop import TrainingInterrupted
-from training.options import SHARED, config_options, run_options
+from training.options import SHARED, config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
 
 D = TrainConfig()  # the defaults shown by --help
@@ -31,8 +30,8 @@ D = TrainConfig()  # the defaults shown by --help
               help="Named preset of the training settings below (default: the registered comparison's recipe; "
                    "fast: the short recipe of the time-to-exact experiment; tier2: the recipe of the tier-2 "
                    "experiment, for chains certified with --start-walk 64; registers: the registers arch, one "
-                   "register per tree position, for what training never showed; see docs/experiments). Options given "
-                   "explicitly override it.")
+                   "register per tree position, for what training never showed; see docs/experiments). Options "
+                   "and --set settings given explicitly override it.")
 @config_options(D, ("objective", "data", "arch", "metric_weight", "metric_delay", "metric_ramp", "gamma", "ticks",
                     "slot_init", "embed_init_std", "slot_noise", "slot_noise_delay", "dropout", "layout", "ce_positions",
                     "moves", "tables", "table_sharpness", "move_readout"))
@@ -46,20 +45,20 @@ D = TrainConfig()  # the defaults shown by --help
               help="Train on a dataset whose partners are partly wrong on purpose (certify --corrupt-partners), "
                    "which is refused without it; the report's dataset records the corruption.")
 @config_options(D, SHARED)
+@set_options(D, "train-tracker", note="; the defaults are the default schedule's, and --schedule may set others")
 @run_options("runs/<arch>-<objective>-s<seed>")
 def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
-         check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, out: Path | None,
-         resume: bool, force: bool, threads: int | None,
+         check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, sets: dict,
+         out: Path | None, resume: bool, force: bool, threads: int | None,
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:
     """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
         where = resolve_device(device)
     except DeviceUnavailable as e:
         raise click.ClickException(str(e)) from None
-    # every other option is a TrainConfig field of the same name; the schedule sets those not given
-    context = click.get_current_context()
-    given = {name: value for name, value in settings.items()
-             if context.get_parameter_source(name) != ParameterSource.DEFAULT}
+    # every other option, and every --set, is a TrainConfig field of the same name; the schedule
+    # sets those not given
+    given = given_settings(settings, sets)
     try:
         config = scheduled(schedule, **{**given, "data": str(settings["data"])})
         stop = StopConfig(every=check_every, chains=check_chains, patience=check_patience,
@@ -83,6 +82,9 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
                                     "steps_per_second")}
     if "extension" in report:
         shown["extension"] = report["extension"]
+    beyond = {k: v for k, v in (report.get("beyond") or {}).items() if v}  # what training did not show
+    if beyond:
+        shown["beyond"] = beyond
     if "stop" in report:
         shown["stop"] = {k: v for k, v in report["stop"].items() if k not in ("checks", "config")}
     click.echo(json.dumps(shown, indent=2))

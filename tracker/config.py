@@ -26,7 +26,7 @@ OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "co
 
 # settings declared alike by the tracker and the oracle
 WIDTH = Setting("Slot (residual) width.", low=8)  # the seed's 128
-FIXED_NORM = Setting("Recurrence: rescale the slot to a fixed norm after every event (section 52), or leave its "
+FIXED_NORM = Setting("Recurrence: rescale the slot to a fixed norm after every event, or leave its "
                      "norm free.", flag="--fixed-norm/--free-norm")  # section 52's closure
 
 
@@ -47,17 +47,19 @@ class TermsConfig(OptimConfig):
     metric loss is the tracker's (section 47, on chain pairs) or the oracle's (``oracle.losses``,
     on pairs of probed states); both take the same weight, schedule and discount."""
 
-    mu: float = setting(1.0, "Weight of the invariance (and control) term.", low=0)  # the seed's mu = 1
+    mu: float = setting(1.0, "Weight of the invariance (and control) term.", low=0, rare=True)  # the seed's mu = 1
     # the default: held at 0 for 2,400 of 12,000 steps
-    invariance_delay: float = setting(0.2, "Fraction of steps the invariance term is held at zero.", **FRACTION)
-    invariance_ramp: float = setting(0.1, "Fraction of steps over which it then ramps to mu.", **FRACTION)
-    nextlat_weight: float = setting(1.0, "Weight of next-latent prediction.", low=0)
-    nextlat_delay: float = setting(0.0, "Fraction of steps NextLat is held at zero.", **FRACTION)
-    nextlat_ramp: float = setting(0.0, "Fraction of steps of NextLat's ramp.", **FRACTION)
-    metric_weight: float = setting(1.0, "Weight of the Nerode metric loss.", low=0)
-    metric_delay: float = setting(0.2, "Fraction of steps the metric loss is held at zero.", **FRACTION)
-    metric_ramp: float = setting(0.1, "Fraction of steps of the metric loss's ramp.", **FRACTION)
-    gamma: float = setting(0.9, "Discount of the metric loss.", low=0, high=1, low_open=True, high_open=True)  # section 47
+    invariance_delay: float = setting(0.2, "Fraction of steps the invariance term is held at zero.", **FRACTION,
+                                      rare=True)
+    invariance_ramp: float = setting(0.1, "Fraction of steps over which it then ramps to mu.", **FRACTION, rare=True)
+    nextlat_weight: float = setting(1.0, "Weight of next-latent prediction.", low=0, rare=True)
+    nextlat_delay: float = setting(0.0, "Fraction of steps NextLat is held at zero.", **FRACTION, rare=True)
+    nextlat_ramp: float = setting(0.0, "Fraction of steps of NextLat's ramp.", **FRACTION, rare=True)
+    metric_weight: float = setting(1.0, "Weight of the Nerode metric loss.", low=0, rare=True)
+    metric_delay: float = setting(0.2, "Fraction of steps the metric loss is held at zero.", **FRACTION, rare=True)
+    metric_ramp: float = setting(0.1, "Fraction of steps of the metric loss's ramp.", **FRACTION, rare=True)
+    gamma: float = setting(0.9, "Discount of the metric loss.", low=0, high=1, low_open=True, high_open=True,
+                           rare=True)  # section 47
 
     def __post_init__(self) -> None:
         if not 0 < self.gamma < 1:
@@ -87,40 +89,42 @@ class TrainConfig(TermsConfig):
                       "(twice) per-event compute; deltaproduct: 2 DeltaProduct blocks.", choices=ARCHS)
     width: int = setting(128, WIDTH)
     fixed_norm: bool = setting(True, FIXED_NORM)
-    ticks: int = setting(4, "Recurrence: attention + MLP updates of the slot per event.", low=1)
+    ticks: int = setting(4, "Recurrence: attention + MLP updates of the slot per event.", low=1, rare=True)
     slot_init: float = setting(1.0, "Recurrence: scale of the start slot's normal init (small: the first item writes "
-                                    "the slot).", low=0, low_open=True)  # of its N(0, I) init
-    embed_init_std: float = setting(0.02, "Std of the token embeddings at init.", low=0, low_open=True)
+                                    "the slot).", low=0, low_open=True, rare=True)  # of its N(0, I) init
+    embed_init_std: float = setting(0.02, "Std of the token embeddings at init.", low=0, low_open=True, rare=True)
     slot_noise: float = setting(0.0, "Recurrence: std of the noise added to the slot (coordinates of RMS 1 at the "
                                      "fixed norm) after every event in training, so that the next events must correct "
-                                     "it.", low=0)  # N(0, I) noise
-    slot_noise_delay: float = setting(0.0, "Fraction of steps trained without the slot noise.", **FRACTION)
+                                     "it.", low=0, rare=True)  # N(0, I) noise
+    slot_noise_delay: float = setting(0.0, "Fraction of steps trained without the slot noise.", **FRACTION, rare=True)
     dropout: float = setting(0.0, "Transformers: dropout rate of the blocks' residual branches in training.",
-                             low=0, high=1, high_open=True)
+                             low=0, high=1, high_open=True, rare=True)
     # which tree position each readout slot names (tracker.layouts)
     layout: str = setting("polish", "Readout layout: polish (the tree token by token, left-aligned) or paths (each "
                                     "position named by its path from the root, so that an event moves whole "
-                                    "subtrees).", choices=LAYOUTS)
+                                    "subtrees).", choices=LAYOUTS, rare=True)
     ce_positions: str = setting("all", "Cross-entropy on every readout position (PAD included), or on the tree's own "
                                        "positions only (a tree read from the root is then exact when its own positions "
-                                       "are).", choices=("all", "tree"))
+                                       "are).", choices=("all", "tree"), rare=True)
     moves: str = setting("soft", "Registers: a move reads the softmax mixture of its candidate sources (soft), or "
-                                 "exactly the top one, trained through the softmax's gradient (hard).", choices=MOVES)
+                                 "exactly the top one, trained through the softmax's gradient (hard).", choices=MOVES,
+                         rare=True)
     # tied, inherited: on heads training never exercised too
     tables: str = setting("free", "Registers: every target head's table row its own (free), or adding its parent "
                                   "head's score for the source's parent where both end in the same bit (tied: a "
                                   "subtree moved whole moves its children with it), that score as the moves read "
-                                  "it (inherited).", choices=TABLES)
+                                  "it (inherited).", choices=TABLES, rare=True)
     # straight-through moves learn nothing more once right, so a row's margin can stay at the noise of
     # the optimiser's steps (tier 2's root heads). Sharpening every row from the first step fixed rows
     # on wrong sources in its tier-2 validation; the move readout pulls toward the right one instead
     # (docs/experiments/beyond-training.md)
     table_sharpness: float = setting(0.0, "Registers: weight of the tables' sharpness term, the mean entropy of "
                                           "every head's choice of source as the moves read it, so that a move keeps "
-                                          "widening its margin once it is right (0: off).", low=0)
+                                          "widening its margin once it is right (0: off).", low=0, rare=True)
     move_readout: float = setting(0.0, "Registers, hard moves: weight of a cross-entropy on the moves read as "
                                        "softmax mixtures of their sources before the update, so that a table keeps "
-                                       "sharpening toward the right source once its top one is right (0: off).", low=0)
+                                       "sharpening toward the right source once its top one is right (0: off).", low=0,
+                                   rare=True)
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:

@@ -18,12 +18,11 @@ from pathlib import Path
 import torch
 
 from chains.files import OutputError
-from chains.manifest import (PROGRAMS_FORMAT, DatasetError, dataset_id, domain_of, manifest_bytes, manifest_path,
-                             read_manifest)
+from chains.manifest import PROGRAMS_FORMAT, DatasetError, dataset_id, manifest_bytes, manifest_path, read_manifest
 from chains.rewrite.dataset import read_split
 from chains.rewrite.holdout import HeldOut
 from chains.rewrite.rules import Event, apply, successors
-from chains.rewrite.space import Domain
+from chains.rewrite.space import Domain, domain_of
 from chains.rewrite.trees import OPS, Tree, polish, tokens
 from chains.writer import file_sha256
 from tracker.packing import PAD, Row, pack, successor_tables

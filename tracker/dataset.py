@@ -1,9 +1,11 @@
 """One split of a certified dataset as a ``torch.utils.data.Dataset``: a chain an item, its
-tokens as the trackers read them, the tree after every step and its certified partners.
+tokens as the trackers read them, the state after every step and its certified partners.
 
 The tokens and item ids are ``tracker.data.load_dataset``'s (the same vocabulary, the same
-cache), so what a ``DataLoader`` over it yields is what training reads; the trees after every
-step are replayed from the split's JSON Lines with ``chains.rewrite.rules.apply`` when an item is read.
+cache), so what a ``DataLoader`` over it yields is what training reads; the states after every
+step are replayed from the split's JSON Lines when an item is read: trees with
+``chains.rewrite.rules.apply`` on rewrite chains, the eight values with the programs domain's
+interpreter (``chains.programs.domain.ProgramsDomain.apply``) on a programs dataset.
 """
 from __future__ import annotations
 
@@ -13,10 +15,13 @@ from pathlib import Path
 import torch
 from torch.utils.data import Dataset
 
-from chains.manifest import DatasetError, domain_of, manifest_path, read_manifest
+from chains.domains import domain_of_manifest
+from chains.manifest import PROGRAMS_FORMAT, DatasetError, manifest_path, read_manifest
+from chains.programs.files import parse_record
 from chains.rewrite.dataset import parse_chain_line
 from chains.rewrite.rules import apply
-from chains.rewrite.trees import Tree, tokens
+from chains.rewrite.space import domain_of
+from chains.rewrite.trees import tokens
 from tracker.data import PAD, TrackerData, load_dataset
 
 
@@ -31,22 +36,26 @@ def split_file(split: str | int) -> str:
 
 class ChainDataset(Dataset):
     """The chains of one split (``"train"``, ``"test-<L>"`` or the length ``L``) of the certified
-    dataset in ``directory``. Item ``i`` is chain ``i`` of the split's file, a dict of tensors
-    (T = the chain's events + 1, the start being step 0; E tokens per item, P per tree, K partners):
+    dataset in ``directory``: rewrite chains, or programs. Item ``i`` is chain ``i`` of the split's
+    file, a dict of tensors (T = the split's longest history + 1, the start being step 0; E tokens
+    per item, P per state, K partners):
 
     - ``items`` (T,): the item ids the trackers read (``data.item_tokens`` rows; 0 is padding)
     - ``tokens`` (T, E): those items' token ids: the start tree's Polish tokens, then per event the
-      rule's token and one token per bit of its path, PAD (0) after
-    - ``trees`` (T, P): the tree after every step (row 0: the start) as output token ids, PAD after
-      its end: the cross-entropy target of every step
+      rule's token and one token per bit of its path (programs: the start state's values, then per
+      statement its target, operation and operands), PAD (0) after
+    - ``trees`` (T, P): the state after every step (row 0: the start) as output token ids, PAD rows
+      after its end: the cross-entropy target of every step (a tree, PAD after its end; programs:
+      each variable's value c as the output id c + 1)
     - ``partner_items`` (K, T), ``partner_tokens`` (K, T, E), ``partner_trees`` (K, T, P): the
       certified partners, each padded after its own end
     - ``partner_lengths`` (K,): each partner's steps, its start included
 
-    Every chain of a split has the same length and the same number of partners, so torch's default
-    collation stacks items into batches. ``data`` is a ``load_dataset`` result of the same directory
-    to share (one is loaded otherwise, which checks the dataset's certification and writes or reads
-    its cache)."""
+    Every rewrite chain of a split has the same length, and every chain the same number of
+    partners, so torch's default collation stacks items into batches (programs of different
+    lengths are padded to the split's longest history). ``data`` is a ``load_dataset`` result of
+    the same directory to share (one is loaded otherwise, which checks the dataset's certification
+    and writes or reads its cache)."""
 
     def __init__(self, directory: Path | str, split: str | int = "train", data: TrackerData | None = None) -> None:
         self.directory = Path(directory)
@@ -58,7 +67,9 @@ class ChainDataset(Dataset):
             raise DatasetError(f"{self.directory}: no split {self.file[:-6]} (it has train, {lengths})")
         self.chain_items = rows["chain_items"].long()  # (N, T)
         self.partner_items = rows["partner_items"].long()  # (N, K, T)
-        self.domain = domain_of(read_manifest(self.directory), str(manifest_path(self.directory)))
+        manifest, where = read_manifest(self.directory), str(manifest_path(self.directory))
+        self.programs = manifest.get("format") == PROGRAMS_FORMAT
+        self.domain = domain_of_manifest(manifest, where) if self.programs else domain_of(manifest, where)
         self.token_id = self.data.vocab.index()
         # byte offset of every line, so that an item parses one line and a DataLoader's workers
         # receive offsets, not parsed chains
@@ -75,33 +86,45 @@ class ChainDataset(Dataset):
         return len(self.offsets)
 
     def record(self, index: int):
-        """Chain ``index`` of the split as ``chains.rewrite.dataset`` reads it (a ``ChainRecord``: start,
-        events, end, certificate ids, partners, probes)."""
+        """Chain ``index`` of the split as its domain's reader parses it: a ``ChainRecord`` of
+        ``chains.rewrite.dataset`` (start, events, end, certificate ids, partners, probes), or a
+        ``ProgramRecord`` of ``chains.programs.files`` (id, history, partners)."""
         with open(self.directory / self.file, "rb") as handle:
             handle.seek(self.offsets[index])
             line = handle.readline().decode("utf-8")
-        return parse_chain_line(line, self.domain, f"{self.directory / self.file} line {index + 1}")
+        where = f"{self.directory / self.file} line {index + 1}"
+        if self.programs:
+            return parse_record(line, self.domain.machine, where)
+        return parse_chain_line(line, self.domain, where)
 
-    def tree_row(self, tree: Tree) -> torch.Tensor:
-        """(P,) the output token ids of ``tree``, PAD after its end."""
+    def tree_row(self, state) -> torch.Tensor:
+        """(P,) the output token ids of a state: a tree's tokens, PAD after its end; a program
+        state's values, each value c as c + 1."""
+        if self.programs:
+            return torch.tensor(self.domain.state_classes(state), dtype=torch.long) + 1
         row = torch.zeros(self.data.tree_len, dtype=torch.long)
-        ids = [self.token_id[t] for t in tokens(tree)]
+        ids = [self.token_id[t] for t in tokens(state)]
         row[: len(ids)] = torch.tensor(ids)
         return row
 
     def tree_text(self, row: torch.Tensor) -> str:
-        """The Polish text of a (P,) row of output token ids (the inverse of ``tree_row``)."""
+        """The text of a (P,) row of output token ids (the inverse of ``tree_row``): a tree in
+        Polish notation, or a program state's eight hexadecimal digits; "" for a row of padding."""
+        ids = row.tolist()
+        if self.programs:
+            return "" if not any(ids) else self.domain.state_text(tuple(i - 1 for i in ids))
         names = self.data.vocab.tokens
-        return " ".join(names[i] for i in row.tolist() if names[i] != PAD)
+        return " ".join(names[i] for i in ids if names[i] != PAD)
 
     def _trees(self, history, steps: int) -> torch.Tensor:
-        """(steps, P): the tree after every step of ``history``, PAD rows after its end."""
+        """(steps, P): the state after every step of ``history``, PAD rows after its end."""
         out = torch.zeros(steps, self.data.tree_len, dtype=torch.long)
-        tree = history.start
-        out[0] = self.tree_row(tree)
-        for t, event in enumerate(history.events, 1):
-            tree = apply(tree, event)
-            out[t] = self.tree_row(tree)
+        state = history.start
+        out[0] = self.tree_row(state)
+        events = history.program if self.programs else history.events
+        for t, event in enumerate(events, 1):
+            state = self.domain.apply(state, event) if self.programs else apply(state, event)
+            out[t] = self.tree_row(state)
         return out
 
     def __getitem__(self, index: int) -> dict[str, torch.Tensor]:
@@ -115,6 +138,7 @@ class ChainDataset(Dataset):
         partner_trees = torch.zeros(partners.shape[0], steps, self.data.tree_len, dtype=torch.long)  # (K, T, P)
         for p, mate in enumerate(record.partners):
             partner_trees[p] = self._trees(mate, steps)
-        return {"items": items, "tokens": item_tokens[items], "trees": self._trees(record, steps),
+        history = record.history if self.programs else record
+        return {"items": items, "tokens": item_tokens[items], "trees": self._trees(history, steps),
                 "partner_items": partners, "partner_tokens": item_tokens[partners], "partner_trees": partner_trees,
                 "partner_lengths": (partners != 0).sum(1)}

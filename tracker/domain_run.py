@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from chains.domains import domain_of_manifest
-from chains.manifest import DatasetError
+from chains.manifest import PROGRAMS_FORMAT, DatasetError
 from chains.protocol import EventRefused, StateDomain
 from tracker.build import build_model
 from tracker.config import TrainConfig
@@ -66,11 +66,20 @@ class DomainRun:
 
     def step(self, state: torch.Tensor, event) -> torch.Tensor:
         """``state`` moved by one event (text or the domain's value)."""
-        return self.step_batch(state.unsqueeze(0), [self._event(event)])[0]
+        return self.step_batch(self._carried(state).unsqueeze(0), [self._event(event)])[0]
 
     def decode(self, state: torch.Tensor) -> str:
         """The domain state ``state`` stands for, as text."""
-        return self.domain.state_text(self.decode_batch(state.unsqueeze(0))[0])
+        return self.domain.state_text(self.decode_batch(self._carried(state).unsqueeze(0))[0])
+
+    def _carried(self, state: object) -> torch.Tensor:
+        """``state`` when it is what ``encode`` or ``step`` returned; TypeError saying what one is."""
+        with torch.no_grad():
+            shape = tuple(self.model.initial_state(1).shape[1:])
+        if not (isinstance(state, torch.Tensor) and tuple(state.shape) == shape):
+            given = f"a tensor of shape {tuple(state.shape)}" if isinstance(state, torch.Tensor) else type(state).__name__
+            raise TypeError(f"a state is what encode or step returned (a tensor of shape {shape}), not {given}")
+        return state
 
     def encode_batch(self, starts: Sequence) -> torch.Tensor:
         """The states (N, …) after reading each start state."""
@@ -129,7 +138,7 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
     its checkpoint, when the caller has read it)."""
     run = run if run is not None else RunCheckpoint.read(directory, "tracker", TrainConfig)
     trained_on = run.blob.get("identity", {}).get("dataset", {})
-    manifest_like = {"format": "programs/1", "domain": trained_on.get("domain")}
+    manifest_like = {"format": PROGRAMS_FORMAT, "domain": trained_on.get("domain")}
     if not isinstance(trained_on.get("domain"), dict):
         raise RunUnavailable(f"tracker {run.run_dir}: trained on rewrite chains; read it with tracker.load_run")
     try:
@@ -138,14 +147,16 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
         raise RunUnavailable(f"tracker {run.run_dir}: {e}") from None
     vocab = DomainVocab(max(domain.readout()), domain.vocabulary(), domain.name)
     state = run.blob["model"]
-    with run.fitting("its weights do not fit its settings", (KeyError, AttributeError, IndexError, RuntimeError,
-                                                             ValueError)):
-        item_tokens = state["embed.item_tokens"]
+
+    def build() -> torch.nn.Module:
+        # readout positions: the registers save theirs; the others read them off the readout's rows
         positions = int(state["positions"]) if "positions" in state else state["head.weight"].shape[0] // vocab.n_out
-        model = build_model(run.config.model, item_tokens, vocab.size, vocab.n_out, positions)
-        model.load_state_dict(state)
+        return build_model(run.config.model, state["embed.item_tokens"], vocab.size, vocab.n_out, positions)
+
+    model = run.restored_model(build, "its weights do not fit its settings",
+                               (KeyError, AttributeError, IndexError, RuntimeError, ValueError))
     if not isinstance(model, Recurrent):
         raise RunUnavailable(f"tracker {run.run_dir}: a {run.config.arch} carries no state to step; "
                              "programs are read by the recurrent architectures")
-    model.eval().to(device)
-    return DomainRun(model, domain, vocab, item_tokens.shape[1], run.identity(trained_on), device)
+    item_len = state["embed.item_tokens"].shape[1]  # item_tokens (I, E): E tokens per item
+    return DomainRun(model.to(device), domain, vocab, item_len, run.identity(trained_on), device)

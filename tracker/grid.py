@@ -29,6 +29,7 @@ class RunSpec:
     out: str  # the run's directory; on a cluster, a path every node reaches (shared storage)
     eval_config: EvalConfig = EvalConfig()  # the evaluation after training
     stop: StopConfig = StopConfig()  # stop-when-exact checks (none by default)
+    fresh: bool = False  # trained from step 0 whatever its directory holds: a timing benchmark's run
 
     def run(self, device: torch.device | str = "cpu", quiet: bool = True, threads: int | None = None) -> dict:
         return run_spec(self, device, quiet, threads)
@@ -37,7 +38,7 @@ class RunSpec:
 def run_spec(spec: RunSpec, device: torch.device | str = "cpu", quiet: bool = True,
              threads: int | None = None) -> dict:
     """The report of ``spec``: its finished report, else trained on ``device``, resumed from the
-    checkpoint in its directory when that checkpoint holds these settings. ``threads``: torch
-    threads for this process (None leaves them)."""
+    checkpoint in its directory when that checkpoint holds these settings (a ``fresh`` spec:
+    trained from step 0). ``threads``: torch threads for this process (None leaves them)."""
     return finished_or_trained(spec.config, Path(spec.out), train, config_from_checkpoint, quiet, threads,
-                               eval_config=spec.eval_config, stop=spec.stop, device=device)
+                               fresh=spec.fresh, eval_config=spec.eval_config, stop=spec.stop, device=device)

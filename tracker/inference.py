@@ -22,18 +22,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from chains.manifest import DatasetError, domain_of, manifest_path, read_manifest, trained_elsewhere
+from chains.manifest import DatasetError, manifest_path, read_manifest, trained_elsewhere
 from chains.rewrite.rules import Event, apply
-from chains.rewrite.space import Domain
+from chains.rewrite.space import Domain, domain_of
 from chains.rewrite.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
 from tracker.build import build_model
 from tracker.config import TrainConfig
 from tracker.data import Vocab
+from tracker.layouts import heap_tree
 from tracker.models import DeltaProduct, EventTransformer, Recurrent
 from training.checkpoint import RunCheckpoint, RunUnavailable  # noqa: F401  (re-exported: the run readers' names)
 from training.device import resolve_device
@@ -42,16 +44,31 @@ State = Any  # what a state holds depends on the architecture (see the module's 
 History = tuple["Tree | str", Sequence["Event | str"]]  # (start tree, events read after it)
 
 
-def _tree(tree: Tree | str, atoms: Sequence[str]) -> Tree:
+def as_tree(tree: Tree | str, atoms: Sequence[str]) -> Tree:
     if not isinstance(tree, (str, tuple)):
         raise TypeError(f"a tree is Polish text or a chains.rewrite.trees tree, not {type(tree).__name__}")
     return parse_polish(tree, atoms) if isinstance(tree, str) else tree
 
 
-def _event(event: Event | str) -> Event:
+def as_event(event: Event | str) -> Event:
     if not isinstance(event, (str, Event)):
         raise TypeError(f"an event is rule@path text or a chains.rewrite.rules.Event, not {type(event).__name__}")
     return Event.parse(event) if isinstance(event, str) else event
+
+
+def as_events(events: Sequence[Event | str]) -> Sequence[Event | str]:
+    """``events`` as given, refused in one line when it is one event where a list of them is expected
+    (a string would otherwise be read character by character)."""
+    if isinstance(events, (str, Event)):
+        raise TypeError(f"events are a list of events, not one event: write [{str(events)!r}]")
+    return events
+
+
+def _history(history: object, n: int) -> History:
+    """One (start, events) pair of a list of histories; TypeError naming the n-th when it is not one."""
+    if not (isinstance(history, (tuple, list)) and len(history) == 2):
+        raise TypeError(f"history {n}: a (start, events) pair, not {history!r:.60}")
+    return history[0], as_events(history[1])
 
 
 class HistoryError(ValueError):
@@ -62,13 +79,14 @@ def checked_history(start: Tree | str, events: Sequence[Event | str], domain: Do
     """The trees a history passes through (the start, then one per event), replayed with the
     domain's rules (``chains.rewrite.rules.apply``); HistoryError naming the first step that does not apply
     (or a start tree outside the domain: an atom not of it, or repeated on tier 1)."""
-    tree = _tree(start, domain.atom_names)
+    tree = as_tree(start, domain.atom_names)
+    events = as_events(events)
     leaves = [t for t in tokens(tree) if t in domain.atom_names]
     if domain.tier == 1 and sorted(leaves) != sorted(domain.atom_names):
         raise HistoryError(f"start {polish(tree)}: a tier-1 start holds each of {' '.join(domain.atom_names)} once")
     trees = [tree]
     for k, event in enumerate(events):
-        event = _event(event)
+        event = as_event(event)
         if event.rule not in domain.rules:
             raise HistoryError(f"step {k}: {event} names a rule outside tier {domain.tier}")
         after = apply(tree, event, domain.size_bound)
@@ -121,15 +139,42 @@ class TrackedRun:
     def _tokens(self, toks: Sequence[str]) -> torch.Tensor:
         return torch.tensor([self._ids(toks)], dtype=torch.long, device=self.device)  # (1, E)
 
+    def _start(self, tree: Tree | str) -> Tree:
+        """A start tree of the run's domain; HistoryError for one outside it (on tier 1, an atom
+        repeated or missing: the tracker would read it as some other tree)."""
+        return checked_history(tree, [], self.domain)[0]
+
+    def _state(self, state: State) -> State:
+        """``state`` when it is what ``encode`` or ``step`` returned; TypeError saying what one is."""
+        if isinstance(self.model, DeltaProduct):
+            ok, shape = isinstance(state, _Delta), "a DeltaProduct state"
+        else:
+            expected = self._state_shape
+            ok = isinstance(state, torch.Tensor) and state.dim() == len(expected) and all(
+                e == -1 or e == s for e, s in zip(expected, state.shape))
+            shape = f"a tensor of shape {tuple('T' if e == -1 else e for e in expected)}"
+        if not ok:
+            given = f"a tensor of shape {tuple(state.shape)}" if isinstance(state, torch.Tensor) else type(state).__name__
+            raise TypeError(f"a state is what encode or step returned ({shape}), not {given}")
+        return state
+
+    @cached_property
+    def _state_shape(self) -> tuple[int, ...]:
+        """A state's shape: the recurrence's carried state, or the transformer's history (T, C), -1 for T."""
+        if isinstance(self.model, EventTransformer):
+            return (-1, self.model.view_width)
+        with torch.no_grad():
+            return tuple(self.model.initial_state(1).shape[1:])
+
     def _tree_ids(self, tree: Tree | str) -> list[int]:
-        return self._ids(tokens(_tree(tree, self.domain.atom_names)))
+        return self._ids(tokens(self._start(tree)))
 
     def _event_ids(self, event: Event | str) -> list[int]:
-        e = _event(event)
+        e = as_event(event)
         return self._ids([e.rule, *e.path])
 
     def _tree_item(self, tree: Tree | str) -> torch.Tensor:
-        return self._tokens(tokens(_tree(tree, self.domain.atom_names)))
+        return self._tokens(tokens(self._start(tree)))
 
     def _event_item(self, event: Event | str) -> torch.Tensor:
         return torch.tensor([self._event_ids(event)], dtype=torch.long, device=self.device)  # (1, E)
@@ -165,11 +210,11 @@ class TrackedRun:
     def step(self, state: State, event: Event | str) -> State:
         """``state`` moved by one event (``rule@path`` or a ``chains.rewrite.rules.Event``)."""
         with torch.no_grad():
-            return self._read(state, self._event_item(event))
+            return self._read(self._state(state), self._event_item(event))
 
     def view(self, state: State) -> torch.Tensor:
         """The normalised view (C,) of a state: what the readout reads and the objectives compare."""
-        model = self.model
+        model, state = self.model, self._state(state)
         with torch.no_grad():
             if isinstance(model, Recurrent):
                 return model.view(state)
@@ -201,22 +246,9 @@ class TrackedRun:
             return None
 
     def _from_heap(self, toks: list[str], pad: str) -> Tree | None:
-        """A tree read from heap-ordered slots (children of i at 2i + 1, 2i + 2), or None when
-        the slots are not exactly one tree's nodes."""
-        used: set[int] = set()
-
-        def node(i: int) -> Tree | None:
-            if i >= len(toks) or toks[i] == pad:
-                return None
-            used.add(i)
-            if toks[i] in self.domain.atom_names:
-                return toks[i]
-            left, right = node(2 * i + 1), node(2 * i + 2)
-            return None if left is None or right is None else (toks[i], left, right)
-
-        tree = node(0)
-        stray = any(t != pad for i, t in enumerate(toks) if i not in used)
-        return None if tree is None or stray else tree
+        """A tree read from heap-ordered slots (``tracker.layouts.heap_tree``), or None when the
+        slots are not exactly one tree's nodes."""
+        return heap_tree(toks, pad, lambda t: t in self.domain.atom_names)
 
     def decode(self, state: State) -> str | None:
         """The tree the state stands for, in Polish notation (None: no well-formed tree)."""
@@ -227,6 +259,7 @@ class TrackedRun:
         """The state after reading a whole history. With ``check``, the history is first replayed
         with the domain's rules and HistoryError names the first step that does not apply; without
         it, a step that does not apply is read all the same (the tracker is a model, not the rules)."""
+        events = as_events(events)
         if check:
             checked_history(start, events, self.domain)
         state = self.encode(start)
@@ -238,7 +271,8 @@ class TrackedRun:
         """The views (N, C) of the end states of ``histories``, each (start, events)."""
         if not histories:
             return torch.zeros(0, self.model.view_width)
-        return torch.stack([self.view(self.run(start, events)) for start, events in histories])
+        pairs = [_history(h, n) for n, h in enumerate(histories)]
+        return torch.stack([self.view(self.run(start, events)) for start, events in pairs])
 
     # ---- batches: many states per call (the prover's search moves hundreds at once) -----------
     #
@@ -249,6 +283,7 @@ class TrackedRun:
 
     def encode_batch(self, histories: Sequence[History]) -> list[State]:
         """The end state of each history (start, events), in order."""
+        histories = [_history(h, n) for n, h in enumerate(histories)]
         if not isinstance(self.model, Recurrent):
             return [self.run(start, events) for start, events in histories]
         if not histories:
@@ -275,7 +310,7 @@ class TrackedRun:
         if not states:
             return []
         with torch.no_grad():
-            w = self._read_rows(torch.stack(list(states)), [self._event_ids(e) for e in events])  # (M, C)
+            w = self._read_rows(torch.stack([self._state(s) for s in states]), [self._event_ids(e) for e in events])
         return list(w.unbind(0))
 
     def decode_batch(self, states: Sequence[State]) -> list[Tree | None]:
@@ -286,7 +321,7 @@ class TrackedRun:
             return []
         model = self.model
         with torch.no_grad():
-            ids = model.readout(model.view(torch.stack(list(states)))).argmax(-1).tolist()  # (M, P)
+            ids = model.readout(model.view(torch.stack([self._state(s) for s in states]))).argmax(-1).tolist()  # (M, P)
         return [self._tree_of(row) for row in ids]
 
     def _read_rows(self, w: torch.Tensor, rows: list[list[int]]) -> torch.Tensor:
@@ -305,7 +340,7 @@ def load_run(directory: Path | str, data: Path | str | None = None,
     device = resolve_device(device)
     run = RunCheckpoint.read(directory, "tracker", TrainConfig)
     run_dir, blob, config = run.run_dir, run.blob, run.config
-    trained_on = blob.get("identity", {}).get("dataset", {})
+    trained_on = run.trained_on
     if isinstance(trained_on.get("domain"), dict):  # a run on another domain than rewrite chains (programs)
         from tracker.domain_run import load_domain_run
         if data is not None:
@@ -331,12 +366,13 @@ def load_run(directory: Path | str, data: Path | str | None = None,
         raise RunUnavailable(f"tracker {run_dir}: its checkpoint names no domain ({e}); pass data=") from None
     state = blob["model"]
     vocab = Vocab(domain.atom_names, domain.rules)
-    with run.fitting("its weights do not fit its settings",
-                     (KeyError, AttributeError, IndexError, RuntimeError, ValueError)):
-        item_tokens = state["embed.item_tokens"]
+
+    def build() -> torch.nn.Module:
         # readout positions: the registers save theirs; the others read them off the readout's rows
         tree_len = int(state["positions"]) if "positions" in state else state["head.weight"].shape[0] // vocab.n_out
-        model = build_model(config.model, item_tokens, vocab.size, vocab.n_out, tree_len)
-        model.load_state_dict(state)
-    model.eval().to(device)
-    return TrackedRun(model, config, vocab, domain, item_tokens.shape[1], run.identity(trained_on), device)
+        return build_model(config.model, state["embed.item_tokens"], vocab.size, vocab.n_out, tree_len)
+
+    model = run.restored_model(build, "its weights do not fit its settings",
+                               (KeyError, AttributeError, IndexError, RuntimeError, ValueError)).to(device)
+    item_len = state["embed.item_tokens"].shape[1]  # item_tokens (I, E): E tokens per item
+    return TrackedRun(model, config, vocab, domain, item_len, run.identity(trained_on), device)

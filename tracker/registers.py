@@ -52,6 +52,7 @@ import torch.nn as nn
 
 from chains.rewrite.rules import successors
 from chains.rewrite.trees import Tree, tokens
+from tracker.layouts import N_OPS, PAD_ID, heap_index, heap_path, heap_tokens
 from tracker.models import ModelConfig, Recurrent
 
 MOVES = ("soft", "hard")  # how a move reads its sources (ModelConfig.moves)
@@ -63,27 +64,9 @@ SOURCE_HEADS = ("",) + tuple("".join(b) for n in (1, 2, 3) for b in product("01"
 TABLE_SCALE = 20.0
 BETA_INIT = 20.0  # the update's sharpness at init: a register at cosine 0.9 to one token and 0.5 to the next weighs them e^8 : 1
 EMPTY = len(SOURCE_HEADS)  # the candidate column of the empty register (a source outside the tree)
-N_OPS = 2  # output ids: PAD 0, the operators 1 and 2, then the atoms (tracker.data.Vocab)
 # candidate rows (of width W) a read gathers at a time: they and their products stay in the cache
 # (gathered at once, the 340,000 of a tier-2 batch's move went through memory several times)
 CHUNK = 4096
-
-
-def heap_index(path: str) -> int:
-    """The heap position of the node at ``path`` (0 left, 1 right)."""
-    i = 0
-    for bit in path:
-        i = 2 * i + 1 + (bit == "1")
-    return i
-
-
-def heap_path(i: int) -> str:
-    """The path of heap position ``i``."""
-    bits = []
-    while i > 0:
-        bits.append("0" if i % 2 == 1 else "1")
-        i = (i - 1) // 2
-    return "".join(reversed(bits))
 
 
 def parent_scores() -> tuple[torch.Tensor, torch.Tensor]:
@@ -131,22 +114,9 @@ def addressing(positions: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _heap_tokens(row: list[int], positions: int) -> list[int] | None:
-    """A start tree's Polish output ids -> its tokens by heap position; None when the row is not
-    a tree (an event's tokens)."""
-    out = [0] * positions
-    stack = [0]
-    for tok in row:
-        if tok == 0:
-            break
-        if not stack:
-            return None
-        i = stack.pop()
-        if i >= positions:
-            return None
-        out[i] = tok
-        if tok <= N_OPS:  # an operator: its left child is read first
-            stack += [2 * i + 2, 2 * i + 1]
-    return None if stack else out
+    """A start tree's Polish output ids (up to the first PAD) -> its tokens by heap position; None
+    when the row is not a tree that fits ``positions`` (an event's tokens)."""
+    return heap_tokens(row, lambda tok: tok <= N_OPS, positions, PAD_ID)
 
 
 def _pool_rows(pool: torch.Tensor, source: torch.Tensor) -> torch.Tensor:

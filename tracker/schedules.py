@@ -5,7 +5,9 @@ steps of 28 chains); its meaning never changes. ``fast`` is the time-to-exact ex
 ``make run`` trains (how it was found and how it fares: docs/experiments/time-to-exact.md,
 ``benchmarks/time_to_exact.py``). ``tier2`` is the recipe the tier-2 diagnosis picked
 (docs/experiments/tier2-exact.md, ``benchmarks/tracker_tier2.py``). ``registers`` trains the
-registers arch (docs/experiments/beyond-training.md, ``benchmarks/tracker_beyond.py``).
+registers arch as it passed beyond training (docs/experiments/beyond-training.md,
+``benchmarks/tracker_beyond.py``), the one recipe for held-out events, pairs, unseen states and tier 2,
+tested on fresh data by ``benchmarks/tracker_registers.py`` (docs/experiments/registers-recipe.md).
 A report records the schedule its settings are closest to and the settings where they depart from it.
 """
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 from tracker.config import TrainConfig
+from training.options import read_value
 
 # settings that say what is trained on and how it is saved, not how it is trained: a schedule
 # leaves them to the caller, and they do not count when a report's schedule is named
@@ -43,9 +46,17 @@ SCHEDULES: dict[str, dict] = {
     # mixtures the tables stayed blurred once the update cleaned up after them, and six atoms lost
     # 3% of chains by 4,096 events); the combination, 4,000 steps of 28 chains, the invariance term
     # ramped in after the first 20% as in the default recipe. How it was validated:
-    # docs/experiments/beyond-training.md.
+    # docs/experiments/beyond-training.md. Tables inherited from the parent head's move as the
+    # moves read it, and the move readout at 1.0, because that batch's free tables failed twice:
+    # on held-out events they never learned the heads only root associativity moves content through
+    # (0.38 exact at 4,096; inherited tables passed there), and on tier 2 the hard moves alone left
+    # every rule's root heads level (0.00-0.56 at 256; inherited tables with the move readout passed
+    # there). Both together on every protocol, on fresh data, is what the registers-recipe batch
+    # asks (benchmarks/tracker_registers.py). That batch's earlier variants: hard moves with free
+    # tables is --set tables=free --set move_readout=0 (or --tables free --move-readout 0),
+    # inherited tables alone --set move_readout=0.
     "registers": {"arch": "registers", "layout": "paths", "width": 32, "objective": "combo", "steps": 4_000,
-                  "warmup_steps": 200, "moves": "hard"},
+                  "warmup_steps": 200, "moves": "hard", "tables": "inherited", "move_readout": 1.0},
     "tier2": {"objective": "combo", "ticks": 4, "slot_init": 0.05, "embed_init_std": 1.0, "steps": 24_000,
               "nextlat_delay": 0.5, "nextlat_ramp": 0.1, "invariance_delay": 0.5, "invariance_ramp": 0.1,
               "layout": "paths", "ce_positions": "tree"},
@@ -60,17 +71,16 @@ def scheduled(name: str, **settings) -> TrainConfig:
 
 
 def parse_settings(pairs: list[str]) -> dict:
-    """``SETTING=VALUE`` pairs -> TrainConfig settings, each value read as its field's type
-    (a bool from 1/true/yes); a pair that names no training setting raises ValueError."""
-    defaults = TrainConfig()
-    known = {f.name for f in fields(TrainConfig)}
+    """``SETTING=VALUE`` pairs -> TrainConfig settings (rare or not), each value read and checked as
+    its option reads it (``training.options.read_value``); a pair that names no training setting, or
+    a value the setting does not take, raises ValueError."""
+    known = {f.name: f for f in fields(TrainConfig)}
     out = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or name not in known:
             raise ValueError(f"{pair!r}: not SETTING=VALUE with a training setting's name")
-        kind = type(getattr(defaults, name))
-        out[name] = value if kind is str else (value.lower() in ("1", "true", "yes") if kind is bool else kind(value))
+        out[name] = read_value(known[name], value)
     return out
 
 

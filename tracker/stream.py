@@ -22,6 +22,11 @@ two), events per second, minutes, the peak resident memory as each length is rea
 The run saves its state (the slots, each chain's tree and generator, the figures so far) into the
 output directory at block boundaries, by an atomic rename; ``resume`` continues from it to the same
 final figures as an uninterrupted run.
+
+A run trained on programs is evaluated by the same loop, stepper, figures and saved state over
+``tracker.domain_stream``'s pieces: programs drawn from the seed over the run's machine, every step
+certified by the trace questions of the programs certification through the same store, and beside
+exact the floor of a predictor that says each variable's commonest value at that length.
 """
 from __future__ import annotations
 
@@ -30,20 +35,21 @@ import math
 import random
 import resource
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from chains.domains import domain_of_manifest
 from chains.files import write_bytes_atomic
-from chains.manifest import ELABORATOR, DatasetError, domain_of, read_manifest
+from chains.manifest import ELABORATOR, PROGRAMS_FORMAT, DatasetError, read_manifest
 from chains.rewrite.dataset import read_split
 from chains.rewrite.rules import Event
 from chains.rewrite.sampling import random_walk
-from chains.rewrite.space import StateSpace
+from chains.rewrite.space import StateSpace, domain_of
 from chains.rewrite.trees import Tree, parse_polish, polish, tokens
 from chains.version import package_version
 from leanbridge.asker import AskConfig
@@ -51,8 +57,13 @@ from leanbridge.certificates import CertificationFailed, certify_steps, default_
 from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
+from leanbridge.programs import build_programs
 from leanbridge.render import step_statement
 from leanbridge.store import CertificateStore
+from tracker.domain_data import DomainBuilder
+from tracker.domain_run import DomainRun
+from tracker.domain_stream import (DomainChains, DomainRows, ProgramsCertifier, StoredBlocks, commonest_floor,
+                                   describe_sampling, generator_state)
 from tracker.inference import RunUnavailable, TrackedRun, load_run
 from tracker.layouts import PAD_ID, laid_out
 from tracker.models import Recurrent, SlotRecurrence
@@ -76,10 +87,15 @@ class StepNotCertified(Exception):
     the message names the chain and the step. Nothing is reported after it."""
 
 
+REWRITE_LENGTHS = (256, 65_536, 1_048_576)  # the lengths streamed on rewrite chains unless told others
+PROGRAMS_LENGTHS = (16, 64, 256, 1024, 4096)  # and on programs
+
+
 @dataclass(frozen=True)
 class StreamConfig:
     run: Path  # a train-tracker run directory (its checkpoint)
-    lengths: tuple[int, ...] = (256, 65_536, 1_048_576)  # steps at which exact is reported; the longest is run
+    # steps at which exact is reported; the longest is run. None: the run's domain's (``resolved``)
+    lengths: tuple[int, ...] | None = None
     chains: int = 64  # chains run in lock-step
     seed: int = 0  # draws the chains: chain n's generator is random.Random(f"{seed}:stream:{n}")
     data: Path | None = None  # the run's dataset (domain, checker); None: the one its checkpoint names
@@ -91,7 +107,7 @@ class StreamConfig:
     readout_chunk: int = 256  # steps whose views are decoded in one batched readout
 
     def __post_init__(self) -> None:
-        if not self.lengths or min(self.lengths) < 1:
+        if self.lengths is not None and (not self.lengths or min(self.lengths) < 1):
             raise StreamError("--lengths must be positive step counts")
         if self.chains < 1:
             raise StreamError(f"--chains must be at least 1, got {self.chains}")
@@ -101,6 +117,10 @@ class StreamConfig:
     @property
     def longest(self) -> int:
         return max(self.lengths)
+
+    def resolved(self, lengths: Sequence[int]) -> StreamConfig:
+        """The settings with ``lengths`` where they name none (the domain's defaults)."""
+        return self if self.lengths is not None else replace(self, lengths=tuple(lengths))
 
     def identity(self) -> dict:
         """What a saved state must share with the run that resumes it."""
@@ -142,10 +162,10 @@ class DrawnChains:
         atoms = self.space.domain.atom_names
         self.here = [self.space.id(parse_polish(text, atoms)) for text in saved["trees"]]
         for rng, state in zip(self.rngs, saved["rngs"]):
-            rng.setstate(_tuples(state))
+            rng.setstate(generator_state(state))
 
 
-class StoredChains:
+class StoredChains(StoredBlocks):
     """The chains of a dataset split (equal lengths), served in blocks as ``DrawnChains`` serves
     drawn ones: the stored-chain evaluation's own chains through the streamed path."""
 
@@ -166,31 +186,14 @@ class StoredChains:
             walks.append((states, ids))
         if not walks or len({len(ids) for _, ids in walks}) != 1:
             raise DatasetError(f"{path}: no chains, or chains of different lengths")
-        self.states = np.array([s for s, _ in walks], dtype=np.int64)  # (N, L + 1)
-        self.events = np.array([e for _, e in walks], dtype=np.int64)  # (N, L)
-        self.done = 0
-        self.here = list(self.states[:, 0])
-
-    @property
-    def count(self) -> int:
-        return len(self.states)
-
-    @property
-    def length(self) -> int:
-        return self.events.shape[1]
+        super().__init__(np.array([s for s, _ in walks], dtype=np.int64),  # (N, L + 1)
+                         np.array([e for _, e in walks], dtype=np.int64))  # (N, L)
 
     def block(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
-        if self.done + steps > self.length:
-            raise StreamError(f"the stored chains hold {self.length} steps, not {self.done + steps}")
-        states = self.states[:, self.done:self.done + steps + 1]
-        events = self.events[:, self.done:self.done + steps]
-        self.done += steps
-        return states, events
-
-
-def _tuples(value):
-    """A generator state as ``random.Random.setstate`` takes it (a saved state's lists back to tuples)."""
-    return tuple(_tuples(v) for v in value) if isinstance(value, (list, tuple)) else value
+        try:
+            return super().block(steps)
+        except ValueError as e:
+            raise StreamError(str(e)) from None
 
 
 # ---- certification ------------------------------------------------------------------------------
@@ -311,18 +314,58 @@ class SlotStep:
         return torch.mul(w, factor, out=out)
 
 
-class Stepper:
-    """A recurrent tracker's slots moved by event ids of a ``StateSpace``, and its readout judged
-    against the space's trees. The slot recurrence reads its events as ``SlotRecurrence`` reads a
-    dataset's items in evaluation (keys and values once per distinct event, padding columns
-    dropped), stepped by ``SlotStep``; every other recurrent architecture reads token rows with
-    its own ``read``."""
+class TreeRows:
+    """What ``Stepper`` reads of a rewrite ``StateSpace`` for a ``TrackedRun``: the token rows of its
+    events and start trees as the run reads them, and each tree's readout target in the run's layout.
+    (``tracker.domain_stream.DomainRows`` is the same for a run on another domain.)"""
 
     def __init__(self, run: TrackedRun, space: StateSpace) -> None:
+        self.run, self.space = run, space
+        self.states, self.events = space.trees, space.events  # interned so far; they grow
+        self.device = torch.device(run.device)
+        tree_len = run.model.tree_len
+        layout = getattr(run.config, "layout", "polish")
+        # the Polish width the layout is made from: the readout's own for polish; for paths, the
+        # tree of L leaves that fills 2^L - 1 heap positions has 2L - 1 tokens
+        self._polish_width = tree_len if layout == "polish" else 2 * int(math.log2(tree_len + 1)) - 1
+        self._layout = layout
+        self._ignore_pad = getattr(run.config, "ce_positions", "all") == "tree"
+
+    def event_rows(self, events: Sequence[Event]) -> torch.Tensor:
+        """(U, E) token ids of ``events``."""
+        return torch.tensor([self.run._event_ids(e) for e in events], dtype=torch.long, device=self.device)
+
+    def start_rows(self, state_ids: Sequence[int]) -> torch.Tensor:
+        """(N, E) token ids of each tree read as a start."""
+        return torch.tensor([self.run._tree_ids(self.space.trees[s]) for s in state_ids], dtype=torch.long,
+                            device=self.device)
+
+    def targets(self, trees: Sequence[Tree]) -> torch.Tensor:
+        """(R, P) each tree's output ids in the run's layout."""
+        index = self.run._index
+        rows = torch.zeros(len(trees), self._polish_width, dtype=torch.long)
+        for r, tree in enumerate(trees):
+            ids = [index[t] for t in tokens(tree)]
+            rows[r, :len(ids)] = torch.tensor(ids)
+        targets = laid_out(rows, self._layout)
+        if self._ignore_pad:  # a run trained on the tree's own positions is judged on them
+            targets = torch.where(targets == PAD_ID, IGNORED, targets)
+        return targets
+
+
+class Stepper:
+    """A recurrent tracker's slots moved by event ids of a space (a rewrite ``StateSpace``, or the
+    ``tracker.domain_data.DomainBuilder`` of a run on another domain), and its readout judged against
+    the space's states. The slot recurrence reads its events as ``SlotRecurrence`` reads a dataset's
+    items in evaluation (keys and values once per distinct event, padding columns dropped), stepped
+    by ``SlotStep``; every other recurrent architecture reads token rows with its own ``read``."""
+
+    def __init__(self, run: TrackedRun | DomainRun, space: StateSpace | DomainBuilder) -> None:
         if not isinstance(run.model, Recurrent):
             raise StreamError(f"the {run.arch} architecture carries no state to stream; "
                               "stream a recurrent tracker (recurrence, registers)")
         self.run, self.space, self.model = run, space, run.model
+        self.rows = DomainRows(run, space) if isinstance(run, DomainRun) else TreeRows(run, space)
         self.device = torch.device(run.device)
         self.fast = SlotStep.applies(self.model)
         self._slot_step = SlotStep(self.model) if self.fast else None
@@ -330,22 +373,14 @@ class Stepper:
         self._events = 0  # event ids of the space whose tables are built
         self._toks = torch.zeros(0, run.item_len, dtype=torch.long, device=self.device)  # (n_events, E)
         self._trees = 0
-        self._targets = torch.zeros(0, self.model.tree_len, dtype=torch.long, device=self.device)  # (n_trees, P)
-        layout = getattr(run.config, "layout", "polish")
-        # the Polish width the layout is made from: the readout's own for polish; for paths, the
-        # tree of L leaves that fills 2^L - 1 heap positions has 2L - 1 tokens
-        self._polish_width = (self.model.tree_len if layout == "polish"
-                              else 2 * int(math.log2(self.model.tree_len + 1)) - 1)
-        self._layout = layout
-        self._ignore_pad = getattr(run.config, "ce_positions", "all") == "tree"
+        self._targets = torch.zeros(0, self.model.tree_len, dtype=torch.long, device=self.device)  # (n_states, P)
 
     def _grow(self) -> None:
-        """Token rows of the events, readout targets of the trees, interned since the last call."""
-        space = self.space
-        if len(space.events) > self._events:
-            rows = [self.run._event_ids(e) for e in space.events[self._events:]]
-            self._toks = torch.cat([self._toks, torch.tensor(rows, dtype=torch.long, device=self.device)])
-            self._events = len(space.events)
+        """Token rows of the events, readout targets of the states, interned since the last call."""
+        rows = self.rows
+        if len(rows.events) > self._events:
+            self._toks = torch.cat([self._toks, rows.event_rows(rows.events[self._events:])])
+            self._events = len(rows.events)
             if self.fast:
                 with torch.no_grad():
                     emb, mask = self.model.embed.token_rows(self._toks)  # (U, E, C), (U, E)
@@ -354,24 +389,15 @@ class Stepper:
                 self._columns = {}
                 columns = torch.arange(1, mask.shape[1] + 1, device=self.device)
                 self._reach = (mask * columns).amax(1).cpu().numpy()  # (U,) one past each event's last real column
-        if len(space.trees) > self._trees:
-            index = self.run._index
-            rows = torch.zeros(len(space.trees) - self._trees, self._polish_width, dtype=torch.long)
-            for r, tree in enumerate(space.trees[self._trees:]):
-                ids = [index[t] for t in tokens(tree)]
-                rows[r, :len(ids)] = torch.tensor(ids)
-            targets = laid_out(rows, self._layout)
-            if self._ignore_pad:  # a run trained on the tree's own positions is judged on them
-                targets = torch.where(targets == PAD_ID, IGNORED, targets)
-            self._targets = torch.cat([self._targets, targets.to(self.device)])
-            self._trees = len(space.trees)
+        if len(rows.states) > self._trees:
+            self._targets = torch.cat([self._targets, rows.targets(rows.states[self._trees:]).to(self.device)])
+            self._trees = len(rows.states)
 
     @torch.no_grad()
     def start(self, states: np.ndarray) -> torch.Tensor:
-        """The slots (N, ...) after reading each chain's start tree (state ids (N,))."""
+        """The slots (N, ...) after reading each chain's start state (state ids (N,))."""
         self._grow()
-        toks = torch.tensor([self.run._tree_ids(self.space.trees[s]) for s in states.tolist()],
-                            dtype=torch.long, device=self.device)  # (N, E)
+        toks = self.rows.start_rows(states.tolist())  # (N, E)
         w = self.model.initial_state(len(states))
         if not self.fast:
             return self.model.read(w, toks)
@@ -472,12 +498,16 @@ def _quiet(phase: str, done: int, total: int) -> None:
     pass
 
 
-def stream(run: TrackedRun, source: DrawnChains | StoredChains, certifier: StepCertifier, config: StreamConfig,
-           resume: bool = False, progress: Progress = _quiet, save: bool = True) -> Figures:
+def stream(run: TrackedRun | DomainRun, source: DrawnChains | StoredChains | DomainChains,
+           certifier: StepCertifier | ProgramsCertifier, config: StreamConfig, resume: bool = False,
+           progress: Progress = _quiet, save: bool = True) -> Figures:
     """Step ``run`` over ``source``'s chains to ``config.longest`` steps, every block's steps
-    confirmed by ``certifier`` before they are judged. With ``save`` the state is saved into
-    ``config.out`` between blocks (every ``config.save_every_s`` seconds and after the last);
-    ``resume`` continues from it."""
+    confirmed by ``certifier`` before they are judged (StepNotCertified names the first that Lean
+    did not certify). With ``save`` the state is saved into ``config.out`` between blocks (every
+    ``config.save_every_s`` seconds and after the last); ``resume`` continues from it. A run on
+    programs streams over ``tracker.domain_stream``'s chains and certifier, on the same loop."""
+    if config.lengths is None:
+        raise StreamError("the config names no lengths; give them, or take the domain's (StreamConfig.resolved)")
     stepper = Stepper(run, certifier.space)
     lengths = sorted(set(config.lengths))
     state_path = Path(config.out) / STATE
@@ -497,7 +527,10 @@ def stream(run: TrackedRun, source: DrawnChains | StoredChains, certifier: StepC
         clock = _PhaseClock(figures)
         states, events = source.block(size)
         clock.charge("draw")
-        certifier.confirm(states, events, figures.steps + 1)  # before any of the block's steps is judged
+        try:
+            certifier.confirm(states, events, figures.steps + 1)  # before any of the block's steps is judged
+        except CertificationFailed as e:
+            raise StepNotCertified(f"not certified by Lean, so not counted: {e}") from None
         clock.charge("certify")
         for lo in range(0, size, config.readout_chunk):
             hi = min(size, lo + config.readout_chunk)
@@ -542,13 +575,15 @@ def _count(figures: Figures, right: np.ndarray, first: int, lengths: list[int]) 
             figures.right[str(length)] = right[length - first].tolist()
 
 
-def _save(path: Path, config: StreamConfig, w: torch.Tensor, figures: Figures, source: DrawnChains) -> None:
+def _save(path: Path, config: StreamConfig, w: torch.Tensor, figures: Figures,
+          source: DrawnChains | DomainChains) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     save_atomic({"config": config.identity(), "slots": w.cpu(), "figures": asdict(figures),
                  "chains": source.saved()}, path)
 
 
-def _restore(path: Path, config: StreamConfig, source: DrawnChains) -> tuple[torch.Tensor, Figures]:
+def _saved(path: Path, config: StreamConfig) -> dict:
+    """The state saved at ``path`` by an evaluation of ``config``'s settings; StreamError otherwise."""
     if not path.is_file():
         raise StreamError(f"{path}: no saved state to resume from; run without --resume")
     try:
@@ -558,6 +593,11 @@ def _restore(path: Path, config: StreamConfig, source: DrawnChains) -> tuple[tor
     saved = blob.get("config") if isinstance(blob, dict) else None
     if saved != config.identity():
         raise StreamError(f"{path}: saved by another evaluation ({saved}); resume with its settings or start afresh")
+    return blob
+
+
+def _restore(path: Path, config: StreamConfig, source: DrawnChains | DomainChains) -> tuple[torch.Tensor, Figures]:
+    blob = _saved(path, config)
     source.restore(blob["chains"])
     return blob["slots"], Figures(**blob["figures"])
 
@@ -591,41 +631,100 @@ def _config_json(config: StreamConfig) -> dict:
     return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()}
 
 
-def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progress = _quiet,
-                    force: bool = False) -> dict:
-    """Run ``config``'s evaluation (or continue it from the state in ``config.out`` with
-    ``resume``); return the report, also written to ``config.out/report.json``. An evaluation of
-    other settings already at ``config.out`` is replaced only with ``force``."""
-    started, cpu = time.perf_counter(), cpu_seconds()
-    if config.longest >= 1 << (63 - _KEY_BITS):
-        raise StreamError("--lengths: too long")
-    refuse_replacing(Path(config.out), _config_json(config), resume, force, STATE)
-    data, manifest = _open_dataset(config)
-    try:
-        run = load_run(config.run, data, resolve_device(config.device))
-    except RunUnavailable as e:
-        raise StreamError(str(e)) from None
+@dataclass(frozen=True)
+class _Setup:
+    """A domain's side of an evaluation: its chains, its certifier, and the report's fields that
+    depend on the domain (read after the stream: the certifier's counts, the floor)."""
+
+    source: DrawnChains | DomainChains
+    certifier: StepCertifier | ProgramsCertifier
+    fields: Callable[[], dict]  # domain, chain_sampling, beside_exact, certification, provenance
+
+
+def _rewrite_setup(config: StreamConfig, data: Path, manifest: dict, progress: Progress) -> _Setup:
     space = StateSpace(domain_of(manifest, str(data)))
     source = DrawnChains(space, config.seed, config.chains)
     lean = find_lean()
     core = build_core(lean)
     store = config.store or default_store()
     certifier = StepCertifier(space, lean, core, AskConfig(checker=dataset_checker(manifest)), store, progress)
-    before = None
-    if resume:  # the figures' time so far, for this call's share
-        before = _restore(Path(config.out) / STATE, config, DrawnChains(space, config.seed, config.chains))[1]
-    figures = stream(run, source, certifier, config, resume, progress)
+
+    def fields() -> dict:
+        return {"domain": {"atoms": manifest.get("atoms"), "tier": manifest.get("tier"),
+                           "max_size": manifest.get("max_size")},
+                "chain_sampling": "chain n: random.Random(f'{seed}:stream:{n}'); a uniformly random start tree, "
+                                  "then a uniformly random applicable event per step",
+                "beside_exact": {},
+                "certification": {**certifier.counts, "checker": certifier.checker,
+                                  "confirmed_steps": int(certifier.confirmed.sum())},
+                "provenance": {"lean": {"version": lean.version, "githash": lean.githash, "source": lean.source},
+                               "core_hash": core.hash}}
+    return _Setup(source, certifier, fields)
+
+
+def _programs_setup(config: StreamConfig, data: Path, manifest: dict, progress: Progress) -> _Setup:
+    """Programs drawn over the run's machine, every step certified by trace questions
+    (``tracker.domain_stream``); beside exact, the floor of each variable's commonest value."""
+    domain = domain_of_manifest(manifest, str(data))
+    space = DomainBuilder(domain)
+    source = DomainChains(space, config.seed, config.chains, config.lengths)
+    lean = find_lean()
+    library = build_programs(lean)
+    store = config.store or default_store()
+    certifier = ProgramsCertifier(space, domain.machine, lean, library, AskConfig(), store, progress)
+
+    def fields() -> dict:
+        return {"domain": domain.describe(), "chain_sampling": describe_sampling(domain),
+                "beside_exact": {"floor": commonest_floor(source.at)},
+                "certification": {**certifier.counts, "certificate": "trace: the state after each of a run of "
+                                  "consecutive statements, from the state before them, by kernel evaluation",
+                                  "confirmed_steps": len(certifier.confirmed)},
+                "provenance": {"lean": {"version": lean.version, "githash": lean.githash, "source": lean.source},
+                               "core_hash": library.core.hash, "library_hash": library.library_hash}}
+    return _Setup(source, certifier, fields)
+
+
+def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progress = _quiet,
+                    force: bool = False) -> dict:
+    """Run ``config``'s evaluation (or continue it from the state in ``config.out`` with
+    ``resume``); return the report, also written to ``config.out/report.json``. An evaluation of
+    other settings already at ``config.out`` is replaced only with ``force``. The run's dataset
+    decides the domain: rewrite chains, or programs (``PROGRAMS_LENGTHS`` unless ``config.lengths``
+    names others, and the floor beside exact)."""
+    started, cpu = time.perf_counter(), cpu_seconds()
+    data, manifest = _open_dataset(config)
+    programs = manifest.get("format") == PROGRAMS_FORMAT
+    config = config.resolved(PROGRAMS_LENGTHS if programs else REWRITE_LENGTHS)
+    if config.longest >= 1 << (63 - _KEY_BITS):
+        raise StreamError("--lengths: too long")
+    refuse_replacing(Path(config.out), _config_json(config), resume, force, STATE)
+    try:
+        run = load_run(config.run, data, resolve_device(config.device))
+    except RunUnavailable as e:
+        raise StreamError(str(e)) from None
+    setup = (_programs_setup if programs else _rewrite_setup)(config, data, manifest, progress)
+    before = Figures(**_saved(Path(config.out) / STATE, config)["figures"]) if resume else None  # for this call's share
+    figures = stream(run, setup.source, setup.certifier, config, resume, progress)
+    report = _report(config, run, data, setup, figures, before, started, cpu)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(out / REPORT, (json.dumps(report, indent=2) + "\n").encode())
+    return report
+
+
+def _report(config: StreamConfig, run: TrackedRun | DomainRun, data: Path, setup: _Setup, figures: Figures,
+            before: Figures | None, started: float, cpu: float) -> dict:
+    """The report of an evaluation: its figures, speeds, memory and provenance."""
     lengths = sorted(set(config.lengths))
     seconds = sum(figures.seconds.values())
-    events = source.count * figures.steps
+    events = setup.source.count * figures.steps
     device = torch.device(run.device)
-    report = {
-        "tracker": run.describe(), "dataset": str(data),
-        "domain": {"atoms": manifest.get("atoms"), "tier": manifest.get("tier"), "max_size": manifest.get("max_size")},
-        "seed": config.seed, "chains": source.count, "lengths": lengths, "steps": figures.steps,
-        "chain_sampling": "chain n: random.Random(f'{seed}:stream:{n}'); a uniformly random start tree, then a "
-                          "uniformly random applicable event per step",
-        **figures.summary(lengths),
+    about = setup.fields()
+    return {
+        "tracker": run.describe(), "dataset": str(data), "domain": about["domain"],
+        "seed": config.seed, "chains": setup.source.count, "lengths": lengths, "steps": figures.steps,
+        "chain_sampling": about["chain_sampling"],
+        **figures.summary(lengths), **about["beside_exact"],
         "right": figures.right,
         "events": events, "seconds": round(seconds, 2), "minutes": round(seconds / 60, 2),
         "events_per_second": round(events / seconds) if seconds else None,
@@ -639,15 +738,9 @@ def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progre
         "wall_seconds_this_call": round(time.perf_counter() - started, 2),
         "cpu_seconds_this_call": round(cpu_seconds() - cpu, 2),
         "peak_rss_mb": peak_rss_mb(), "peak_rss_mb_at": figures.rss_mb_at,
-        "certification": {**certifier.counts, "checker": certifier.checker,
-                          "confirmed_steps": int(certifier.confirmed.sum())},
-        "lean": {"version": lean.version, "githash": lean.githash, "source": lean.source},
-        "core_hash": core.hash, "package_version": package_version(),
+        "certification": about["certification"], **about["provenance"],
+        "package_version": package_version(),
         "torch_version": torch.__version__, "torch_threads": torch.get_num_threads(), "device": str(device),
         "cpu_kernels": cpu_kernels() if device.type == "cpu" else None,
         "config": _config_json(config),
     }
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(out / REPORT, (json.dumps(report, indent=2) + "\n").encode())
-    return report

@@ -1,5 +1,6 @@
 """The ``evaluate-tracker`` command: a trained tracker run free on chains drawn from a seed, to a
-million events and beyond, every step certified by Lean before it counts (``tracker.stream``)."""
+million events and beyond, every step certified by Lean before it counts (``tracker.stream``); on
+rewrite chains or, for a run trained on programs, on programs drawn over its machine."""
 from __future__ import annotations
 
 import json
@@ -9,7 +10,8 @@ import click
 import torch
 
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
-from tracker.stream import StepNotCertified, StreamConfig, StreamError, evaluate_stream
+from tracker.stream import (PROGRAMS_LENGTHS, REWRITE_LENGTHS, StepNotCertified, StreamConfig, StreamError,
+                            evaluate_stream)
 from training.device import DEVICE_HELP, DeviceUnavailable
 
 D = StreamConfig(run=Path("."))  # the defaults shown by --help
@@ -21,8 +23,10 @@ def _silent(phase: str, done: int, total: int) -> None:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option("--lengths", callback=positive_ints, default=",".join(map(str, D.lengths)), show_default=True,
-              help="Comma-separated steps at which exact is reported; the chains run to the longest.")
+@click.option("--lengths", callback=positive_ints, default=None,
+              help="Comma-separated steps at which exact is reported; the chains run to the longest "
+                   f"[default: {','.join(map(str, REWRITE_LENGTHS))} on rewrite chains, "
+                   f"{','.join(map(str, PROGRAMS_LENGTHS))} on programs].")
 @click.option("--chains", type=click.IntRange(1), default=D.chains, show_default=True,
               help="Chains run in lock-step.")
 @click.option("--seed", type=int, default=D.seed, show_default=True,
@@ -45,10 +49,11 @@ def _silent(phase: str, done: int, total: int) -> None:
 @click.option("--threads", type=click.IntRange(1), default=None,
               help="Torch threads [default: torch's, one per core].")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def main(run: Path, lengths: tuple[int, ...], chains: int, seed: int, data: Path | None, out: Path | None,
+def main(run: Path, lengths: tuple[int, ...] | None, chains: int, seed: int, data: Path | None, out: Path | None,
          store: Path | None, block: int, save_every: float, device: str, resume: bool, force: bool, threads: int | None,
          quiet: bool) -> None:
-    """Run a trained tracker free on long chains drawn from a seed, every step certified by Lean."""
+    """Run a trained tracker free on long chains drawn from a seed, every step certified by Lean (rewrite chains,
+    or programs for a run trained on programs, with the floor of each variable's commonest value beside exact)."""
     out = out or run / f"stream-s{seed}"
     try:
         config = StreamConfig(run=run, lengths=lengths, chains=chains, seed=seed, data=data, out=out, device=device,
@@ -62,8 +67,8 @@ def main(run: Path, lengths: tuple[int, ...], chains: int, seed: int, data: Path
                      interrupted=f"interrupted; the state saved in {out} continues with --resume"):
         report = evaluate_stream(config, resume=resume, progress=_silent if quiet else bars, force=force)
     bars.close()
-    shown = {k: report[k] for k in ("chains", "seed", "steps", "exact", "right_throughout", "events_per_second",
-                                    "minutes", "peak_rss_mb")}
+    shown = {k: report[k] for k in ("chains", "seed", "steps", "exact", "floor", "right_throughout",
+                                    "events_per_second", "minutes", "peak_rss_mb") if k in report}  # floor: programs
     shown["first_wrong"] = report["first_wrong"]["histogram"]
     click.echo(json.dumps(shown, indent=2))
     click.echo(f"wrote {out / 'report.json'}")

@@ -15,7 +15,6 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from chains.files import staged_files
 from chains.version import package_version

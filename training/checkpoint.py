@@ -7,8 +7,10 @@
 one line, when they or the dataset differ other than by more steps); ``Checkpoint.restore``
 builds a trainer from it (the tracker's ``tracker.train.Trainer`` or the oracle's
 ``oracle.train.OracleTrainer``) on a dataset and loads its weights, optimiser state and step.
-``RunCheckpoint`` is a run as the loaders (``load_run``) read it before they build the model;
-``refuse_replacing`` keeps a fresh run from replacing one of other settings.
+``RunCheckpoint`` is a run as the loaders (``load_run``, the prover's scorer) read it: its
+settings, the identity of the dataset it was trained on, and (``restored_model``) the model they
+build, with the checkpoint's weights loaded; ``refuse_replacing`` keeps a fresh run from
+replacing one of other settings.
 """
 from __future__ import annotations
 
@@ -65,6 +67,22 @@ def settings_from_checkpoint(blob: dict, kind: type[Config]) -> Config:
         raise CheckpointError(f"the checkpoint's settings are not valid ({e})") from None
 
 
+def written_by(blob: dict) -> str:
+    """The command that wrote a checkpoint, ``train-oracle`` or ``train-tracker``: an oracle's
+    checkpoint holds its verdict classes and its settings the probe encoding's width."""
+    config = blob.get("config") if isinstance(blob.get("config"), dict) else {}
+    return "train-oracle" if "verdicts" in blob or "probe_width" in config else "train-tracker"
+
+
+def refuse_other_trainer(blob: dict, kind: type[Config], where: str = "") -> None:
+    """CheckpointError, in one line, when the checkpoint was written by the other trainer than the
+    one whose settings ``kind`` are: a tracker run where an oracle run is expected, or the reverse."""
+    wanted = "train-oracle" if any(f.name == "probe_width" for f in fields(kind)) else "train-tracker"
+    wrote = written_by(blob)
+    if wrote != wanted:
+        raise CheckpointError(f"{where}this is a {wrote} run, where a {wanted} run is expected")
+
+
 def check_resumable(blob: dict, config: Config, dataset: dict, path: Path) -> Config:
     """The settings to continue the checkpoint ``blob`` (at ``path``) with: ``config`` itself, or,
     when ``config`` differs from the checkpoint's settings only by more ``steps``, the
@@ -77,8 +95,11 @@ def check_resumable(blob: dict, config: Config, dataset: dict, path: Path) -> Co
                                   f"it with more steps, never fewer ({config.steps})")
         config = stored
     if stored != config:
+        # more steps are allowed (an extension): only the settings that stop the resume are named
+        extended = config.steps > stored.steps
         diff = [f"{f.name} {getattr(stored, f.name)!r} -> {getattr(config, f.name)!r}"
-                for f in fields(config) if getattr(stored, f.name) != getattr(config, f.name)]
+                for f in fields(config) if getattr(stored, f.name) != getattr(config, f.name)
+                and not (extended and f.name == "steps")]
         raise CheckpointError(f"{path}: trained with other settings ({'; '.join(diff)})")
     if blob["identity"]["dataset"]["dataset_id"] != dataset["dataset_id"]:
         raise CheckpointError(f"{path}: trained on another dataset ({blob['identity']['dataset']['path']})")
@@ -96,9 +117,11 @@ class Checkpoint:
     @classmethod
     def of_run(cls, directory: Path | str, kind: type[Config]) -> Checkpoint:
         """The checkpoint of the run in ``directory`` with the ``kind`` config it trained with;
-        CheckpointError when it is missing, is no checkpoint or its settings are not valid."""
+        CheckpointError when it is missing, is no checkpoint, another trainer wrote it or its
+        settings are not valid."""
         path = Path(directory) / CHECKPOINT
         blob = load_checkpoint(path)
+        refuse_other_trainer(blob, kind)
         return cls(path, blob, settings_from_checkpoint(blob, kind))
 
     @classmethod
@@ -107,6 +130,7 @@ class Checkpoint:
         dataset of identity ``dataset`` (``check_resumable``: an extension keeps its settings)."""
         path = Path(directory) / CHECKPOINT
         blob = load_checkpoint(path)
+        refuse_other_trainer(blob, type(config), f"{directory}: ")
         return cls(path, blob, check_resumable(blob, config, dataset, path))
 
     @property
@@ -167,8 +191,9 @@ class RunUnavailable(Exception):
 
 @dataclass(frozen=True)
 class RunCheckpoint:
-    """A run's checkpoint as a ``load_run`` reads it, before the model is built: this package's
-    and the oracle's (``oracle.inference.load_run``) alike. Every refusal is one RunUnavailable
+    """A run's checkpoint as a loader reads it (``tracker.load_run``, ``oracle.load_run``, the
+    prover's scorer): its settings (``config``), the identity of its dataset (``trained_on``) and
+    its model with its weights loaded (``restored_model``). Every refusal is one RunUnavailable
     line naming the kind of run and its directory."""
 
     kind: str  # "tracker" or "oracle": the messages' subject, and the command that trains one (train-<kind>)
@@ -190,6 +215,21 @@ class RunCheckpoint:
         except (CheckpointError, KeyError, TypeError, ValueError) as e:
             raise RunUnavailable(f"{kind} {run_dir}: {e}") from None
         return cls(kind, run_dir, checkpoint.blob, checkpoint.config)
+
+    @property
+    def trained_on(self) -> dict:
+        """The identity of the dataset the run was trained on (``load_checkpoint`` checked that it is there)."""
+        return self.blob["identity"]["dataset"]
+
+    def restored_model(self, build: Callable[[], torch.nn.Module], misfit: str,
+                       errors: tuple[type[Exception], ...]) -> torch.nn.Module:
+        """The run's model: ``build()`` (the kind's model for the run's settings, on the CPU) with
+        the checkpoint's weights loaded, in evaluation mode. Any of ``errors`` raised while it is
+        built or its weights are loaded becomes RunUnavailable, ``misfit`` and the error (``fitting``)."""
+        with self.fitting(misfit, errors):
+            model = build()
+            model.load_state_dict(self.blob["model"])
+        return model.eval()
 
     @contextmanager
     def fitting(self, misfit: str, errors: tuple[type[Exception], ...]) -> Iterator[None]:

@@ -1,6 +1,10 @@
 """Settings declared once: a field of a frozen dataclass with its default and what a command says of
 it (``setting``), from which ``training.options`` makes click options; and ``OptimConfig``, what
 the one training loop (``training.loop``) reads, shared by every trainer's config.
+
+A setting declared ``rare`` (an experiment's knob, not a run's everyday choice) is not shown by
+``--help``: a command takes it as ``--set SETTING=VALUE`` and lists it with ``--settings``; its
+option stays accepted, unlisted, so that every command line written before keeps working.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ class Setting:
     choices: tuple[str, ...] | None = None  # the only values accepted
     flag: str | None = None  # a boolean's option, "--on/--off"
     path: bool = False  # a directory: shown and parsed as a path, kept as text
+    rare: bool = False  # given by --set SETTING=VALUE (its option accepted but not shown)
 
 def setting(default: Any, help: str | Setting, **accepts: Any) -> Any:
     """A config field with its ``default`` and what a command says of it: ``help`` and the values
@@ -36,14 +41,14 @@ class OptimConfig:
     steps: int = setting(12_000, "Optimiser steps.", low=1)
     # B chains per step with their K partners: B(1+K) histories
     batch_chains: int = setting(28, "Chains per step (each with its certified partners).", low=2)
-    lr: float = setting(2e-3, "Peak learning rate (cosine decay to --final-lr-fraction of it).", low=0, low_open=True)
+    lr: float = setting(2e-3, "Peak learning rate (cosine decay to final_lr_fraction of it).", low=0, low_open=True)
     # the floor of the pair distance scales with it
-    final_lr_fraction: float = setting(0.1, "Final learning rate as a fraction of the peak.", **FRACTION)
-    warmup_steps: int = setting(200, "Steps of linear learning-rate warm-up.", low=0)
-    weight_decay: float = setting(0.0, "AdamW weight decay.", low=0)
-    grad_clip: float = setting(1.0, "Clip of the global gradient norm.", low=0, low_open=True)
+    final_lr_fraction: float = setting(0.1, "Final learning rate as a fraction of the peak.", **FRACTION, rare=True)
+    warmup_steps: int = setting(200, "Steps of linear learning-rate warm-up.", low=0, rare=True)
+    weight_decay: float = setting(0.0, "AdamW weight decay.", low=0, rare=True)
+    grad_clip: float = setting(1.0, "Clip of the global gradient norm.", low=0, low_open=True, rare=True)
     # one is also written at the end
-    checkpoint_every: int = setting(500, "Steps between checkpoints.", low=1)
+    checkpoint_every: int = setting(500, "Steps between checkpoints.", low=1, rare=True)
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.batch_chains < 2 or self.checkpoint_every < 1:

@@ -43,14 +43,18 @@ def finished_report(config, out: Path, recorded: Sequence[dict] = ()) -> dict | 
     return next((report for report in recorded if same_settings(report.get("config", {}), config)), None)
 
 def finished_or_trained(config, out: Path, train: Callable[..., dict], config_from_checkpoint: Callable[[dict], object],
-                        quiet: bool, threads: int | None, **train_options) -> dict:
+                        quiet: bool, threads: int | None, fresh: bool = False, **train_options) -> dict:
     """One run: its finished report, else ``train(config, out, ...)``, resumed from the checkpoint
     in ``out`` when that checkpoint's settings are ``config`` (``config_from_checkpoint`` reads
     them). ``train`` is any training function of the tracker's signature (the tracker's, the
-    oracle's); ``threads``: torch threads for this process (None leaves them)."""
+    oracle's); ``threads``: torch threads for this process (None leaves them). A ``fresh`` run is
+    trained from step 0 whatever ``out`` holds (a timing benchmark's: the time is what it measures);
+    ``train`` refuses to replace an unfinished run or one of other settings."""
     if threads is not None:
         torch.set_num_threads(threads)
     out = Path(out)
+    if fresh:
+        return train(config, out, show_progress=not quiet, **train_options)
     report = finished_report(config, out)
     if report is not None:
         return report

@@ -17,11 +17,10 @@ from pathlib import Path
 
 from chains.files import reason
 from chains.holdout import HoldOut
-from chains.manifest import DatasetError, parse_json
+from chains.manifest import STARTS, DatasetError, parse_json
 from chains.rewrite.corrupt import KINDS as WRONG_KINDS, Corruption
 from chains.rewrite.probes import PROBE_KINDS, ProbeRecord
 from chains.rewrite.rules import Event, EventSyntaxError, apply
-from chains.rewrite.sampling import STARTS
 from chains.rewrite.space import Domain
 from chains.rewrite.trees import Tree, TreeSyntaxError, parse_polish, polish
 

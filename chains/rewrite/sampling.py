@@ -22,7 +22,6 @@ from chains.rewrite.trees import Tree
 
 # where a training chain starts (``certify --starts``): "start", a uniformly random start tree;
 # "reachable", a tree drawn uniformly among the domain's reachable trees (``reachable_trees``)
-STARTS = ("start", "reachable")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from chains.manifest import PROGRAMS_FORMAT, DatasetError
 from chains.rewrite.rules import Event, successors, tier_rules
 from chains.rewrite.trees import Tree, all_trees, atom_names, count_classes, count_trees, polish, random_tree
 
@@ -202,3 +203,14 @@ def domain_size(domain: Domain, limit: int | None = None) -> dict:
     how = ("reachable within the size bound from the start trees (breadth-first, complete)" if complete
            else f"states seen before the enumeration limit of {limit} (incomplete)")
     return {"trees": states, "classes": classes, "trees_counted": how}
+
+
+def domain_of(manifest: dict, where: str) -> Domain:
+    """The rewrite domain of a manifest's JSON object; DatasetError naming ``where`` when it makes none
+    (a programs dataset among them: its readers are named in the message)."""
+    if manifest.get("format") == PROGRAMS_FORMAT:
+        raise DatasetError(f"{where}: a programs dataset, where rewrite chains are expected")
+    try:
+        return Domain(atoms=manifest["atoms"], tier=manifest["tier"], max_size=manifest.get("max_size"))
+    except (KeyError, TypeError, ValueError) as e:
+        raise DatasetError(f"{where}: bad domain in manifest ({e})") from None

@@ -1,0 +1,239 @@
+"""The streamed evaluation (``tracker.stream``) on a dataset of a ``chains.protocol.StateDomain``
+(programs): the domain's chains drawn from a seed, the tracker's token rows and readout targets,
+and the certification of every step by Lean.
+
+A space (``tracker.domain_data.DomainBuilder``) interns the states and events the chains meet, so
+that a block of chains is two arrays of ids as it is on rewrite chains and the stream's loop, its
+stepper and its saved state serve both. Chain n is drawn with its own generator
+``random.Random(f"{seed}:stream:{n}")``: the domain's start state, then the domain's
+``sample_events`` a block at a time (on programs, ``chains.programs.sampling.random_program``,
+whose draws continue across blocks: the blocks together are one program).
+
+On programs every step is certified by the trace questions a programs dataset is certified with
+(``leanbridge.certify_programs.certify_traces``, through the one certificate store): the distinct
+steps (state before, statement, state after) not yet confirmed, taken in chain order, are cut into
+runs of consecutive steps along each chain, each run one trace (from the state before it, the state
+after each statement), and a step counts only once the store holds its trace as certified for this
+Lean build and these libraries.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from chains.programs.syntax import Machine
+from chains.protocol import StateDomain
+from leanbridge.asker import AskConfig
+from leanbridge.certificates import CertificationFailed
+from leanbridge.certify_programs import Trace, certify_traces
+from leanbridge.discovery import LeanInstall
+from leanbridge.programs import ProgramsLibrary
+from leanbridge.store import CertificateStore
+from tracker.domain_data import DomainBuilder
+from tracker.domain_run import DomainRun
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+_EVENT_BITS = 32  # a step (state id, event id) as one int: state << _EVENT_BITS | event
+
+
+class DomainChains:
+    """``count`` chains of ``space.domain`` drawn from ``seed`` (see the module's docstring), a block
+    at a time; each chain's state at every step of ``marks`` is kept (as text) for the report's floor."""
+
+    def __init__(self, space: DomainBuilder, seed: int, count: int, marks: Sequence[int] = ()) -> None:
+        self.space, self.domain = space, space.domain
+        self.rngs = [random.Random(f"{seed}:stream:{n}") for n in range(count)]
+        self.states = [self.domain.start_state(rng) for rng in self.rngs]  # each chain's current state
+        self.here = [space.state(s) for s in self.states]  # and its id
+        self.drawn = 0  # steps drawn so far
+        self.marks = sorted(set(marks))
+        self.at: dict[str, list[str]] = {}  # str(step) -> each chain's state there, as text
+
+    @property
+    def count(self) -> int:
+        return len(self.rngs)
+
+    def block(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """(states (N, steps + 1): the state before the block then after each step; events (N, steps))."""
+        states = np.empty((self.count, steps + 1), dtype=np.int64)
+        events = np.empty((self.count, steps), dtype=np.int64)
+        space, domain = self.space, self.domain
+        for n, rng in enumerate(self.rngs):
+            state, row = self.states[n], [self.here[n]]
+            drawn = domain.sample_events(rng, state, steps)
+            for k, event in enumerate(drawn):
+                state = domain.apply(state, event)
+                row.append(space.state(state))
+                events[n, k] = space.event(event)
+            states[n] = row
+            self.states[n], self.here[n] = state, row[-1]
+        for mark in self.marks:
+            if self.drawn < mark <= self.drawn + steps:
+                self.at[str(mark)] = [domain.state_text(space.states[s]) for s in states[:, mark - self.drawn].tolist()]
+        self.drawn += steps
+        return states, events
+
+    def saved(self) -> dict:
+        """Each chain's state (text) and generator, the steps drawn and the states kept at the marks."""
+        return {"states": [self.domain.state_text(s) for s in self.states],
+                "rngs": [rng.getstate() for rng in self.rngs], "drawn": self.drawn, "at": self.at}
+
+    def restore(self, saved: dict) -> None:
+        self.states = [self.domain.parse_state(text) for text in saved["states"]]
+        self.here = [self.space.state(s) for s in self.states]
+        for rng, state in zip(self.rngs, saved["rngs"]):
+            rng.setstate(generator_state(state))
+        self.drawn, self.at = saved["drawn"], {k: list(v) for k, v in saved["at"].items()}
+
+
+class StoredBlocks:
+    """Stored histories of one length served in blocks, as drawn ones are: ``states`` (N, L + 1)
+    state ids and ``events`` (N, L) event ids. The rewrite stream's stored chains and the programs'
+    stored histories alike."""
+
+    def __init__(self, states: np.ndarray, events: np.ndarray) -> None:
+        self.states, self.events = states, events
+        self.done = 0
+        self.here = list(self.states[:, 0])
+
+    @property
+    def count(self) -> int:
+        return len(self.states)
+
+    @property
+    def length(self) -> int:
+        return self.events.shape[1]
+
+    def block(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``steps`` events of every history and the states around them."""
+        if self.done + steps > self.length:
+            raise ValueError(f"the stored histories hold {self.length} steps, not {self.done + steps}")
+        states = self.states[:, self.done:self.done + steps + 1]
+        events = self.events[:, self.done:self.done + steps]
+        self.done += steps
+        return states, events
+
+
+class StoredDomainChains(StoredBlocks):
+    """Given histories of one length (start, events), served in blocks as ``DomainChains`` serves
+    drawn ones: a dataset's test programs through the streamed path."""
+
+    def __init__(self, space: DomainBuilder, histories: Sequence[tuple[object, Sequence]]) -> None:
+        if not histories or len({len(events) for _, events in histories}) != 1:
+            raise ValueError("no histories, or histories of different lengths")
+        self.space = space
+        rows = [space.history(start, events) for start, events in histories]  # (items, state ids) each
+        super().__init__(np.array([ids for _, ids in rows], dtype=np.int64),  # (N, L + 1)
+                         np.array([[i for _, i in items[1:]] for items, _ in rows], dtype=np.int64))  # (N, L)
+
+
+def generator_state(value):
+    """A generator state as ``random.Random.setstate`` takes it (a saved state's lists back to tuples)."""
+    return tuple(generator_state(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+class DomainRows:
+    """What ``tracker.stream.Stepper`` reads of a space for a ``DomainRun``: the token rows of its
+    events and start states as the run reads them, and each state's readout target (its classes as
+    output ids: ``o_c`` is c + 1, so PAD, id 0, is never right)."""
+
+    def __init__(self, run: DomainRun, space: DomainBuilder) -> None:
+        self.run, self.space, self.domain = run, space, space.domain
+        self.states, self.events = space.states, space.events  # interned so far; they grow
+
+    def event_rows(self, events: Sequence) -> torch.Tensor:
+        """(U, E) token ids of ``events``."""
+        return self.run._items([self.domain.event_tokens(e) for e in events])
+
+    def start_rows(self, state_ids: Sequence[int]) -> torch.Tensor:
+        """(N, E) token ids of each state read as a start."""
+        return self.run._items([self.domain.start_tokens(self.space.states[s]) for s in state_ids])
+
+    def targets(self, states: Sequence) -> torch.Tensor:
+        """(R, P) output ids of each state's classes."""
+        classes = [self.domain.state_classes(s) for s in states]
+        return torch.tensor(classes, dtype=torch.long).reshape(len(states), -1) + 1
+
+
+class ProgramsCertifier:
+    """Confirms, block by block, that every step of a programs stream is certified (the module's
+    docstring): ``confirm`` raises ``CertificationFailed`` naming the chain and step of the first
+    step Lean did not certify, or one the store does not then hold. A step is confirmed as the
+    whole claim (state before, statement, state after), so a step met again counts without Lean
+    only when it claims the state it was certified to reach."""
+
+    def __init__(self, space: DomainBuilder, machine: Machine, lean: LeanInstall, library: ProgramsLibrary,
+                 bridge: AskConfig, store: Path, progress: Progress) -> None:
+        self.space, self.machine, self.lean, self.library = space, machine, lean, library
+        self.bridge, self.store, self.progress = bridge, Path(store), progress
+        self.confirmed = np.zeros(0, dtype=np.int64)  # sorted (state before << 32 | statement) of confirmed steps
+        self.reached = np.zeros(0, dtype=np.int64)  # the state each of them was certified to reach
+        self.counts = {"distinct_steps": 0, "traces": 0, "from_store": 0, "asked": 0, "lean_processes": 0}
+
+    def _known(self, keys: np.ndarray, after: np.ndarray) -> np.ndarray:
+        """Whether each step (keys, after: (M,)) is a confirmed one."""
+        if not len(self.confirmed):
+            return np.zeros(keys.shape, dtype=bool)
+        at = np.minimum(np.searchsorted(self.confirmed, keys), len(self.confirmed) - 1)
+        return (self.confirmed[at] == keys) & (self.reached[at] == after)
+
+    def confirm(self, states: np.ndarray, events: np.ndarray, first_step: int) -> None:
+        """Every step of a block: states (N, S + 1) before each step and after the last, events
+        (N, S), the block's first step numbered ``first_step`` (1-based)."""
+        keys = ((states[:, :-1] << _EVENT_BITS) | events).ravel()  # (N S,) in chain order
+        after = states[:, 1:].ravel()  # (N S,)
+        fresh = np.flatnonzero(~self._known(keys, after))  # places of steps not confirmed
+        if not len(fresh):
+            return
+        claims, first = np.unique(np.stack([keys[fresh], after[fresh]], 1), axis=0, return_index=True)
+        needed = np.zeros(keys.shape, dtype=bool)
+        needed[fresh[first]] = True  # each distinct claim at its first place
+        traces = self.traces(states, events, needed.reshape(events.shape), first_step)
+        done = certify_traces(self.machine, traces, self.lean, self.library, self.store, self.bridge,
+                              lambda phase, n, total: self.progress("certify", n, total))
+        with CertificateStore(self.store, self.library.library_hash, self.lean.githash) as store:
+            held = store.certified(done.keys)
+        for key, where in done.keys.items():
+            if key not in held:
+                raise CertificationFailed(f"{where}: their trace is not certified in the store {self.store} for this "
+                                          "Lean build and these libraries; not counted")
+        # Lean certified every claim, so no two of them differ in the state one step reaches
+        merged = np.concatenate([np.stack([self.confirmed, self.reached], 1), claims])
+        merged = merged[np.unique(merged[:, 0], return_index=True)[1]]
+        self.confirmed, self.reached = merged[:, 0], merged[:, 1]
+        for name, value in (("distinct_steps", len(claims)), ("traces", done.distinct), ("from_store", done.from_store),
+                            ("asked", done.asked), ("lean_processes", done.lean_processes)):
+            self.counts[name] += value
+
+    def traces(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> list[Trace]:
+        """One trace per run of consecutive ``needed`` (N, S) steps of a chain."""
+        space, out = self.space, []
+        for n in np.flatnonzero(needed.any(1)).tolist():
+            edges = np.flatnonzero(np.diff(np.concatenate([[0], needed[n].astype(np.int8), [0]])))
+            for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):  # the run of steps a .. b - 1 (0-based)
+                out.append(Trace(space.states[states[n, a]], tuple(space.events[e] for e in events[n, a:b].tolist()),
+                                 tuple(space.states[s] for s in states[n, a + 1:b + 1].tolist()), f"chain {n}",
+                                 first_step + a))
+        return out
+
+
+def commonest_floor(at: dict[str, list[str]]) -> dict[str, float]:
+    """Per step of ``at`` (each chain's state there, as text): the share of chains whose whole state
+    is the one made of each variable's commonest value among them (ties to the smallest value), the
+    predict-the-commonest-value floor a tracker must beat."""
+    out = {}
+    for step, texts in at.items():
+        commonest = "".join(max(sorted(Counter(column).items()), key=lambda kv: kv[1])[0] for column in zip(*texts))
+        out[step] = sum(text == commonest for text in texts) / len(texts)
+    return out
+
+
+def describe_sampling(domain: StateDomain) -> str:
+    """How the stream draws a chain of ``domain``, for the report."""
+    return (f"chain n: random.Random(f'{{seed}}:stream:{{n}}'); the {domain.name} domain's start state, then its "
+            "sample_events a block at a time (programs: chains.programs.sampling.random_program)")
