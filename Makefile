@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run demo-oracle test test-fast test-cluster bench-certify bench-certify-programs bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-registers bench-tracker-speed bench-time-to-exact bench-prover clean
+.PHONY: setup run demo-oracle test test-fast test-slow test-cluster bench-certify bench-certify-programs bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-registers bench-tracker-speed bench-time-to-exact bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -40,6 +40,10 @@ test: $(STAMP)
 # Lean process at all (it is then skipped); see tests/conftest.py.
 test-fast: $(STAMP)
 	$(PY) -m pytest -q --no-lean
+
+# The long tests make test leaves out (marked slow): a second oracle batch on a Ray cluster, and the like
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow
 
 # certify --cluster on two-node Ray clusters started on this machine (also part of make test)
 test-cluster: $(STAMP)

@@ -34,6 +34,7 @@ prints the Markdown table of a results file (the docs page's).
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import platform
@@ -153,14 +154,15 @@ def _load_probe_data(directory: str):
 
 
 def _load_checkpoint(path: Path) -> dict:
-    try:
-        from training.checkpoint import load_checkpoint
-    except ImportError:  # before the one way to restore a run
+    """The checkpoint at ``path`` read by the code being run, wherever that code keeps its reader:
+    a reference commit may predate the training machinery's own package, the one way to restore a
+    run, or the one loop."""
+    for module in ("training.checkpoint", "tracker.checkpoint", "tracker.loop", "tracker.train"):
         try:
-            from training.loop import load_checkpoint
-        except ImportError:  # before the one loop
-            from tracker.train import load_checkpoint
-    return load_checkpoint(path)
+            return importlib.import_module(module).load_checkpoint(path)
+        except (ImportError, AttributeError):
+            continue
+    raise ImportError("no load_checkpoint in the code being run")
 
 
 def _up_to(data, max_length: int | None):

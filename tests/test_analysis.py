@@ -283,6 +283,9 @@ def test_the_command_writes_a_report_and_a_figure(tiny_run):
     assert report["lean"]["githash"] and report["lean"]["core_hash"] and report["package_version"]
     assert 0 < report["clusters"]["trees"] <= 200 and report["rewrites"]["steps"] > 0
     assert report["training"]["visited_trees"] > 0  # its dataset is where the run recorded it
+    printed = json.loads(result.output[: result.output.rindex("}") + 1])
+    assert any(line.startswith("affine: the code is") for line in printed["reading"])
+    assert any("the bars read higher than the pooled figure" in line for line in printed["reading"])
     result = CliRunner().invoke(analyse_tracker, [str(tiny_run / "run"), "--data", str(tiny_run / "data"),
                                                   "--length", "8", "--out", str(tiny_run / "held"), "--quiet"])
     assert result.exit_code == 0, result.output

@@ -74,7 +74,9 @@ def same_weights(a: Path, b: Path) -> None:
 
 @pytest.mark.parametrize("driver, section, runs", [
     ("oracle_comparison", "gate", ["oracle-recurrence-combo-s0", "oracle-recurrence-combo-s1"]),
-    ("oracle_completion", "completion", ["oracle-recurrence-nerode-s0", "oracle-recurrence-nerode-s1"]),
+    # the same harness path as the gate's batch, another driver's sections: kept for make test-slow
+    pytest.param("oracle_completion", "completion", ["oracle-recurrence-nerode-s0", "oracle-recurrence-nerode-s1"],
+                 marks=pytest.mark.slow),
 ])
 def test_an_oracle_batch_on_a_two_node_cluster_gives_the_local_driver_s_reports(cluster, here, driver, section, runs):
     arms = ["--arms", "chosen"] if driver == "oracle_comparison" else []

@@ -57,10 +57,31 @@ def summary(report: dict) -> dict:
         st = report["statements"]
         return {**shown, "read_back": report["affine"]["read_back"],
                 "residual": {"interpreter": st["interpreter"], "fitted": st["fitted"], "rotation": st["rotation"]},
-                "singular_values": st["singular_values"]}
+                "singular_values": st["singular_values"], "reading": reading(report, "interpreter", "statement")}
     rw = report["rewrites"]
     return {**shown, "residual": {"permutation": rw["permutation"], "fitted": rw["fitted"], "rotation": rw["rotation"]},
-            "singular_values": rw["singular_values"]}
+            "singular_values": rw["singular_values"], "reading": reading(report, "permutation", "rewrite")}
+
+
+def reading(report: dict, exact_move: str, event: str) -> list[str]:
+    """The figures in words: whether the code separates the states, is an affine image of their
+    one-hot form, and moves as the domain's own move; and how the pooled residual is read beside the
+    per-event ones of the figure."""
+    clusters, r2 = report["clusters"], report["affine"]["r2"]
+    moves = report["statements" if event == "statement" else "rewrites"]
+    one_step = moves[exact_move]["one_step"]
+    purity = clusters.get("purity_at_trees")
+    lines = [f"clusters: {'every state its own' if purity == 1.0 else f'purity {purity:.3f}'} at one cluster a state"
+             if purity is not None else "clusters: none measured",
+             f"affine: the code is {'' if r2 is not None and r2 >= 0.95 else 'not '}an affine image of the states' "
+             f"one-hot form (R² {r2 if r2 is None else round(r2, 3)})"]
+    if one_step is not None:
+        lines.append(f"moves: a {event} read as the domain's own move ({exact_move}) misses {one_step:.1%} of the "
+                     "variance of the next codes")
+    lines.append(f"residuals are shares of variance missed: pooled, about the mean of every next code; per {event} "
+                 f"(the figure's bars), about that {event}'s own next codes, a smaller variance, so the bars read "
+                 "higher than the pooled figure")
+    return lines
 
 
 if __name__ == "__main__":
