@@ -181,8 +181,11 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, device, clus
             for seed in (seeds_given if seeds_given is not None else ARMS[name][2] or (0,))]
     device = checked_device(device, cluster)
     runs_of = plan(base, Path(runs), EvalConfig(max_chains=eval_chains), device)
-    reports, missing = runs_of.batch(jobs, recorded_runs(out), lambda report: f"exact {json.dumps(report['exact'])}",
+    recorded = recorded_runs(out)
+    reports, missing = runs_of.batch(jobs, recorded, lambda report: f"exact {json.dumps(report['exact'])}",
                                      workers, collect, quiet, cluster)
+    # a recorded run of an arm or seed this call did not ask for stays in the results, never dropped
+    reports += [r for r in recorded if (_arm_of(r), r["seed"]) not in set(jobs)]
     from tracker.plots import write_plots
 
     predictions = judge(reports)

@@ -61,6 +61,10 @@ def _plot_by_length(reports: list[dict], key: str, path: Path, ylabel: str, frac
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(ticks), [f"{x:,}" for x in sorted(ticks)])  # every length labelled, 8 included
         ax.minorticks_off()
+        unread = sorted({int(k) for r in runs for k, v in r[key].items() if v is None})
+        if unread:  # lengths a run was not evaluated at (a transformer past its reading length)
+            ax.text(0.98, 0.5, f"not evaluated at {', '.join(f'{n:,}' for n in unread)}:\nbeyond the length it reads",
+                    transform=ax.transAxes, ha="right", va="center", fontsize=6, color="0.35")
         ax.set_ylim(*((-0.02, 1.02) if fraction else (0, 1.1 * top or 1)))
         if not fraction:
             ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
