@@ -321,6 +321,7 @@ def test_analyse_tracker_writes_a_report_on_a_programs_run(tiny, tmp_path):
     assert "permutation" in report["not_applicable"] and "rewrites" not in report
     printed = json.loads(result.output[: result.output.rindex("}") + 1])
     assert any(line.startswith("moves: a statement read as the domain's own move") for line in printed["reading"])
+    assert printed["reading"][0] != "clusters: none measured"
     held = CliRunner().invoke(analyse_tracker, [str(tiny / "run"), "--data", str(tiny / "data"), "--length", "16",
                                                 "--out", str(tmp_path / "held"), "--quiet"])
     assert held.exit_code == 0, held.output

@@ -70,7 +70,7 @@ def reading(report: dict, exact_move: str, event: str) -> list[str]:
     clusters, r2 = report["clusters"], report["affine"]["r2"]
     moves = report["statements" if event == "statement" else "rewrites"]
     one_step = moves[exact_move]["one_step"]
-    purity = clusters.get("purity_at_trees")
+    purity = clusters.get("purity_at_trees", clusters.get("purity_at_states"))  # rewrite runs, programs runs
     lines = [f"clusters: {'every state its own' if purity == 1.0 else f'purity {purity:.3f}'} at one cluster a state"
              if purity is not None else "clusters: none measured",
              f"affine: the code is {'' if r2 is not None and r2 >= 0.95 else 'not '}an affine image of the states' "
