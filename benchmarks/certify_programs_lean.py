@@ -45,8 +45,6 @@ def random_state(rng: random.Random, machine: Machine) -> tuple[int, ...]:
     return tuple(rng.randrange(machine.values) for _ in range(VARIABLES))
 
 
-
-
 REPEATS = 3  # each measurement is the fastest of this many runs (the machine may be shared)
 
 

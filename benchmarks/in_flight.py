@@ -22,7 +22,6 @@ from chains.files import user_mode
 from training.checkpoint import CHECKPOINT
 
 
-
 def unfinished(runs: Path) -> list[Path]:
     """The checkpoints under ``runs`` whose run has not written its report, relative to ``runs``."""
     return sorted(p.relative_to(runs) for p in runs.rglob(CHECKPOINT) if not (p.parent / "report.json").is_file())

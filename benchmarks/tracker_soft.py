@@ -77,8 +77,6 @@ PREDICTIONS = [
 ]
 
 
-
-
 @dataclass(frozen=True)
 class Recipe:
     """What a grid's runs train (a schedule and settings over it), on which cells, where they live and

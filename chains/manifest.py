@@ -236,7 +236,6 @@ def _is(value, kind: int) -> bool:
     return isinstance(value, {_STR: str, _LIST: list, _DICT: dict, _OPT_DICT: dict}[kind])
 
 
-
 # ---- the file: where it is, its bytes, reading and writing ----
 
 def manifest_path(directory: Path | str) -> Path:

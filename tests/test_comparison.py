@@ -153,7 +153,6 @@ def test_the_hard_arms_train_the_registered_recipe():
             assert all(getattr(config, k) == v for k, v in RECIPE.items())
 
 
-
 def collected_jobs(tmp_path: Path, *args: str) -> list[tuple[str, int]]:
     """The jobs a collection of the hard batch goes through, in its order (each one it finds not run)."""
     done = benchmark("tracker_hard", "--collect", *args, "--runs", str(tmp_path / "runs"),
@@ -191,7 +190,6 @@ def test_collecting_a_part_of_the_hard_batch_keeps_the_whole_batch_recorded(tmp_
 
 
 # ---- the time-to-exact record ------------------------------------------------------------------
-
 
 
 def test_a_run_under_another_stop_rule_or_dataset_is_kept_beside_the_old_row(tmp_path):

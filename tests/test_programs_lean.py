@@ -114,8 +114,6 @@ def test_a_trace_is_certified_and_one_wrong_intermediate_state_rejects_it(lean, 
     assert ".Effects " in traces[1][2].text and ".Steps " in traces[2][2].text
 
 
-
-
 def test_true_equivalences_are_certified_and_false_ones_rejected(lean, library):
     bits = program(BITS, "v0 = not v1", "v2 = v3 and v4", "v5 = 1", "v1 = v0 xor v5", "v6 = v2 or v7", "v3 = 0",
                    "v4 = v6 xor v1", "v7 = not v3")

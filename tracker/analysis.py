@@ -235,7 +235,6 @@ def permuted(strings: np.ndarray, perms: Sequence[tuple[int, ...]]) -> np.ndarra
 # ---- the analysis ---------------------------------------------------------------------------------
 
 
-
 @dataclass
 class _Steps:
     """Moves from the analysed states: row j starts at state ``source[j]`` (N_s,), takes ``events[j]``

@@ -199,7 +199,6 @@ def cluster_summary(codes: np.ndarray, labels: Sequence[int]) -> dict:
             "curve": {"clusters": ks, "purity": [float(purity[k]) for k in ks]}}
 
 
-
 def in_chunks(items: Sequence, move: Callable[[Sequence], list]) -> list:
     """``move`` called on ``items`` CHUNK at a time, the results joined."""
     out: list = []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 
-
 def pyplot():
     """matplotlib's pyplot, drawing to files only (imported when a figure is made, not before)."""
     import matplotlib
