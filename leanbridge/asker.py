@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from types import ModuleType
 from typing import Protocol
 
-from leanbridge.batch import AskConfig, BatchResult, Items, answer_batch
+from leanbridge.batch import AskConfig, BatchResult, Items, answer_batch, answered_in_threads
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall
 from leanbridge.errors import LeanBridgeError
@@ -39,28 +39,25 @@ class LocalExecutor:
         def task(items: Items) -> BatchResult:
             return answer_batch(self.lean, self.core, atoms, config.limits, items, config.retries, config.checker)
 
-        if len(batches) <= 1:
-            yield from map(task, batches)
-            return
-        with ThreadPoolExecutor(max_workers=self.slots) as pool:
-            futures = [pool.submit(task, items) for items in batches]
-            try:
-                for future in as_completed(futures):
-                    yield future.result()
-            finally:  # a failure, or the consumer stopped early: start nothing more
-                for future in futures:
-                    future.cancel()
+        return answered_in_threads(task, batches, self.slots)
 
 
 def executor_for(lean: LeanInstall, core: CoreLibrary, config: AskConfig) -> Executor:
     """Threads here, or tasks on the Ray cluster ``config.cluster`` (Ray is imported only then)."""
     if config.cluster is None:
         return LocalExecutor(lean, core, config.jobs)
+    return cluster_module().RayExecutor(config.cluster, lean, core)
+
+
+def cluster_module() -> ModuleType:
+    """``leanbridge.cluster``, imported now (and Ray with it), whence the Ray executors of rewrite
+    chains and of programs come, only once a cluster is asked for; LeanBridgeError in one line
+    where Ray is not installed."""
     try:
-        from leanbridge.cluster import RayExecutor
+        from leanbridge import cluster
     except ModuleNotFoundError as e:
         raise LeanBridgeError(f"a cluster needs Ray ({e}): pip install -e '.[cluster]'") from None
-    return RayExecutor(config.cluster, lean, core)
+    return cluster
 
 
 class Asker:

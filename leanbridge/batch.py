@@ -18,7 +18,8 @@ elaborated against holes, so they always go to Lean's elaborator as text.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
 from leanbridge.checker import Checker
@@ -151,3 +152,20 @@ def _owner(spans: list[tuple[int, int]], line: int) -> int | None:
 
 
 Items = list[tuple[int, Question]]
+
+
+def answered_in_threads(task: Callable[[Items], BatchResult], batches: list[Items], slots: int) -> Iterator[BatchResult]:
+    """``task`` of every batch, ``slots`` threads at once (each drives one Lean process), each
+    result as it is ready; the first failure is raised, and a consumer that stops early starts
+    nothing more. The local executors of both domains answer their batches so."""
+    if slots <= 1 or len(batches) <= 1:
+        yield from map(task, batches)
+        return
+    with ThreadPoolExecutor(max_workers=slots) as pool:
+        futures = [pool.submit(task, items) for items in batches]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:  # a failure, or the consumer stopped early: start nothing more
+            for future in futures:
+                future.cancel()

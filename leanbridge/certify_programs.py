@@ -14,6 +14,11 @@ statement is certified. Two kinds of statements:
 ``verify_programs`` re-reads a dataset strictly and re-checks every statement in Lean, trusting
 nothing stored. ``certify_traces`` certifies the steps of any histories (``Trace``) by the same
 trace questions, through the same store: the streamed evaluation's programs (``evaluate-tracker``).
+
+Lean is asked through ``programs_executor``: ``AskConfig.jobs`` processes here, or with
+``AskConfig.cluster`` tasks on the nodes of a Ray cluster (``leanbridge.cluster``), whose answers
+are taken only from nodes with this run's Lean and programs library; the driver alone writes the
+certificate store, so a dataset certified on a cluster is the one certified here, byte for byte.
 """
 from __future__ import annotations
 
@@ -30,12 +35,13 @@ from chains.programs.files import PROGRAMS_FORMAT, History, machine_of, read_pro
 from chains.programs.syntax import VARIABLES, Machine, State, Statement, state_text
 from chains.version import package_version
 from chains.writer import DatasetWriter, file_sha256
-from leanbridge.asker import AskConfig
+from leanbridge.asker import AskConfig, cluster_module
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
-from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
+from leanbridge.discovery import PROBE_TIMEOUT_S, LeanInstall, find_lean
 from leanbridge.paths import portable_path
-from leanbridge.programs import (TRACE_CHUNK, EquivalenceQuestion, ProgramQuestion, StepQuestion, TraceQuestion,
-                                 build_programs, check_programs, equivalence_form, trace_questions)
+from leanbridge.programs import (TRACE_CHUNK, EquivalenceQuestion, Executor, LocalExecutor, ProgramQuestion,
+                                 ProgramsLibrary, StepQuestion, TraceQuestion, build_programs, check_programs,
+                                 equivalence_form, trace_questions)
 from leanbridge.store import CertificateStore
 from leanbridge.verdicts import Answer, Complete, Rejected
 
@@ -93,21 +99,30 @@ def _line(questions: _Questions, machine: Machine, chain_id: str, sample: Sample
     return line, steps
 
 
+def programs_executor(lean: LeanInstall, library: ProgramsLibrary, bridge: AskConfig) -> Executor:
+    """Where program statements are answered: ``bridge.jobs`` Lean processes here, or tasks on the
+    Ray cluster ``bridge.cluster`` (Ray is imported only then)."""
+    if bridge.cluster is None:
+        return LocalExecutor(lean, library, bridge.jobs)
+    return cluster_module().RayProgramsExecutor(bridge.cluster, lean, library)
+
+
 def _ask(questions: _Questions, keys: list[str], store: CertificateStore, bridge: AskConfig, lean, library,
-         progress: Progress, explain: Callable[[str, Answer], str] | None = None) -> tuple[int, int]:
-    """Ask Lean every key the store does not hold as certified; (statements asked, processes).
-    CertificationFailed at the first rejected statement, its message ``explain(key, answer)`` (by
-    default the statement's first use and Lean's reason)."""
+         progress: Progress, executor: Executor, explain: Callable[[str, Answer], str] | None = None
+         ) -> tuple[int, int]:
+    """Ask Lean every key the store does not hold as certified, through ``executor``; (statements
+    asked, processes). CertificationFailed at the first rejected statement, its message
+    ``explain(key, answer)`` (by default the statement's first use and Lean's reason)."""
     held = store.certified(keys) if keys else set()
     missing = [k for k in dict.fromkeys(keys) if k not in held]
     processes = 0
     done = 0
-    batch_size = 512 * max(1, bridge.jobs)  # questions between progress reports and store commits
+    batch_size = 512 * executor.slots  # questions between progress reports and store commits
     for i in range(0, len(missing), batch_size):
         batch = missing[i:i + batch_size]
         started = time.perf_counter()
         answers, used = check_programs([questions.by_key[k] for k in batch], lean, library, bridge.limits,
-                                       jobs=bridge.jobs)
+                                       executor=executor)
         processes += used
         share = (time.perf_counter() - started) / max(1, len(batch))
         store.record((k, questions.by_key[k].kind, questions.by_key[k].text, a, share) for k, a in zip(batch, answers))
@@ -168,22 +183,24 @@ def certify_traces(machine: Machine, traces: Iterable[Trace], lean, library, sto
             covers.setdefault(key, (t, offset))
             keys.setdefault(key, questions.first_use[key])
 
+    executor = programs_executor(lean, library, bridge)
+
     def explain(key: str, answer: Answer) -> str:
         trace, offset = covers[key]
-        return _rejected_step(machine, questions.by_key[key], trace, offset, lean, library, bridge, answer)
+        return _rejected_step(machine, questions.by_key[key], trace, offset, lean, library, bridge, answer, executor)
 
     with CertificateStore(store_path, library.library_hash, lean.githash) as store:
-        asked, processes = _ask(questions, list(keys), store, bridge, lean, library, progress, explain)
+        asked, processes = _ask(questions, list(keys), store, bridge, lean, library, progress, executor, explain)
     return TracesCertified(len(keys), len(keys) - asked, asked, processes, keys)
 
 
 def _rejected_step(machine: Machine, question: TraceQuestion, trace: Trace, offset: int, lean, library,
-                   bridge: AskConfig, answer: Answer) -> str:
+                   bridge: AskConfig, answer: Answer, executor: Executor) -> str:
     """The message naming the first step of a rejected trace question that Lean rejects alone."""
     befores = (question.start, *question.states[:-1])
     steps = [StepQuestion(machine, s, before, after)
              for s, before, after in zip(question.statements, befores, question.states)]
-    answers, _ = check_programs(steps, lean, library, bridge.limits, jobs=bridge.jobs)
+    answers, _ = check_programs(steps, lean, library, bridge.limits, executor=executor)
     for k, (step, said) in enumerate(zip(steps, answers)):
         if not isinstance(said, Complete):
             return (f"{trace.where} step {trace.first + offset + k}: Lean rejected '{step.statement}' from "
@@ -241,7 +258,8 @@ def certify_programs(spec: ProgramsSpec, out: Path, store_path: Path, bridge: As
                 steps += used
                 equivalences += len(sample.partners)
             progress("sample", len(lines), len(spec.split_names()))
-        checked, processes = _ask(questions, list(questions.by_key), store, bridge, lean, library, progress)
+        checked, processes = _ask(questions, list(questions.by_key), store, bridge, lean, library, progress,
+                                  programs_executor(lean, library, bridge))
         files = {}
         for name, split_lines in lines.items():
             path = writer.write_lines(f"{name}.jsonl", iter(split_lines))
@@ -348,7 +366,7 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
     keys = list(questions.by_key)
     started = time.perf_counter()
     answers, processes = check_programs([questions.by_key[k] for k in keys], lean, library, bridge.limits,
-                                        jobs=bridge.jobs)
+                                        executor=programs_executor(lean, library, bridge))
     for key, answer in zip(keys, answers):
         if not isinstance(answer, Complete):
             raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({_reason(answer)})")

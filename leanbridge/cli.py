@@ -191,7 +191,7 @@ def main(**options) -> None:
 MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
 PROGRAMS_ONLY = ("values", "program_lengths")
 REWRITE_ONLY = ("atoms", "tier", "max_size", "length", "starts", "start_walk", "tier2_weight", "corrupt", "probes",
-                "probe_chains", "cluster", "checker")
+                "probe_chains", "checker")
 CHAIN_ONLY = ("domain", "values", "program_lengths", "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
               "tier2_weight", "hold_out", "corrupt", "test_chains", "jobs", "store", "timeout", "memory_mb", "probes",
               "probe_chains", "cluster", "checker", "verify_dir", "force")

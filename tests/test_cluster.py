@@ -1,8 +1,9 @@
-"""certify --cluster: batches as Ray tasks on a two-node cluster started on this machine
-(about 35 s together on this 2-core machine at a light load, 2.5 minutes at load 12;
+"""certify --cluster: batches as Ray tasks on a two-node cluster started on this machine, of rewrite
+chains and of programs (about 45 s together on this 2-core machine at a light load;
 ``make test-cluster`` runs them alone)."""
 import dataclasses
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -16,14 +17,19 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from chains.manifest import MANIFEST, read_manifest  # noqa: E402
+from chains.programs.syntax import Machine  # noqa: E402
 from chains.rewrite.dataset import DatasetSpec  # noqa: E402
 from chains.rewrite.space import Domain  # noqa: E402
 from leanbridge.asker import AskConfig  # noqa: E402
 from leanbridge.certify import certify_dataset  # noqa: E402
 from leanbridge.cluster import ClusterError  # noqa: E402
 from leanbridge.corelib import CORE_ENV, core_source  # noqa: E402
+from leanbridge.programs.library import PROGRAMS_ENV, programs_source  # noqa: E402
+from conftest import run_certify  # noqa: E402
 
 SMALL = DatasetSpec(domain=Domain(4, 1), chains=60, test_lengths=(8, 32), test_chains=12)
+# A few dozen programs (about 160 distinct theorems) as command-line options
+PROGRAMS = ["--domain", "programs", "--chains", "24", "--test-chains", "4", "--test-lengths", "8,16"]
 # The cluster (a head and a second node, one CPU each) is conftest's ``cluster`` fixture.
 
 
@@ -137,10 +143,80 @@ def test_a_node_with_another_kcheck_is_refused_by_name(lean, core):
 
 
 def test_without_a_cluster_ray_is_never_imported(tmp_path):
+    store = str(tmp_path / "s.sqlite")
     code = ("import sys; from leanbridge.cli import main\n"
             f"main(['--atoms', '3', '--chains', '4', '--test-lengths', '4', '--test-chains', '2', '--jobs', '1', "
-            f"'--out', {str(tmp_path / 'd')!r}, '--store', {str(tmp_path / 's.sqlite')!r}], standalone_mode=False)\n"
+            f"'--out', {str(tmp_path / 'd')!r}, '--store', {store!r}], standalone_mode=False)\n"
+            f"main(['--domain', 'programs', '--chains', '4', '--test-lengths', '4', '--test-chains', '2', "
+            f"'--jobs', '1', '--out', {str(tmp_path / 'p')!r}, '--store', {store!r}], standalone_mode=False)\n"
             "assert 'ray' not in sys.modules, 'ray was imported'\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "d" / "manifest.json").exists()
+    assert (tmp_path / "d" / "manifest.json").exists() and (tmp_path / "p" / "manifest.json").exists()
+
+
+# ---- programs (certify --domain programs --cluster) ----
+
+def test_a_two_node_cluster_certifies_the_same_programs_dataset_as_local_lean(cluster, tmp_path, monkeypatch):
+    from leanbridge.cluster import RayProgramsExecutor
+
+    code, output = run_certify([*PROGRAMS, "--jobs", "2", "--out", str(tmp_path / "local"),
+                                "--store", str(tmp_path / "local.sqlite")])
+    assert code == 0, output
+    answered: list[str] = []  # the nodes whose answers the driver took
+    checked = RayProgramsExecutor.checked
+
+    def noted(self, reply):
+        answered.append(reply.node)
+        return checked(self, reply)
+
+    monkeypatch.setattr(RayProgramsExecutor, "checked", noted)
+    code, output = run_certify([*PROGRAMS, "--cluster", cluster.address, "--out", str(tmp_path / "ray"),
+                                "--store", str(tmp_path / "ray.sqlite")])
+    assert code == 0, output
+    manifest = read_manifest(tmp_path / "ray")
+    assert manifest["failed"] == 0 and manifest["kernel_checked"] == manifest["certified"] > 100
+    assert len(answered) >= 2 and f"(pid {os.getpid()})" not in " ".join(answered)  # every file went to a node
+    same_dataset(tmp_path / "ray", tmp_path / "local")
+    before = len(answered)
+    code, output = run_certify(["--verify", str(tmp_path / "local"), "--cluster", cluster.address])
+    assert code == 0 and "verified" in output, output
+    assert len(answered) >= before + 2  # --verify asked the nodes too
+
+
+def test_a_node_with_another_programs_library_is_refused_by_name(new_cluster, tmp_path):
+    other = tmp_path / "Programs.lean"
+    other.write_text(programs_source().read_text() + "\n-- another programs library\n")
+    ray.shutdown()  # leave the module's cluster; a test using it afterwards joins it again
+    one = new_cluster(1, {PROGRAMS_ENV: str(other)})
+    code, output = run_certify([*PROGRAMS, "--cluster", one.address, "--out", str(tmp_path / "d"),
+                                "--store", str(tmp_path / "store.sqlite")])
+    assert code == 1 and "Traceback" not in output and len(output.strip().splitlines()) == 1
+    assert re.search(r"node .* answered with Lean \w{12} and programs library \w{12}; this run uses Lean \w{12} "
+                     r"and programs library \w{12}", output), output
+    assert not (tmp_path / "d").exists()
+
+
+def test_the_programs_identity_check_takes_this_run_s_lean_and_library_only(lean):
+    # The task's body runs here, without Ray (a plain function): its answer names this node's Lean
+    # and programs library, the driver takes it, and refuses another library's or Lean's.
+    from chains.programs.syntax import parse_statement, zero_state
+    from leanbridge.cluster import RayProgramsExecutor, answer_programs_on_node
+    from leanbridge.programs import CheckConfig, StepQuestion, build_programs
+    from leanbridge.verdicts import Complete, Rejected
+
+    library = build_programs(lean)
+    bits = Machine(2)
+    true, false = (StepQuestion(bits, parse_statement("v3 = 1", bits), zero_state(), after).theorem
+                   for after in ((0, 0, 0, 1, 0, 0, 0, 0), zero_state()))
+    reply = answer_programs_on_node(CheckConfig(), [(0, true), (1, false)])
+    assert (reply.lean_githash, reply.library_hash) == (lean.githash, library.library_hash)
+    driver = object.__new__(RayProgramsExecutor)  # its check alone, with no cluster to connect to
+    driver.lean, driver.library = lean, library
+    verdicts = dict(driver.checked(reply).answers)
+    assert isinstance(verdicts[0], Complete) and isinstance(verdicts[1], Rejected)
+    for field, value in (("library_hash", "1" * 64), ("lean_githash", "2" * 40)):
+        with pytest.raises(ClusterError, match=rf"node .* answered with .*(111111111111|222222222222).*; this run "
+                                               rf"uses Lean {lean.githash[:12]} and programs library "
+                                               rf"{library.library_hash[:12]}"):
+            driver.checked(dataclasses.replace(reply, **{field: value}))

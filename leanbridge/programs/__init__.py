@@ -9,16 +9,17 @@
 - ``questions``: ``StepQuestion``, ``RunQuestion``, ``TraceQuestion`` (``trace_questions`` cuts a long trace into
   chunks), ``EquivalenceQuestion``: one theorem each, with its kind, text and store key.
 - ``check``: questions answered many to a Lean file with positive confirmation
-  (``check_programs``), over ``jobs`` processes.
+  (``check_programs``), over ``jobs`` processes here or, given an executor, as tasks on a Ray
+  cluster (``leanbridge.cluster.RayProgramsExecutor``).
 
 Verdicts are ``leanbridge.verdicts`` values: ``Complete`` (certified) or ``Rejected`` (Lean's
 error class and message); a Lean that cannot be found, crashes or times out raises.
 """
-from leanbridge.programs.check import CheckConfig, answer_statements, check_programs
+from leanbridge.programs.check import CheckConfig, Executor, LocalExecutor, answer_statements, check_programs
 from leanbridge.programs.library import ProgramsLibrary, ProgramsLibraryError, build_programs, library_hash
 from leanbridge.programs.questions import (TRACE_CHUNK, EquivalenceQuestion, ProgramQuestion, RunQuestion,
                                            StepQuestion, TraceQuestion, equivalence_form, trace_questions)
 
-__all__ = ["CheckConfig", "EquivalenceQuestion", "ProgramQuestion", "ProgramsLibrary", "ProgramsLibraryError",
-           "RunQuestion", "StepQuestion", "TRACE_CHUNK", "TraceQuestion", "answer_statements", "build_programs", "check_programs",
-           "equivalence_form", "library_hash", "trace_questions"]
+__all__ = ["CheckConfig", "EquivalenceQuestion", "Executor", "LocalExecutor", "ProgramQuestion", "ProgramsLibrary",
+           "ProgramsLibraryError", "RunQuestion", "StepQuestion", "TRACE_CHUNK", "TraceQuestion", "answer_statements",
+           "build_programs", "check_programs", "equivalence_form", "library_hash", "trace_questions"]

@@ -11,16 +11,21 @@ an answer, and so is Lean running out of a resource (recursion depth, heartbeats
 nothing about the statement's truth.
 
 ``check_programs`` answers questions (``leanbridge.programs.questions``), ``answer_statements``
-their theorems (``leanbridge.render.Statement``), over ``jobs`` Lean processes at once.
+their theorems (``leanbridge.render.Statement``): cut into files (``batches``), each answered by
+``answer_batch`` through an ``Executor``, as ``leanbridge.asker`` does for rewrite chains: over
+``jobs`` Lean processes here (``LocalExecutor``, the default), or as tasks on the nodes of a Ray
+cluster (``leanbridge.cluster.RayProgramsExecutor``, which refuses a node with another Lean or
+programs library). ``answer_batch`` is a pure function of its arguments, so it runs in a thread
+here or on another machine alike.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
 
-from leanbridge.batch import QuestionFailed
+from leanbridge.batch import BatchResult, QuestionFailed, answered_in_threads
 from leanbridge.discovery import LeanInstall
 from leanbridge.errorclass import classify_error
 from leanbridge.process import LeanLimits
@@ -33,6 +38,7 @@ from leanbridge.verdicts import Answer, Complete, Rejected
 
 # Error classes that say Lean ran out of something, not that the statement is false.
 RESOURCE_CLASSES = ("timeout", "max_recursion")
+Items = list[tuple[int, Statement]]  # one file's statements, each with its index in the caller's list
 
 
 @dataclass(frozen=True)
@@ -79,46 +85,65 @@ def batches(statements: Sequence[Statement], config: CheckConfig) -> list[list[i
     return out
 
 
+class Executor(Protocol):
+    """Where files of program statements are answered: ``slots`` Lean processes at once;
+    ``answers`` yields each file's result as it is ready, in any order, and raises the first
+    failure (the shape of ``leanbridge.asker.Executor``)."""
+
+    slots: int
+
+    def answers(self, config: CheckConfig, batches: list[Items]) -> Iterator[BatchResult]: ...
+
+
+class LocalExecutor:
+    """Files answered by Lean processes on this machine, one thread per process."""
+
+    def __init__(self, lean: LeanInstall, library: ProgramsLibrary, jobs: int) -> None:
+        self.lean, self.library, self.slots = lean, library, max(1, jobs)
+
+    def answers(self, config: CheckConfig, batches: list[Items]) -> Iterator[BatchResult]:
+        def task(items: Items) -> BatchResult:
+            return answer_batch(self.lean, self.library, items, config)
+
+        return answered_in_threads(task, batches, self.slots)
+
+
 def check_programs(questions: Sequence[ProgramQuestion], lean: LeanInstall, library: ProgramsLibrary,
-                   limits: LeanLimits = LeanLimits(), jobs: int = 1) -> tuple[list[Answer], int]:
+                   limits: LeanLimits = LeanLimits(), jobs: int = 1, executor: Executor | None = None
+                   ) -> tuple[list[Answer], int]:
     """Lean's answer to each question, in order (``Complete`` or ``Rejected``), and the number of
-    Lean processes started. Identical theorems are asked once."""
+    Lean processes started, over ``jobs`` processes here unless an ``executor`` is given (then
+    its ``slots``). Identical theorems are asked once."""
     theorems = [q.theorem for q in questions]
     distinct = list(dict.fromkeys(theorems))
-    answers, processes = answer_statements(lean, library, distinct, CheckConfig(jobs=jobs, limits=limits))
+    answers, processes = answer_statements(lean, library, distinct, CheckConfig(jobs=jobs, limits=limits), executor)
     found = dict(zip(distinct, answers))
     return [found[t] for t in theorems], processes
 
 
 def answer_statements(lean: LeanInstall, library: ProgramsLibrary, statements: Sequence[Statement],
-                      config: CheckConfig = CheckConfig()) -> tuple[list[Answer], int]:
+                      config: CheckConfig = CheckConfig(), executor: Executor | None = None
+                      ) -> tuple[list[Answer], int]:
     """Lean's answer to each statement, in order (``Complete`` or ``Rejected``), and the number of
-    Lean processes started."""
+    Lean processes started; the files go to ``executor`` (default: ``config.jobs`` threads here),
+    at least one for each of its slots once there are enough statements."""
+    executor = executor if executor is not None else LocalExecutor(lean, library, config.jobs)
     answers: list[Answer | None] = [None] * len(statements)
     processes = 0
-
-    def task(rows: list[int]) -> tuple[list[tuple[int, Answer]], int]:
-        return answer_batch(lean, library, [(i, statements[i]) for i in rows], config)
-
-    groups = batches(statements, config)
-    if config.jobs <= 1 or len(groups) <= 1:
-        results = list(map(task, groups))
-    else:
-        with ThreadPoolExecutor(max_workers=config.jobs) as pool:
-            results = list(pool.map(task, groups))
-    for result, started in results:
-        processes += started
-        for index, answer in result:
+    groups = batches(statements, replace(config, jobs=executor.slots))
+    for result in executor.answers(config, [[(i, statements[i]) for i in rows] for rows in groups]):
+        processes += result.processes
+        for index, answer in result.answers:
             answers[index] = answer
     return answers, processes  # type: ignore[return-value]
 
 
 def answer_batch(lean: LeanInstall, library: ProgramsLibrary, items: Sequence[tuple[int, Statement]],
-                 config: CheckConfig = CheckConfig()) -> tuple[list[tuple[int, Answer]], int]:
+                 config: CheckConfig = CheckConfig()) -> BatchResult:
     """``(index, answer)`` for ``(index, statement)`` pairs, in as few Lean files as the answers
-    allow, and the number of Lean processes that took. ``library`` is any compiled module with its
-    ``module`` name and ``olean_dir`` (the programs library, or a domain's own module:
-    ``leanbridge.domain_lean``)."""
+    allow, with the number of Lean processes that took and their seconds. ``library`` is any
+    compiled module with its ``module`` name and ``olean_dir`` (the programs library, or a domain's
+    own module: ``leanbridge.domain_lean``)."""
     tally = [0, 0.0]  # processes started, seconds
 
     def run(named: list[tuple[int, Statement]]) -> list[Message]:
@@ -129,7 +154,8 @@ def answer_batch(lean: LeanInstall, library: ProgramsLibrary, items: Sequence[tu
         return with_retries(lambda: run_lean_file(lean, source, library.olean_dir, config.limits), config.retries,
                             tally)
 
-    return _answer(list(items), run), tally[0]
+    answers = _answer(list(items), run)
+    return BatchResult(tuple(answers), int(tally[0]), tally[1])
 
 
 def _answer(named: list[tuple[int, Statement]], run: Callable[[list[tuple[int, Statement]]], list[Message]]
