@@ -192,7 +192,7 @@ def recorded_lines() -> tuple[list[tuple[str, str]], set[tuple[str, str]]]:
     lines = []
     for text in texts:
         for match in re.finditer(r"(?:\.venv/bin/)?(train-tracker|train-oracle) (-[^\n\"]*)", text):
-            if not re.search(r"[\[<|]|\b[A-Z]{2,}\b", match[2]):  # [--option], <arm>, a|b, DIR
+            if not re.search(r"[\[<>(|]|\b[A-Z]{2,}\b", match[2]):  # [--option], <arm>, a|b, DIR; prose (>= ...)
                 lines.append((match[1], match[2]))
     return lines, quoted
 

@@ -151,15 +151,13 @@ class TrainConfig(TermsConfig):
             raise ValueError("table_sharpness must be >= 0, and > 0 only for the registers (the tables it sharpens)")
         if self.move_readout < 0 or (self.move_readout > 0 and (self.arch, self.moves) != ("registers", "hard")):
             raise ValueError("move_readout must be >= 0, and > 0 only for the registers with hard moves")
-        if self.arch == "registers" and self.layout != "paths":
-            raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
         super().__post_init__()
 
     @property
     def model(self) -> ModelConfig:
         return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm, ticks=self.ticks,
                            slot_init=self.slot_init, embed_init_std=self.embed_init_std, moves=self.moves,
-                           tables=self.tables)
+                           tables=self.tables, layout=self.layout)
 
     @property
     def terms(self) -> set[str]:

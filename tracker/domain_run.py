@@ -10,8 +10,8 @@ machine: read start states, move by events, decode states, and score targets.
 
 The same calls as ``tracker.inference.TrackedRun``, states and events as text or the domain's
 values; ``encode_batch``, ``step_batch`` and ``decode_batch`` move many states at once (the
-prover's beam). The recurrent architecture carries a state; the others are read on the rewrite
-domain only. Events are embedded from their tokens, so any statement of the machine can be read,
+prover's beam). The slot recurrence and the registers (on programs a register per variable,
+``tracker.variables``) carry a state; the others are read on the rewrite domain only. Events are embedded from their tokens, so any statement of the machine can be read,
 not only those of the dataset.
 """
 from __future__ import annotations
@@ -157,6 +157,6 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
                                (KeyError, AttributeError, IndexError, RuntimeError, ValueError))
     if not isinstance(model, Recurrent):
         raise RunUnavailable(f"tracker {run.run_dir}: a {run.config.arch} carries no state to step; "
-                             "programs are read by the recurrent architectures")
+                             "programs are read by the recurrence and the registers")
     item_len = state["embed.item_tokens"].shape[1]  # item_tokens (I, E): E tokens per item
     return DomainRun(model.to(device), domain, vocab, item_len, run.identity(trained_on), device)

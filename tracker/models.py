@@ -41,6 +41,9 @@ class ModelConfig:
     embedding: str = "bound"  # one of EMBEDDINGS: how an item's tokens are embedded (see ItemEmbedding)
     moves: str = "soft"  # registers: a move reads the softmax mixture of its sources, or (hard) the top one
     tables: str = "free"  # registers: each head's row its own (free), or leaning on its parent head's move (tied)
+    # registers on rewrite chains: the readout's layout (tracker.layouts), which must be paths; a
+    # programs dataset's registers (one per variable) read its readout as it is, the polish layout
+    layout: str = "paths"
 
     @property
     def layers(self) -> int:
