@@ -86,7 +86,9 @@ class TrainConfig(TermsConfig):
                  "Nerode relation: equivalent histories together, inequivalent ones apart).", choices=OBJECTIVES)
     arch: str = setting(
         "recurrence", "recurrence: the slot recurrence; transformer(2x): causal transformer over events at equal "
-                      "(twice) per-event compute; deltaproduct: 2 DeltaProduct blocks.", choices=ARCHS)
+                      "(twice) per-event compute; deltaproduct: 2 DeltaProduct blocks; registers: one "
+                      "register per tree position (rewrite chains, --layout paths) or per variable (programs).",
+        choices=ARCHS)
     width: int = setting(128, WIDTH)
     fixed_norm: bool = setting(True, FIXED_NORM)
     ticks: int = setting(4, "Recurrence: attention + MLP updates of the slot per event.", low=1, rare=True)
