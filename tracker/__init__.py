@@ -1,9 +1,11 @@
-"""State trackers trained on certified rewrite chains with Nerode objectives (seed sections 42-47).
+"""State trackers trained on certified histories with Nerode objectives (seed sections 42-47), on any
+domain a dataset names.
 
-data: datasets as tensors; models: slot recurrence, transformer, DeltaProduct; registers: one
-register per tree position; objectives: the
-Nerode terms; train: the loop and checkpoints; evaluate: free-running evaluation; plots;
-inference: a trained run as a state machine (``load_run``); cli: the ``train-tracker`` command.
+data, domain_data: datasets as tensors (rewrite chains; any other domain through its protocol);
+models, registers, variables: slot recurrence, transformer, DeltaProduct, a register per tree position
+or per variable; losses: the Nerode terms; train: the tracker's trainer (the loop and checkpoints are
+``training``'s); evaluate, stream: free-running evaluation; analysis: what a state is; inference,
+domain_run: a trained run as a state machine (``load_run``); cli: the ``train-tracker`` command.
 
 ``from tracker import load_run`` imports torch only when it is first used: importing the package
 does no work.
