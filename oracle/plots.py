@@ -25,15 +25,19 @@ def run_title(report: dict, name: str) -> str:
 
 
 def _save_by_length(plt, fig, ax, ylabel: str, path: Path, seeds: list[int], extra: list | None = None,
-                    title: str | None = None) -> Path:
+                    title: str | None = None, leading: list | None = None) -> Path:
     """A fraction against chain length on a log-2 axis, saved to ``path``; the legend, outside,
-    names the colours' arms, then what each line style is (``seeds``' styles and ``extra`` handles)."""
+    names the colours' arms (``leading`` handles first, where given), then what each line style is
+    (``seeds``' styles and ``extra`` handles)."""
     ax.set_xscale("log", base=2)
+    lengths = sorted({int(x) for line in ax.get_lines() for x in line.get_xdata()})
+    ax.set_xticks(lengths, [f"{n:,}" for n in lengths])  # every length drawn, labelled as a number
+    ax.minorticks_off()
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("chain length (events)")
     ax.set_ylabel(ylabel)
     handles, _ = ax.get_legend_handles_labels()
-    ax.legend(handles=handles + seed_handles(seeds) + (extra or []), fontsize=7, loc="upper left",
+    ax.legend(handles=(leading or []) + handles + seed_handles(seeds) + (extra or []), fontsize=7, loc="upper left",
               bbox_to_anchor=(1.01, 1.0))
     if title:
         ax.set_title(title, fontsize=8, loc="left")
@@ -113,17 +117,24 @@ def plot_gate(batches: dict[str, list[dict]], path: Path) -> Path:
     """The chain gate's own figure: the fraction of held-out chains with every five-class verdict
     right (complete by comparison) against chain length, one colour per batch, one line style per
     seed (the legend says which). ``batches``: a label -> the reports of its stateful runs."""
+    from matplotlib.patches import Patch
+
     plt = pyplot()
     cmap = plt.get_cmap("tab10")
     fig, ax = plt.subplots(figsize=(7, 3.6))
+    colours = []  # one legend entry per batch: its colour alone (a line would stand for one seed's style)
     for i, (label, reports) in enumerate(batches.items()):
-        for j, r in enumerate(sorted(reports, key=lambda r: r["seed"])):
+        drawn = 0
+        for r in sorted(reports, key=lambda r: r["seed"]):
             all_right = (r.get("comparison") or {}).get("all_right")
             if not all_right:
                 continue
             x, y = by_length(all_right)
             ax.plot(x, y, color=cmap(i % 10), linestyle=SEED_STYLES[r["seed"] % len(SEED_STYLES)][0], marker="o",
-                    markersize=4, label=label if j == 0 else None)
+                    markersize=4)
+            drawn += 1
+        if drawn:
+            colours.append(Patch(color=cmap(i % 10), label=f"{label} ({drawn} run{'s' if drawn > 1 else ''})"))
     seeds = sorted({r["seed"] for reports in batches.values() for r in reports
                     if (r.get("comparison") or {}).get("all_right")})
-    return _save_by_length(plt, fig, ax, "chains with every verdict right", path, seeds)
+    return _save_by_length(plt, fig, ax, "chains with every verdict right", path, seeds, leading=colours)

@@ -30,3 +30,24 @@ def test_the_exact_figure_labels_every_length_and_shows_the_first_held_out_event
 def test_a_report_without_held_out_events_has_no_first_held_out_figure():
     assert first_heldout(report(0)) == {}
     assert first_heldout(report(0, {"by_end_seen": {}, "first_heldout": {}})) == {}
+
+
+def test_the_gate_figure_names_each_batch_by_its_colour_and_each_seed_by_its_style(tmp_path, monkeypatch):
+    """The legend says one colour per batch with how many runs it draws, then one line style per seed:
+    never a batch's entry drawn in one seed's style, as if it were one line."""
+    import matplotlib.axes
+    from matplotlib.patches import Patch
+
+    from oracle.plots import plot_gate
+
+    legends = []
+    legend = matplotlib.axes.Axes.legend
+    monkeypatch.setattr(matplotlib.axes.Axes, "legend", lambda ax, *a, **kw: legends.append(kw["handles"])
+                        or legend(ax, *a, **kw))
+    run = lambda seed, right: {"seed": seed, "comparison": {"all_right": {"8": right, "64": right}}}  # noqa: E731
+    path = plot_gate({"gate": [run(0, 0.2), run(1, 0.1), run(0, 0.3)], "tree": [run(0, 1.0), run(1, 1.0)],
+                      "none": [{"seed": 0, "comparison": {}}]}, tmp_path / "gate.png")
+    assert path.stat().st_size > 0
+    handles = legends[-1]
+    assert [h.get_label() for h in handles if isinstance(h, Patch)] == ["gate (3 runs)", "tree (2 runs)"]
+    assert [h.get_label() for h in handles if not isinstance(h, Patch)] == ["seed 0", "seed 1"]
