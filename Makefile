@@ -41,13 +41,13 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q --no-lean
 
-# The long tests make test leaves out (marked slow): a second oracle batch on a Ray cluster, and the like
+# The long tests make test leaves out (marked slow): the Ray cluster tests, and the like
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow
 
-# certify --cluster on two-node Ray clusters started on this machine (also part of make test)
+# certify, a grid and an oracle batch on two-node Ray clusters started on this machine (part of make test-slow)
 test-cluster: $(STAMP)
-	$(PY) -m pytest -q tests/test_cluster.py
+	$(PY) -m pytest -q -m slow tests/test_cluster.py tests/test_grid_cluster.py tests/test_oracle_cluster.py
 
 bench-certify: $(STAMP)
 	$(PY) -m benchmarks.certify_bench --tiers 1,2

@@ -54,6 +54,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "tracker-soft": ("tracker_soft", "soft"),
     "tracker-soft-seed": ("tracker_soft", "soft-seed"),
     "tracker-million": ("tracker_million", "million"),
+    "programs": ("programs_comparison", "programs"),
     "oracle-initial": ("oracle_comparison", "initial"),
     "oracle-gate": ("oracle_comparison", "gate"),
     "oracle-completion": ("oracle_completion", "completion"),
@@ -101,7 +102,7 @@ class Plan:
     spec: Callable[[object, str], Run] = RunSpec  # (config, directory) -> the run as data, with its evaluation
     label: Callable[[str, int, dict], dict] | None = None  # (arm, seed, report) -> the report with its arm's labels
     device: str = "cpu"  # where the runs train (as checked_device resolved it)
-    threads: int | None = None  # torch threads of each run, fixed (None: the driver's count)
+    threads: int | None = None  # torch threads of each run, fixed (None: the cores shared among the workers)
 
     def plan(self, arm: str, seed: int) -> Run:
         """One run as data (what a cluster task trains)."""
@@ -124,7 +125,7 @@ class Plan:
               collect: bool, quiet: bool, cluster: str | None) -> tuple[list[dict], list[dict]]:
         """``run_batch`` over the plan: the jobs' reports and the jobs left without one."""
         return run_batch(jobs, self.run, partial(self.finished, recorded=recorded), summary,
-                         workers if self.threads is None else 1, collect, quiet, cluster=cluster, plan=self.plan,
+                         workers, collect, quiet, cluster=cluster, plan=self.plan,
                          label=self.label, device=self.device)
 
 

@@ -27,6 +27,9 @@ from leanbridge.corelib import CORE_ENV, core_source  # noqa: E402
 from leanbridge.programs.library import PROGRAMS_ENV, programs_source  # noqa: E402
 from conftest import run_certify  # noqa: E402
 
+# two-node Ray clusters started on this machine: make test-cluster (and make test-slow) run them
+pytestmark = pytest.mark.slow
+
 SMALL = DatasetSpec(domain=Domain(4, 1), chains=60, test_lengths=(8, 32), test_chains=12)
 # A few dozen programs (about 160 distinct theorems) as command-line options
 PROGRAMS = ["--domain", "programs", "--chains", "24", "--test-chains", "4", "--test-lengths", "8,16"]

@@ -21,6 +21,9 @@ from chains.rewrite.dataset import DatasetSpec
 from chains.rewrite.space import Domain
 from leanbridge.certify import certify_dataset
 
+# two-node Ray clusters started on this machine: make test-cluster (and make test-slow) run them
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 STEPS = 40

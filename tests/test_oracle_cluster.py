@@ -14,6 +14,9 @@ from click.testing import CliRunner
 from benchmarks.harness import comparison
 from leanbridge.cli import main as certify
 
+# two-node Ray clusters started on this machine: make test-cluster (and make test-slow) run them
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 GATE_VALIDATION = comparison("oracle-gate").config("chosen", 0).validation  # relative to the working directory
 

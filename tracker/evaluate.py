@@ -16,6 +16,9 @@ in lockstep. Reported per chain length L:
 - ``pair_growth``: pair_distance at the longest pair length over that at the shortest (256 over
   8 by default). Above 1 the states of equivalent histories drift apart along the chain: the
   drift diagnostic of section 43. None when either distance is missing or the shortest is 0.
+- ``state_rms[L]`` (with ``state_norms``, the slot recurrence): the slot's mean RMS coordinate after
+  the last event; 1 at a fixed norm, and where the norm is free a clock if it grows with L (the
+  seed's reading of why its programs trackers lose exactness past 256 statements).
 - ``chains[L]``: how many chains each figure of length L counts (``chains_asked`` were asked for:
   a split holding fewer is read whole, and ``fewer_chains_than_asked`` says where);
   ``pairs[L]``: how many certified partner pairs ``pair_distance[L]`` averages over.
@@ -55,6 +58,9 @@ class EvalConfig:
     # at 1 and 2 threads (tests/test_tracker.py holds it), so a run trained at one thread can be
     # evaluated on every core without changing its report.
     threads: int | None = None
+    # the slot recurrence's own state: report its RMS coordinate after the last event by length
+    # ("state_rms"; 1 at a fixed norm, a clock where it grows with the length)
+    state_norms: bool = False
 
 
 def fewer_chains(asked: int, tests: dict[int, dict]) -> dict[str, int]:
@@ -137,6 +143,7 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig, show_progre
     pairs: dict[str, int] = {}  # per length: the partner pairs pair[length] averages over
     unrelated: dict[str, float] = {}
     seconds: dict[str, float] = {}
+    rms: dict[str, float] = {}  # per length: the slot's mean RMS coordinate after the last event
     is_transformer = model.config.arch.startswith("transformer")
     for length in progress_over(sorted(data.tests), "evaluate", unit="length", show=show_progress):
         split = data.tests[length]
@@ -160,6 +167,9 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig, show_progre
                 zp = end_views(model, mates.reshape(-1, mates.shape[-1]), config.chunk).view(len(ends), k, -1)
                 pair[str(length)] = centred_cosine_distance(z[:, None, :].expand_as(zp), zp).mean().item()
                 pairs[str(length)] = len(ends) * k
+        if config.state_norms and hasattr(model, "end_slot"):
+            slots = torch.cat([model.end_slot(items[i:i + config.chunk]) for i in range(0, len(items), config.chunk)])
+            rms[str(length)] = (slots.norm(dim=-1) / slots.shape[-1] ** 0.5).mean().item()
         seconds[str(length)] = round(time.perf_counter() - t0, 3)
     lengths = sorted(int(n) for n in pair)
     fit = training_fit(model, data, config)
@@ -175,7 +185,7 @@ def _evaluate(model: Tracker, data: TrackerData, config: EvalConfig, show_progre
             "unrelated_distance_by_length": unrelated, "beyond": beyond,
             "chains": {n: len(c) for n, c in correct.items()}, "chains_asked": config.max_chains,
             **({"fewer_chains_than_asked": short} if (short := fewer_chains(config.max_chains, data.tests)) else {}),
-            "pairs": pairs,
+            "pairs": pairs, **({"state_rms": rms} if config.state_norms else {}),
             "eval_seconds": round(time.perf_counter() - started, 3),
             "eval_seconds_by_length": seconds, "eval_threads": torch.get_num_threads(), "correct": correct}
 

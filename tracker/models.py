@@ -233,6 +233,10 @@ class SlotRecurrence(Recurrent):
         _, w, _ = self._run(items, keep_all=False)
         return self.ln_out(w)
 
+    def end_slot(self, items: torch.Tensor) -> torch.Tensor:
+        """The slot w (H, C) itself after each history's last item (its norm is free unless fixed_norm)."""
+        return self._run(items, keep_all=False)[1]
+
     def slots(self, items: torch.Tensor) -> torch.Tensor:
         """The slot w (H, T, C) after every step, for callers that read on from any step (the
         oracle's probe read); ``view`` of it is ``forward``'s z."""

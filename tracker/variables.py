@@ -24,7 +24,12 @@ Under hard reads and writes the registers only ever hold value embeddings, copie
 keys and operation network are right on every statement is right after any number of them.
 
 The view the readout reads and the objectives compare is every register's LayerNorm, flattened
-(8 * W); the readout is one linear map from a register to its variable's value, shared by all eight.
+(8 * W); the readout, shared by all eight, is one linear map from a register to its variable's value
+plus a learned multiple of the register's cosine to each value's content. That tie fixes what a
+value's index means: the operation network's choice k writes value k, which reads back as k from the
+first step. Without it only the zero state ever starts a program, nothing else names a value's index,
+and on the Arithmetic machine the network and the readout settled on a code that gave two values one
+reading (docs/experiments/programs.md).
 """
 from __future__ import annotations
 
@@ -41,6 +46,7 @@ from tracker.models import ModelConfig, Recurrent
 HIDDEN = 8  # the operation network's hidden layers are HIDDEN * W wide
 OPERANDS = EVENT_WIDTH - 2  # operand slots of a statement's tokens (after the target and the operation)
 BETA_INIT = 10.0  # the reads' and writes' sharpness at init (scores are beta * cosine)
+TIE_INIT = 10.0  # the readout's tie at init (a register's logit for value k: tie * its cosine to k's content)
 START, STATEMENT = 1, 2  # item kinds (0: padding)
 
 
@@ -93,6 +99,9 @@ class VariableTracker(Recurrent):
                                  nn.ReLU(), nn.Linear(hidden, values))
         self.ln_out = nn.LayerNorm(w)
         self.head = nn.Linear(w, n_out)  # one readout for every register
+        # the readout's tie to the value contents: a register holding value k reads as k from the
+        # first step (module docstring)
+        self.tie = nn.Parameter(torch.tensor(TIE_INIT))
         # P, saved with the weights: load_run rebuilds the model from it
         self.register_buffer("positions", torch.tensor(tree_len), persistent=True)
         kind, start, event = self._parse(item_tokens.tolist())
@@ -199,7 +208,10 @@ class VariableTracker(Recurrent):
                                     self.item_event[items]))
 
     def readout(self, z: torch.Tensor) -> torch.Tensor:
-        return self.head(z.unflatten(-1, (VARIABLES, self.config.width)))  # (..., 8, V_out)
+        registers = z.unflatten(-1, (VARIABLES, self.config.width))  # (..., 8, W), each one's LayerNorm
+        shown = nn.functional.normalize(self.ln_out(self._contents()), dim=-1)  # (V, W) each value as a register shows it
+        tied = self.tie * nn.functional.normalize(registers, dim=-1) @ shown.T  # (..., 8, V)
+        return self.head(registers) + nn.functional.pad(tied, (1, 0))  # (..., 8, V_out); class 0 (PAD) untied
 
     # the state machine (tracker.domain_run)
     def initial_state(self, n: int) -> torch.Tensor:
