@@ -80,6 +80,24 @@ def test_train_tracker_refuses_a_finished_run_of_other_settings_unless_forced(ma
     assert json.loads((out / "report.json").read_bytes())["steps"] == 6
 
 
+def test_a_finished_run_from_before_a_setting_was_added_counts_it_at_its_default(made, tmp_path):
+    from tracker.cli import main as train_tracker
+
+    out = tmp_path / "run"
+    args = ["--data", str(made), "--steps", "4", "--threads", "1", "--eval-chains", "2", "--quiet", "--out", str(out)]
+    runner = CliRunner()
+    assert runner.invoke(train_tracker, args).exit_code == 0
+    report = json.loads((out / "report.json").read_text())
+    del report["config"]["slot_noise"]  # as a report written before the setting existed
+    (out / "report.json").write_text(json.dumps(report))
+    assert runner.invoke(train_tracker, args).exit_code == 0  # the same settings: trained again
+    report = json.loads((out / "report.json").read_text())
+    del report["config"]["slot_noise"]
+    (out / "report.json").write_text(json.dumps(report))
+    other = runner.invoke(train_tracker, [*args[:-2], "--set", "slot_noise=0.1", "--out", str(out)])
+    assert other.exit_code != 0 and "other settings" in other.output
+
+
 def test_train_tracker_refuses_to_start_over_an_unfinished_run(made, tmp_path):
     from tracker.cli import main as train_tracker
     from training.checkpoint import CHECKPOINT

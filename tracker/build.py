@@ -4,11 +4,16 @@
 chains one per tree position (``tracker.registers``, read in the ``paths`` layout); on a programs
 dataset, told apart by its vocabulary (``tracker.variables.programs_vocab``: one readout position
 per variable), one per variable (``tracker.variables``).
+
+With an ``encoder`` (a programs dataset and the recurrence only), the slot recurrence reads its
+items through a frozen code model (``tracker.code_encoder.EncodedItems`` in place of its item
+embedding).
 """
 from __future__ import annotations
 
 import torch
 
+from tracker.code_encoder import EncodedItems, load_reader
 from tracker.models import ARCHS, DeltaProduct, EventTransformer, ModelConfig, SlotRecurrence, Tracker
 from tracker.registers import RegisterTracker
 from tracker.variables import VariableTracker, programs_vocab
@@ -22,9 +27,26 @@ def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int,
                 tree_len: int) -> Tracker:
     if config.arch not in ARCHS:
         raise ValueError(f"unknown arch {config.arch!r}; choose one of {', '.join(ARCHS)}")
+    if config.encoder:
+        return encoded_recurrence(config, item_tokens, vocab_size, n_out, tree_len)
     if config.arch == "registers":
         if programs_vocab(vocab_size, n_out, tree_len) is not None:
             return VariableTracker(config, item_tokens, vocab_size, n_out, tree_len)
         if config.layout != "paths":
             raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
     return CLASSES[config.arch](config, item_tokens, vocab_size, n_out, tree_len)
+
+
+def encoded_recurrence(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int,
+                       tree_len: int) -> SlotRecurrence:
+    """The slot recurrence reading a programs dataset's items through the frozen code model
+    ``config.encoder``; ValueError (one line) for another arch or dataset, EncoderUnavailable
+    when the model is not on this machine."""
+    vocab = programs_vocab(vocab_size, n_out, tree_len)
+    if config.arch != "recurrence" or vocab is None:
+        what = f"the {config.arch} arch" if config.arch != "recurrence" else "a dataset other than programs"
+        raise ValueError(f"--encoder reads programs statements into the slot recurrence only, not {what}")
+    model = SlotRecurrence(config, item_tokens, vocab_size, n_out, tree_len)
+    model.embed = EncodedItems(item_tokens, vocab.tokens, load_reader(config.encoder), config.width,
+                               config.embed_init_std)
+    return model

@@ -32,9 +32,9 @@ D = TrainConfig()  # the defaults shown by --help
                    "experiment, for chains certified with --start-walk 64; registers: the registers arch, one "
                    "register per tree position, for what training never showed; see docs/experiments). Options "
                    "and --set settings given explicitly override it.")
-@config_options(D, ("objective", "data", "arch", "metric_weight", "metric_delay", "metric_ramp", "gamma", "ticks",
-                    "slot_init", "embed_init_std", "slot_noise", "slot_noise_delay", "dropout", "layout", "ce_positions",
-                    "moves", "tables", "table_sharpness", "move_readout"))
+@config_options(D, ("objective", "data", "arch", "encoder", "metric_weight", "metric_delay", "metric_ramp", "gamma",
+                    "ticks", "slot_init", "embed_init_std", "slot_noise", "slot_noise_delay", "dropout", "layout",
+                    "ce_positions", "moves", "tables", "table_sharpness", "move_readout"))
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,
@@ -51,7 +51,8 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
          check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, sets: dict,
          out: Path | None, resume: bool, force: bool, threads: int | None,
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:
-    """Train a state tracker on certified rewrite chains and evaluate it on long held-out chains."""
+    """Train a state tracker on a certified dataset (rewrite chains or programs) and evaluate it on long held-out
+    chains."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
         where = resolve_device(device)
     except DeviceUnavailable as e:

@@ -127,6 +127,8 @@ class TrainConfig(TermsConfig):
                                        "softmax mixtures of their sources before the update, so that a table keeps "
                                        "sharpening toward the right source once its top one is right (0: off).", low=0,
                                    rare=True)
+    encoder: str = setting("", "A local Hugging Face causal model directory or cached name, whose middle layer reads "
+                               "each statement; programs datasets and the recurrence only; empty: none.")
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -159,7 +161,7 @@ class TrainConfig(TermsConfig):
     def model(self) -> ModelConfig:
         return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm, ticks=self.ticks,
                            slot_init=self.slot_init, embed_init_std=self.embed_init_std, moves=self.moves,
-                           tables=self.tables, layout=self.layout)
+                           tables=self.tables, layout=self.layout, encoder=self.encoder)
 
     @property
     def terms(self) -> set[str]:

@@ -44,6 +44,9 @@ class ModelConfig:
     # registers on rewrite chains: the readout's layout (tracker.layouts), which must be paths; a
     # programs dataset's registers (one per variable) read its readout as it is, the polish layout
     layout: str = "paths"
+    # recurrence on programs: a frozen causal code model (a local directory or a cached name) whose
+    # middle layer reads each item (tracker.code_encoder); "": the item embedding above
+    encoder: str = ""
 
     @property
     def layers(self) -> int:

@@ -138,6 +138,8 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     extended = extension(config, trainer.step)
     if extended is not None:  # only then: a run not extended keeps its report's keys
         report["extension"] = extended
+    if config.encoder:  # only then, as the extension: the frozen code model that read the items
+        report["encoder"] = trainer.model.embed.describe()
     if stop.enabled:
         report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, data, correct)
     write_report(report, out)

@@ -154,18 +154,20 @@ def start_or_resume(trainer_class: type, config: Config, data: Any, out: Path, d
     and the step it resumed from (None for a fresh run). A fresh run replaces no run of other
     settings at ``out`` unless ``force`` (``refuse_replacing``)."""
     if not resume:
-        refuse_replacing(out, asdict(config), resume, force)
+        refuse_replacing(out, asdict(config), resume, force, defaults=asdict(type(config)()))
         return config, trainer_class(config, data, device), None
     checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
     trainer = checkpoint.restore(trainer_class, data, device)
     return checkpoint.config, trainer, trainer.step
 
 
-def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: str = CHECKPOINT) -> None:
+def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: str = CHECKPOINT,
+                     defaults: dict | None = None) -> None:
     """A fresh run into ``out`` replaces no run made with other settings: OutputError naming what
     differs when ``out`` holds a finished run (its report.json) of another config, or an unfinished
     one (its ``state`` file and no report), unless ``resume`` (which continues it) or ``force``. A
-    finished run of the same config is run again (the same bits at the same thread count)."""
+    finished run of the same config is run again (the same bits at the same thread count); a
+    setting added since that run counts at its value in ``defaults`` (what the run trained with)."""
     if resume or force:
         return
     report, checkpoint = Path(out) / "report.json", Path(out) / state
@@ -175,6 +177,8 @@ def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: 
         except (OSError, ValueError, AttributeError):
             old = None
         new = json.loads(json.dumps(config, default=str))
+        if isinstance(old, dict) and defaults is not None:
+            old = {**json.loads(json.dumps({k: v for k, v in defaults.items() if k not in old}, default=str)), **old}
         if old == new:
             return
         differ = settings_differ(old if isinstance(old, dict) else {}, new)
