@@ -239,6 +239,25 @@ def test_training_a_few_steps_runs(trained):
     assert 0 <= report["exact"]["16"] <= 1
 
 
+def test_the_move_readout_reads_each_value_written_as_its_mixture(trained):
+    root, _ = trained
+    config = TrainConfig(data=str(root / "data"), arch="registers", moves="hard", objective="plain", width=16,
+                         steps=3, batch_chains=4, checkpoint_every=3, warmup_steps=1, move_readout=1.0)
+    report = train(config, root / "readout", show_progress=False, eval_config=EvalConfig(pair_lengths=(16,)))
+    assert math.isfinite(report["final_losses"]["moves"]) and report["final_losses"]["moves"] > 0
+    # the views themselves are the hard ones; where the network is sure, the mixture is its value
+    domain = ProgramsDomain(ARITH)
+    program = random_program(random.Random(2), ARITH, 12)
+    rows = [domain.start_tokens(zero_state())] + [domain.event_tokens(s) for s in program]
+    model = hand_set(built(ARITH, 128, rows=rows), ARITH)
+    items = torch.arange(1, len(rows) + 1).unsqueeze(0)  # (1, T): the start, then the statements
+    views, _ = model(items)
+    hard, _, mixed = model(items, soft_reads=True)
+    assert torch.equal(views, hard)
+    assert torch.equal(model.readout(mixed).argmax(-1), model.readout(hard).argmax(-1))
+    assert not torch.equal(mixed, hard)  # a mixture, not the value itself
+
+
 def test_load_run_gives_a_domain_run_that_encodes_steps_and_decodes(trained):
     root, _ = trained
     tracker = load_run(root / "run")

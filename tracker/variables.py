@@ -157,48 +157,65 @@ class VariableTracker(Recurrent):
         weights = scores.softmax(-1)
         return straight_through(weights) if self.config.moves == "hard" else weights
 
-    def _statement(self, w: torch.Tensor, event: torch.Tensor) -> torch.Tensor:
-        """Registers w (M, 8, W) after each row's statement, given by its tokens (M, 6)."""
+    def _statement(self, w: torch.Tensor, event: torch.Tensor, soft: bool = False):
+        """Registers w (M, 8, W) after each row's statement, given by its tokens (M, 6); with
+        ``soft`` also the registers as they would be with the value written as its softmax mixture
+        (the move readout's: under hard writes it keeps a gradient toward the right value)."""
         m, _, width = w.shape
         contents = self._contents()  # (V, W)
         pool = torch.cat([w, contents.expand(m, -1, -1), w.new_zeros(m, 1, width)], 1)  # (M, 8 + V + 1, W)
         reads = self._attend(event[:, 2:], self.keys) @ pool  # (M, 4, W)
         logits = self.net(torch.cat([self.op(event[:, 1]), reads.flatten(1)], -1))  # (M, V)
         chosen = logits.softmax(-1)
-        if self.config.moves == "hard":
-            new = straight_through(chosen) @ contents  # (M, W): exactly one value's content
-        else:
-            new = self._normed(chosen @ contents)
+        mixed = self._normed(chosen @ contents)  # (M, W)
+        new = straight_through(chosen) @ contents if self.config.moves == "hard" else mixed  # hard: one value's content
         write = self._attend(event[:, :1], self.keys[:VARIABLES])[:, 0].unsqueeze(-1)  # (M, 8, 1)
-        return self._normed(w * (1 - write) + write * new.unsqueeze(1))
+        after = self._normed(w * (1 - write) + write * new.unsqueeze(1))
+        if not soft:
+            return after
+        return after, self._normed(w * (1 - write) + write * mixed.unsqueeze(1))
 
-    def _take(self, w: torch.Tensor, kind: torch.Tensor, start: torch.Tensor, event: torch.Tensor) -> torch.Tensor:
+    def _take(self, w: torch.Tensor, kind: torch.Tensor, start: torch.Tensor, event: torch.Tensor,
+              soft: bool = False):
         """Registers w (M, 8, W) after one more item per row (kind 1 a start state, 2 a statement, 0
-        padding). A start is written over whatever the row held."""
+        padding). A start is written over whatever the row held. With ``soft``, a pair: the
+        registers, and the same with each statement's value written as its mixture."""
         starts = int((kind == START).sum())  # one read of the device for the step
         if starts == len(kind):
-            return self._normed(self.value(start))
+            out = self._normed(self.value(start))
+            return (out, out) if soft else out
         kind = kind.view(-1, 1, 1)
-        out = torch.where(kind == STATEMENT, self._statement(w, event), w)
+        moved = self._statement(w, event, soft)
+        outs = [torch.where(kind == STATEMENT, m, w) for m in (moved if soft else (moved,))]
         if starts:
-            out = torch.where(kind == START, self._normed(self.value(start)), out)
-        return out
+            outs = [torch.where(kind == START, self._normed(self.value(start)), o) for o in outs]
+        return tuple(outs) if soft else outs[0]
 
-    def _run(self, items: torch.Tensor, keep_all: bool) -> tuple[list[torch.Tensor], torch.Tensor]:
+    def _run(self, items: torch.Tensor, keep_all: bool, soft: bool = False):
         """Items (H, T), every history's start first -> (the views (H, 8 * W) after each step when
-        ``keep_all``, the registers (H, 8, W) at the end)."""
+        ``keep_all``, the registers (H, 8, W) at the end[, with ``soft`` the views with each step's
+        value written as its mixture])."""
         w = self._normed(self.value(self.item_start[items[:, 0]]))
         views = [self.view(w)] if keep_all else []
+        mixed = [self.view(w)]
         for t in range(1, items.shape[1]):
             it = items[:, t]
-            w = self._take(w, self.item_kind[it], self.item_start[it], self.item_event[it])
+            w = self._take(w, self.item_kind[it], self.item_start[it], self.item_event[it], soft)
+            if soft:
+                w, read = w
+                mixed.append(self.view(read))
             if keep_all:
                 views.append(self.view(w))
-        return views, w
+        return (views, w, mixed) if soft else (views, w)
 
-    def forward(self, items: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, items: torch.Tensor, soft_reads: bool = False):
+        """(views (H, T, 8 * W), registers (H, 8, W)); with ``soft_reads`` also the views with each
+        statement's value written as its softmax mixture (H, T, 8 * W), for the move-readout term."""
+        if soft_reads:
+            views, w, mixed = self._run(items, keep_all=True, soft=True)
+            return torch.stack(views, 1), w, torch.stack(mixed, 1)
         views, w = self._run(items, keep_all=True)
-        return torch.stack(views, 1), w  # (H, T, 8 * W), (H, 8, W)
+        return torch.stack(views, 1), w
 
     def final_view(self, items: torch.Tensor) -> torch.Tensor:
         return self.view(self._run(items, keep_all=False)[1])
