@@ -1,46 +1,49 @@
 """Benchmark: search on programs with a tracker as imagination against kernel-stepping search,
 counting every question to Lean.
 
-Writes results/prover-programs.json: per searcher, problems solved and kernel calls per solved
-problem, by distance, with the tracker's and the dataset's identity.
+Writes a results file (``--results``, by default results/prover-programs.json): per searcher,
+problems solved and kernel calls per solved problem, by distance, with the tracker's and the
+dataset's identity.
 
     .venv/bin/python -m benchmarks.prover_programs --data data/programs-bits --tracker runs/programs-bits-fast \\
         [--problems 10] [--distances 2,4,8]
 """
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 
+import click
+
+from benchmarks.harness import length_list, write_results
 from prover.programs import ProgramsProveConfig, prove_programs
 
-RESULTS = Path("results")
 KEPT = ("searcher", "budget_calls", "problems", "solved", "success", "kernel_calls", "kernel_calls_per_solved",
         "mean_program_length", "solutions_failing_audit", "by_distance", "seconds", "tracker", "dataset", "lean",
         "library_hash", "package_version", "config")
+SEARCHERS = (("imagination", 1), ("kernel-uniform", 1000))  # (searcher, kernel calls allowed per problem)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, required=True, help="A programs dataset.")
-    parser.add_argument("--tracker", type=Path, required=True, help="A train-tracker run on it.")
-    parser.add_argument("--problems", type=int, default=10, help="Problems per distance.")
-    parser.add_argument("--distances", default="2,4,8", help="Comma-separated distances.")
-    parser.add_argument("--out", type=Path, default=Path("runs/prover-programs"), help="Where the searches write.")
-    args = parser.parse_args()
-    distances = tuple(int(d) for d in args.distances.split(","))
-    results = {}
-    for searcher, budget in (("imagination", 1), ("kernel-uniform", 1000)):
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data", type=click.Path(path_type=Path), required=True, help="A programs dataset.")
+@click.option("--tracker", type=click.Path(path_type=Path), required=True, help="A train-tracker run on it.")
+@click.option("--problems", type=click.IntRange(1), default=10, show_default=True, help="Problems per distance.")
+@click.option("--distances", default="2,4,8", show_default=True, help="Comma-separated distances.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs/prover-programs"), show_default=True,
+              help="Where the searches write.")
+@click.option("--results", type=click.Path(path_type=Path), default=Path("results/prover-programs.json"),
+              show_default=True, help="The results file.")
+def main(data: Path, tracker: Path, problems: int, distances: str, out: Path, results: Path) -> None:
+    """Solve the same problems with the tracker's imagination and with kernel-stepping search."""
+    found = {}
+    for searcher, budget in SEARCHERS:
         report = prove_programs(ProgramsProveConfig(
-            data=args.data, tracker=args.tracker, searcher=searcher, budget_calls=budget, problems=args.problems,
-            distances=distances, out=args.out / searcher, jobs=1))
-        results[searcher] = {k: report[k] for k in KEPT}
-        print(searcher, report["solved"], "of", report["problems"], "at", report["kernel_calls_per_solved"],
-              "calls per solved problem")
-    path = RESULTS / "prover-programs.json"
-    path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print(f"wrote {path}")
+            data=data, tracker=tracker, searcher=searcher, budget_calls=budget, problems=problems,
+            distances=length_list(distances, "--distances"), out=out / searcher, jobs=1))
+        found[searcher] = {k: report[k] for k in KEPT}
+        click.echo(f"{searcher}: {report['solved']} of {report['problems']} at {report['kernel_calls_per_solved']} "
+                   "calls per solved problem")
+    write_results(results, found)
+    click.echo(f"wrote {results}")
 
 
 if __name__ == "__main__":
