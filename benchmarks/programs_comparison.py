@@ -249,6 +249,24 @@ def floors(data: Path) -> dict[str, dict]:
             for name in DATASETS if has_manifest(data / name)}
 
 
+def where(report: dict, data: Path, runs: Path) -> dict | None:
+    """Where the run goes wrong (``tracker.domain_errors``: by operation, variable and length), read
+    once from its checkpoint into ``where.json`` beside it; None for a run without a state to step
+    (the transformers) or without its directory here."""
+    arch = (report.get("config") or {}).get("arch")
+    out = run_dir(report["arm"], report["seed"], runs)
+    if arch not in ("recurrence", "registers") or not (out / "report.json").is_file():
+        return report.get("where")
+    path = out / "where.json"
+    if not path.is_file():
+        from tracker.domain_errors import where_wrong  # reads checkpoints: only when asked
+        from tracker.inference import load_run
+
+        found = where_wrong(load_run(out), data / ARMS[report["arm"]][0])
+        write_results(path, found)
+    return json.loads(path.read_text())
+
+
 def plan(data: Path, runs: Path) -> Plan:
     return Plan(partial(arm_config, data=data), partial(run_dir, runs=runs),
                 partial(RunSpec, eval_config=EVAL, stop=STOP), label=labelled, threads=1)
@@ -259,9 +277,12 @@ def plan(data: Path, runs: Path) -> Plan:
 @click.option("--seeds", default=",".join(map(str, SEEDS)), show_default=True, help="Comma-separated seeds.")
 @click.option("--data", type=click.Path(path_type=Path), default=DATA, show_default=True,
               help="Directory of the batch's datasets (certified there when missing).")
+@click.option("--where", "read_where", is_flag=True,
+              help="Also read where each finished run with a state goes wrong (by operation, variable and length) "
+                   "into its where.json and the results.")
 @batch_options(str(RUNS), str(RESULTS))
-def main(arms: str, seeds: str, data: Path, steps: int | None, runs: Path, out: Path, workers: int, collect: bool,
-         quiet: bool) -> None:
+def main(arms: str, seeds: str, data: Path, read_where: bool, steps: int | None, runs: Path, out: Path, workers: int,
+         collect: bool, quiet: bool) -> None:
     """Certify the missing datasets, train the missing runs (one thread each), collect and judge."""
     if steps is not None:
         raise click.UsageError("the registered batch trains each arm's registered steps; --steps is not taken")
@@ -276,6 +297,8 @@ def main(arms: str, seeds: str, data: Path, steps: int | None, runs: Path, out: 
                                    collect, quiet, None)
     reports += [r for r in recorded if (r["arm"], r["seed"]) not in set(jobs)]  # never dropped
     reports.sort(key=lambda r: (list(ARMS).index(r["arm"]), r["seed"]))
+    if read_where:
+        reports = [{**r, "where": where(r, data, runs)} for r in reports]
     predictions = judge(reports)
     write_results(out, {"datasets": DATASETS, "floor": floors(data), "runs": reports, "missing": missing,
                         "predictions": predictions, "registered": dict(PREDICTIONS)})

@@ -575,7 +575,48 @@ def registers_recipe_predictions() -> str:
     return predictions(REGISTERS_RESULTS)
 
 
+PROGRAMS_RESULTS = "programs.json"
+PROGRAM_LENGTHS = ("16", "64", "256", "1024", "4096")
+
+
+def seeds_cell(values: list) -> str:
+    """One figure per seed, ``a / b / c``; a dash for a seed without it."""
+    return " / ".join(f3(v) for v in values) if values else DASH
+
+
+def programs_runs() -> str:
+    """The programs comparison by arm: exact by length (one figure per seed), training fit, the
+    partner distance's growth from 16 to 256, the slot's RMS at 4,096 and the training seconds."""
+    found = load(PROGRAMS_RESULTS) if (RESULTS / PROGRAMS_RESULTS).is_file() else {}
+    by_arm: dict[str, list[dict]] = {}
+    for r in found.get("runs", []):
+        by_arm.setdefault(r["arm"], []).append(r)
+    rows = []
+    for arm, runs in by_arm.items():
+        runs = sorted(runs, key=lambda r: r["seed"])
+        rms = [at((r.get("evaluation") or {}).get("state_rms"), "4096") for r in runs]
+        rows.append([arm, ", ".join(str(r["seed"]) for r in runs),
+                     *(seeds_cell([at(r["exact"], n) for r in runs]) for n in PROGRAM_LENGTHS),
+                     seeds_cell([at(r.get("in_distribution"), "train") for r in runs]),
+                     seeds_cell([r.get("pair_growth") for r in runs]),
+                     DASH if all(v is None for v in rms) else seeds_cell(rms),
+                     " / ".join(num(r.get("seconds"), 0) for r in runs)])
+    floors = [[f"floor ({name})", "", *(f3(at(floor, n)) for n in PROGRAM_LENGTHS), "", "", "", ""]
+              for name, floor in found.get("floor", {}).items()]
+    missing = found.get("missing", [])
+    text = table(["arm", "seeds", *(f"exact@{n}" for n in PROGRAM_LENGTHS), "train fit", "pair growth 16-256",
+                  "slot RMS @4096", "train s"], rows + floors) if rows else "No run has finished yet.\n"
+    return text + (f"\nNot run yet: {len(missing)} runs.\n" if missing and rows else "")
+
+
+def programs_predictions() -> str:
+    if not (RESULTS / PROGRAMS_RESULTS).is_file():
+        return "Not judged yet: no run of the batch has finished.\n"
+    return predictions(PROGRAMS_RESULTS)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
+    "programs-runs": programs_runs, "programs-predictions": programs_predictions,
     "tracker-runs": tracker_runs, "tracker-predictions": lambda: predictions("tracker.json"),
     "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,
     "hard-validation": hard_validation, "hard-runs": hard_runs,

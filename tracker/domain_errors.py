@@ -17,12 +17,13 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import asdict, dataclass
+from itertools import islice
 from pathlib import Path
 
 import torch
 
 from chains.manifest import read_manifest
-from chains.programs.files import split_histories
+from chains.programs.files import machine_of, read_programs
 from chains.programs.syntax import VARIABLES
 from tracker.domain_run import DomainRun
 
@@ -91,11 +92,13 @@ def _quartiles(values: list[int]) -> list[int] | None:
 def length_errors(run: DomainRun, data: Path, config: ErrorsConfig = ErrorsConfig()) -> dict:
     """The dataset's test programs read free, by length: each variable's share wrong at the end,
     and the first wrong statement (1-based quartiles; ``never``: programs right at every step)."""
-    splits = split_histories(Path(data), read_manifest(data))
+    manifest = read_manifest(data)
+    machine = machine_of(manifest, str(data))
     out = {}
-    for name in sorted((n for n in splits if n.startswith("test-")), key=lambda n: int(n.split("-")[1].split(".")[0])):
-        rows = splits[name][: config.chains]
-        starts, programs = [r[0] for r in rows], [tuple(r[1]) for r in rows]
+    for name in sorted((n for n in manifest["files"] if n.startswith("test-")),
+                       key=lambda n: int(n.split("-")[1].split(".")[0])):
+        rows = [r.history for r in islice(read_programs(Path(data) / name, machine), config.chains)]
+        starts, programs = [h.start for h in rows], [h.program for h in rows]
         right, ends = _free_run(run, starts, programs)
         truths = [run.domain.state_classes(_replayed(run, s, p)) for s, p in zip(starts, programs)]
         wrong = [sum(e[v] != t[v] for e, t in zip(ends, truths)) / len(rows) for v in range(VARIABLES)]
@@ -106,7 +109,7 @@ def length_errors(run: DomainRun, data: Path, config: ErrorsConfig = ErrorsConfi
     return out
 
 
-def _replayed(run: DomainRun, start, program: tuple):
+def _replayed(run: DomainRun, start, program: tuple):  # the true end state
     state = start
     for statement in program:
         state = run.domain.apply(state, statement)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 VARIABLES = 8
 MACHINE_VALUES = (2, 16)  # Bits, Arithmetic
@@ -140,6 +141,13 @@ def parse_statement(text: str, machine: Machine) -> Statement:
     """One statement of ``machine`` from its text; ProgramSyntaxError naming what is wrong."""
     if not isinstance(text, str):
         raise ProgramSyntaxError(f"a statement is text, not {type(text).__name__}")
+    return _parsed(text, machine)
+
+
+@lru_cache(maxsize=1 << 17)
+def _parsed(text: str, machine: Machine) -> Statement:
+    """``parse_statement`` of a text, kept: a dataset repeats its statements (Bits has 2,560), and a
+    statement is a frozen value. A text that is no statement raises and is not kept."""
     for pattern, op in ((_SET, "set"), (_NOT, "not"), (_ITE, "ite"), (_BIN, None)):
         m = pattern.fullmatch(text)
         if m is None:
