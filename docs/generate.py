@@ -502,6 +502,7 @@ def cli() -> str:
     from leanbridge.cli import main as certify
     from oracle.cli import main as train_oracle
     from prover.cli import main as prove
+    from stepwise.cli import main as train_stepwise
     from tracker.analysis_cli import main as analyse_tracker
     from tracker.cli import main as train_tracker
     from tracker.stream_cli import main as evaluate_tracker
@@ -509,7 +510,7 @@ def cli() -> str:
     parts = []
     for name, command in (("certify", certify), ("train-tracker", train_tracker), ("prove", prove),
                           ("train-oracle", train_oracle), ("analyse-tracker", analyse_tracker),
-                          ("evaluate-tracker", evaluate_tracker)):
+                          ("evaluate-tracker", evaluate_tracker), ("train-stepwise", train_stepwise)):
         text = CliRunner().invoke(command, ["--help"], prog_name=name, terminal_width=100).output
         parts.append(f"### `{name}`\n\n```\n{text.rstrip()}\n```\n")
         if any(p.name == "sets" for p in command.params):  # its rare settings, behind --set

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from oracle.config import OracleConfig
+from stepwise.config import StepwiseConfig
 from tracker.config import TrainConfig
 from training.checkpoint import CHECKPOINT, Checkpoint, CheckpointError, RunUnavailable, written_by
 
@@ -52,6 +53,7 @@ def test_written_by_tells_the_trainers_apart():
     assert written_by({"config": asdict(TrainConfig())}) == "train-tracker"
     assert written_by({"config": asdict(OracleConfig())}) == "train-oracle"
     assert written_by({"config": {}, "verdicts": []}) == "train-oracle"
+    assert written_by({"config": asdict(StepwiseConfig())}) == "train-stepwise"
     assert written_by({"config": None}) == "train-tracker"
 
 

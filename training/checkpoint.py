@@ -15,7 +15,7 @@ replacing one of other settings.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -67,17 +67,24 @@ def settings_from_checkpoint(blob: dict, kind: type[Config]) -> Config:
         raise CheckpointError(f"the checkpoint's settings are not valid ({e})") from None
 
 
+def trainer_of(settings: Iterable[str]) -> str:
+    """The command whose settings have these names: an oracle's name the probe encoding's width, a
+    step-by-step model's its depth, a tracker's neither."""
+    names = set(settings)
+    return "train-oracle" if "probe_width" in names else "train-stepwise" if "depth" in names else "train-tracker"
+
+
 def written_by(blob: dict) -> str:
-    """The command that wrote a checkpoint, ``train-oracle`` or ``train-tracker``: an oracle's
-    checkpoint holds its verdict classes and its settings the probe encoding's width."""
+    """The command that wrote a checkpoint, ``train-oracle``, ``train-stepwise`` or
+    ``train-tracker`` (an oracle's checkpoint also holds its verdict classes)."""
     config = blob.get("config") if isinstance(blob.get("config"), dict) else {}
-    return "train-oracle" if "verdicts" in blob or "probe_width" in config else "train-tracker"
+    return "train-oracle" if "verdicts" in blob else trainer_of(config)
 
 
 def refuse_other_trainer(blob: dict, kind: type[Config], where: str = "") -> None:
-    """CheckpointError, in one line, when the checkpoint was written by the other trainer than the
-    one whose settings ``kind`` are: a tracker run where an oracle run is expected, or the reverse."""
-    wanted = "train-oracle" if any(f.name == "probe_width" for f in fields(kind)) else "train-tracker"
+    """CheckpointError, in one line, when the checkpoint was written by another trainer than the one
+    whose settings ``kind`` are: a tracker run where an oracle run is expected, or the like."""
+    wanted = trainer_of(f.name for f in fields(kind))
     wrote = written_by(blob)
     if wrote != wanted:
         raise CheckpointError(f"{where}this is a {wrote} run, where a {wanted} run is expected")

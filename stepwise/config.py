@@ -1,0 +1,39 @@
+"""What the step-by-step model is trained with, each setting declared once (``training.config.setting``):
+the optimiser's settings (``training.config.OptimConfig``, with this model's own defaults of steps,
+batch, learning rate and warm-up) and the model's. ``train-stepwise``'s options are made from
+these fields (``training.options``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stepwise.model import POSITIONS, StepwiseModelConfig
+from training.config import OptimConfig, setting
+
+
+@dataclass(frozen=True)
+class StepwiseConfig(OptimConfig):
+    # the optimiser's settings redeclared here keep their place and take this model's defaults:
+    # a few minutes of training on one CPU thread
+    steps: int = setting(2_000, "Optimiser steps.", low=1)
+    batch_chains: int = setting(16, "Training chains per step, each one whole sequence.", low=2)
+    lr: float = setting(1e-3, "Peak learning rate (cosine decay to final_lr_fraction of it).", low=0, low_open=True)
+    warmup_steps: int = setting(100, "Steps of linear learning-rate warm-up.", low=0, rare=True)
+    data: str = setting("data/tier1-a4", "Certified rewrite dataset directory (made by certify).", path=True)
+    width: int = setting(128, "Residual width of the transformer (a multiple of --heads).", low=8)
+    depth: int = setting(4, "Transformer blocks.", low=1)
+    heads: int = setting(4, "Attention heads per block.", low=1)
+    positions: str = setting("sinusoidal", "Position signal added to the token embeddings: sinusoidal (defined at "
+                                           "every length) or none (the causal mask alone).", choices=POSITIONS,
+                             rare=True)
+    tied: bool = setting(True, "The output head is the token embedding's transpose (tied) or a matrix of its own.",
+                         flag="--tied/--untied", rare=True)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.model(2)  # ValueError, in one line, for a width, depth or head count that builds no model
+
+    def model(self, vocab_size: int) -> StepwiseModelConfig:
+        """The model's settings for a vocabulary of ``vocab_size`` tokens."""
+        return StepwiseModelConfig(vocab_size=vocab_size, width=self.width, depth=self.depth, heads=self.heads,
+                                   positions=self.positions, tied=self.tied)

@@ -1,0 +1,127 @@
+"""The step-by-step model: a small causal transformer from scratch over a chain's token sequence
+(``stepwise.data``), with a key-value cache so that free-running generation over long histories
+(1,024 events are ~11k tokens on tier 1) costs one token's forward pass per written token.
+
+Token embeddings scaled by sqrt(width) plus sinusoidal positions (defined at every length, so a
+model trained on short chains can be run on long ones; ``positions="none"`` leaves the causal mask
+as the only sign of order), pre-LN blocks (attention, then a 4x GELU MLP), a final LayerNorm and
+an output head tied to the token embeddings (or a head of its own).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+POSITIONS = ("sinusoidal", "none")
+
+
+@dataclass(frozen=True)
+class StepwiseModelConfig:
+    vocab_size: int  # V: the tracker's tokens, SEP and EOS
+    width: int = 128  # C, the residual width
+    depth: int = 4  # blocks
+    heads: int = 4  # attention heads, each of width C / heads
+    positions: str = "sinusoidal"  # "sinusoidal" or "none"
+    tied: bool = True  # the output head is the token embedding's transpose
+
+    def __post_init__(self) -> None:
+        if self.width % self.heads or self.width < 8 or self.depth < 1 or self.heads < 1:
+            raise ValueError(f"width ({self.width}) must be >= 8 and a multiple of heads ({self.heads}); depth >= 1")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"unknown positions {self.positions!r}; choose one of {', '.join(POSITIONS)}")
+
+
+def sinusoid(positions: torch.Tensor, width: int) -> torch.Tensor:
+    """(T, C) sinusoidal encodings of integer ``positions`` (T,): sin and cos at geometric frequencies."""
+    half = width // 2
+    freq = torch.exp(-math.log(10_000.0) * torch.arange(half, device=positions.device) / half)  # (C/2,)
+    angle = positions.float()[:, None] * freq[None, :]  # (T, C/2)
+    out = torch.zeros(len(positions), width, device=positions.device)
+    out[:, 0:2 * half:2], out[:, 1:2 * half:2] = angle.sin(), angle.cos()
+    return out
+
+
+class KVCache:
+    """Keys and values of every block for B sequences, room for ``capacity`` tokens; ``length`` are filled."""
+
+    def __init__(self, config: StepwiseModelConfig, batch: int, capacity: int, device: torch.device) -> None:
+        shape = (batch, config.heads, capacity, config.width // config.heads)  # (B, H, S, D)
+        self.keys = [torch.zeros(shape, device=device) for _ in range(config.depth)]
+        self.values = [torch.zeros(shape, device=device) for _ in range(config.depth)]
+        self.capacity, self.length = capacity, 0
+
+
+class Block(nn.Module):
+    """Pre-LN: x + attention(LN x), then + MLP(LN x)."""
+
+    def __init__(self, width: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
+        """x (B, T, C). Without a cache: causal attention over the T tokens. With one: the T tokens
+        follow the cache's ``length`` tokens, attend to them and to each other causally, and their
+        keys and values are stored there (the model advances ``length``)."""
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))  # (B, H, T, D)
+        if cache is None:
+            attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            at = cache.length
+            cache.keys[layer][:, :, at:at + t], cache.values[layer][:, :, at:at + t] = k, v
+            k, v = cache.keys[layer][:, :, :at + t], cache.values[layer][:, :, :at + t]  # (B, H, S, D)
+            mask = None
+            if t > 1:  # token i of the T sees the cache and the new tokens up to itself
+                mask = torch.arange(at + t, device=x.device)[None, :] <= at + torch.arange(t, device=x.device)[:, None]
+            attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        x = x + self.proj(attended.transpose(1, 2).reshape(b, t, c))
+        return x + self.mlp(self.ln2(x))
+
+
+class StepwiseModel(nn.Module):
+    """Next-token logits over a sequence (``forward``), or token by token with a cache (``start``, ``step``)."""
+
+    def __init__(self, config: StepwiseModelConfig) -> None:
+        super().__init__()
+        self.config = config
+        c = config.width
+        self.embed = nn.Embedding(config.vocab_size, c)
+        nn.init.normal_(self.embed.weight, std=c ** -0.5)  # times sqrt(C) below: token vectors of RMS ~1
+        self.blocks = nn.ModuleList(Block(c, config.heads) for _ in range(config.depth))
+        self.ln_f = nn.LayerNorm(c)
+        self.head = None if config.tied else nn.Linear(c, config.vocab_size, bias=False)
+
+    def _run(self, ids: torch.Tensor, at: int, cache: KVCache | None) -> torch.Tensor:
+        """(B, T, V) logits of ``ids`` (B, T), the first at position ``at``."""
+        x = self.embed(ids) * math.sqrt(self.config.width)  # (B, T, C)
+        if self.config.positions == "sinusoidal":
+            x = x + sinusoid(torch.arange(at, at + ids.shape[1], device=ids.device), self.config.width)
+        for layer, block in enumerate(self.blocks):
+            x = block(x, cache, layer)
+        x = self.ln_f(x)
+        return x @ self.embed.weight.T if self.head is None else self.head(x)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """(B, L, V) next-token logits at every position of ``ids`` (B, L)."""
+        return self._run(ids, 0, None)
+
+    def start(self, batch: int, capacity: int) -> KVCache:
+        """An empty cache for ``batch`` sequences of up to ``capacity`` tokens."""
+        return KVCache(self.config, batch, capacity, self.embed.weight.device)
+
+    @torch.no_grad()
+    def step(self, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """(B, V) logits of the next token after reading ``ids`` (B,) at the cache's next position."""
+        if cache.length >= cache.capacity:
+            raise ValueError(f"the cache holds {cache.capacity} tokens and is full")
+        logits = self._run(ids[:, None], cache.length, cache)
+        cache.length += 1
+        return logits[:, -1]

@@ -1,0 +1,110 @@
+"""Training the step-by-step model on the certified training chains, with checkpoints that survive
+Ctrl-C and kills, then its free-running evaluation (``stepwise.evaluate``) and report.json.
+
+One step: sample B training chains' sequences and take the cross-entropy of the next token at the
+positions the model writes (the states and their EOS; ``stepwise.data.written_loss``), never at the
+given start or events. Batches come from a generator seeded by (seed, step), so a resumed run sees
+exactly the batches the uninterrupted one would have. The optimiser's settings, the loop, its
+checkpoints and its stop requests are the tracker's and the oracle's (``training.loop``).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from chains.files import staged_files
+from chains.version import package_version
+from stepwise.config import StepwiseConfig
+from stepwise.data import StepwiseData, load_stepwise, sample_sequences, written_loss
+from stepwise.evaluate import StepwiseEvalConfig, evaluate
+from stepwise.model import StepwiseModel
+from training.checkpoint import CHECKPOINT, start_or_resume
+from training.device import cpu_kernels, resolve_device
+from training.loop import Optimised, descend, extension, lr_at, train_loop
+from training.runlog import LogConfig, RunLog
+
+
+class StepwiseTrainer(Optimised):
+    """The model and its optimiser, and one step of next-token training on written positions, on ``device``."""
+
+    def __init__(self, config: StepwiseConfig, data: StepwiseData, device: torch.device | str = "cpu") -> None:
+        self.device = torch.device(device)
+        self.config, self.data = config, data
+        torch.manual_seed(config.seed)
+        # built from the CPU's generator and then moved: the same initial weights on every device
+        self.model = StepwiseModel(config.model(data.vocab.size)).to(self.device)
+        self.nextlat_head = None  # the loop's slot for a second module: none here
+        self.optimise(config)
+
+    def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
+        """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
+        generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
+        batch = sample_sequences(self.data, self.config.batch_chains, generator)
+        ids, written = batch.ids.to(self.device), batch.written.to(self.device)  # (B, L)
+        losses = {"ce": written_loss(self.model(ids), ids, written)}
+        return descend(self.optimizer, self.params, losses, lr_at(self.config, step) if lr is None else lr,
+                       self.config.grad_clip)
+
+    def checkpoint(self) -> dict:
+        """Weights, optimiser state (on the CPU), settings, dataset identity and the vocabulary."""
+        return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity,
+                "stepwise_tokens": list(self.data.vocab.tokens)}
+
+
+def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress: bool = True,
+          eval_config: StepwiseEvalConfig = StepwiseEvalConfig(), data: StepwiseData | None = None,
+          device: torch.device | str = "cpu", log: LogConfig = LogConfig(), force: bool = False) -> dict:
+    """Train (or continue) into ``out`` on ``device``, logging to ``out``/metrics.jsonl as ``log``
+    says; evaluate free-running; return the report (also written there, atomically). ``resume``
+    with more ``config.steps`` than the checkpoint's settings extends the run
+    (``training.loop.extension``). A fresh run does not replace a run of other settings at ``out``
+    unless ``force`` (``training.checkpoint.refuse_replacing``). ValueError, before training, for
+    evaluation lengths the dataset lacks."""
+    out = Path(out)
+    device = resolve_device(device)
+    if data is None:
+        if show_progress:
+            sys.stderr.write(f"reading {config.data}\n")
+        data = load_stepwise(config.data)
+    unknown = sorted(set(eval_config.lengths or ()) - set(data.test_lengths))
+    if unknown:
+        raise ValueError(f"{config.data}: no test chains of {unknown[0]} events to evaluate (it has "
+                         f"{', '.join(map(str, data.test_lengths))})")
+    path, until = out / CHECKPOINT, config.steps
+    config, trainer, resumed_from = start_or_resume(StepwiseTrainer, config, data, out, device, resume, force)
+    out.mkdir(parents=True, exist_ok=True)
+    with RunLog(out, log, resumed_from) as run_log:
+        last_losses = train_loop(trainer, config, path, show_progress, "train-stepwise", until=until, log=run_log)
+        started = time.perf_counter()
+        results = evaluate(trainer.model, data, eval_config, show_progress, trainer.device)
+        eval_seconds = time.perf_counter() - started
+        run_log.figures("evaluation", trainer.step, {n: r["exact"] for n, r in results.items()})
+    report = {
+        "seed": config.seed, "steps": trainer.step,
+        "exact": {n: r["exact"] for n, r in results.items()},
+        "evaluation": results,
+        "eval_chains": eval_config.chains,
+        "seconds": round(trainer.train_seconds, 2),
+        "steps_per_second": round(trainer.step / trainer.train_seconds, 3) if trainer.train_seconds else None,
+        "eval_seconds": round(eval_seconds, 2),
+        "dataset": data.identity["dataset"], "lean": data.identity["lean"],
+        "package_version": package_version(), "torch_version": torch.__version__,
+        "torch_threads": torch.get_num_threads(),  # bits repeat at the same thread count
+        "device": str(device),
+        "cpu_kernels": cpu_kernels() if device.type == "cpu" else None,
+        "resumed_from_step": resumed_from,
+        "parameters": sum(p.numel() for p in trainer.model.parameters()),
+        "final_losses": last_losses,
+        "config": asdict(config),
+    }
+    extended = extension(config, trainer.step)
+    if extended is not None:  # only then: a run not extended keeps its report's keys
+        report["extension"] = extended
+    with staged_files(out) as staging:  # report.json appears whole or not at all
+        (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
