@@ -610,6 +610,30 @@ def programs_runs() -> str:
     return text + (f"\nNot run yet: {len(missing)} runs.\n" if missing and rows else "")
 
 
+def programs_where() -> str:
+    """Where each finished run with a state goes wrong: the share of steps it leaves right by
+    operation (from a right state), and at 256 and 4,096 statements the first wrong statement's
+    quartiles and the programs never wrong."""
+    found = load(PROGRAMS_RESULTS) if (RESULTS / PROGRAMS_RESULTS).is_file() else {}
+    runs = [r for r in found.get("runs", []) if r.get("where")]
+    ops = sorted({op for r in runs for op in r["where"]["statements"]["right_by_operation"]})
+    rows = []
+    for r in runs:
+        where = r["where"]
+        right = where["statements"]["right_by_operation"]
+        cells = []
+        for n in ("256", "4096"):
+            at_n = where["lengths"].get(n) or {}
+            quartiles = at_n.get("first_wrong_quartiles")
+            cells += [DASH if quartiles is None else " / ".join(map(str, quartiles)),
+                      f"{at_n.get('never_wrong', 0)} of {at_n.get('programs', 0)}"]
+        rows.append([f"{r['arm']}-s{r['seed']}", *(f3(at(right.get(op), "right")) for op in ops), *cells])
+    if not rows:
+        return "No run has been read yet (`--collect --where`).\n"
+    return table(["run", *(f"right after {op}" for op in ops), "first wrong @256 (quartiles)", "never wrong @256",
+                  "first wrong @4096", "never wrong @4096"], rows)
+
+
 def programs_predictions() -> str:
     if not (RESULTS / PROGRAMS_RESULTS).is_file():
         return "Not judged yet: no run of the batch has finished.\n"
@@ -617,7 +641,7 @@ def programs_predictions() -> str:
 
 
 GENERATORS: dict[str, Callable[[], str]] = {
-    "programs-runs": programs_runs, "programs-predictions": programs_predictions,
+    "programs-runs": programs_runs, "programs-predictions": programs_predictions, "programs-where": programs_where,
     "tracker-runs": tracker_runs, "tracker-predictions": lambda: predictions("tracker.json"),
     "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,
     "hard-validation": hard_validation, "hard-runs": hard_runs,
