@@ -249,15 +249,17 @@ def floors(data: Path) -> dict[str, dict]:
             for name in DATASETS if has_manifest(data / name)}
 
 
-def where(report: dict, data: Path, runs: Path) -> dict | None:
+def where(report: dict, data: Path, runs: Path, compute: bool) -> dict | None:
     """Where the run goes wrong (``tracker.domain_errors``: by operation, variable and length), read
-    once from its checkpoint into ``where.json`` beside it; None for a run without a state to step
-    (the transformers) or without its directory here."""
+    from its checkpoint into ``where.json`` beside it once ``compute`` asks; the recorded one for a
+    run without a state to step (the transformers), without its directory here, or not yet read."""
     arch = (report.get("config") or {}).get("arch")
     out = run_dir(report["arm"], report["seed"], runs)
     if arch not in ("recurrence", "registers") or not (out / "report.json").is_file():
         return report.get("where")
     path = out / "where.json"
+    if not path.is_file() and not compute:
+        return report.get("where")
     if not path.is_file():
         from tracker.domain_errors import where_wrong  # reads checkpoints: only when asked
         from tracker.inference import load_run
@@ -297,8 +299,7 @@ def main(arms: str, seeds: str, data: Path, read_where: bool, steps: int | None,
                                    collect, quiet, None)
     reports += [r for r in recorded if (r["arm"], r["seed"]) not in set(jobs)]  # never dropped
     reports.sort(key=lambda r: (list(ARMS).index(r["arm"]), r["seed"]))
-    if read_where:
-        reports = [{**r, "where": where(r, data, runs)} for r in reports]
+    reports = [{**r, "where": where(r, data, runs, read_where)} for r in reports]
     predictions = judge(reports)
     write_results(out, {"datasets": DATASETS, "floor": floors(data), "runs": reports, "missing": missing,
                         "predictions": predictions, "registered": dict(PREDICTIONS)})
