@@ -167,8 +167,9 @@ class VariableTracker(Recurrent):
         reads = self._attend(event[:, 2:], self.keys) @ pool  # (M, 4, W)
         logits = self.net(torch.cat([self.op(event[:, 1]), reads.flatten(1)], -1))  # (M, V)
         chosen = logits.softmax(-1)
-        mixed = self._normed(chosen @ contents)  # (M, W)
-        new = straight_through(chosen) @ contents if self.config.moves == "hard" else mixed  # hard: one value's content
+        hard = self.config.moves == "hard"
+        mixed = self._normed(chosen @ contents) if soft or not hard else None  # (M, W): the value as its mixture
+        new = straight_through(chosen) @ contents if hard else mixed  # hard: exactly one value's content
         write = self._attend(event[:, :1], self.keys[:VARIABLES])[:, 0].unsqueeze(-1)  # (M, 8, 1)
         after = self._normed(w * (1 - write) + write * new.unsqueeze(1))
         if not soft:
