@@ -22,7 +22,8 @@ from training.runlog import METRICS, LogConfig
 
 D = StepwiseConfig()  # the defaults shown by --help
 E = StepwiseEvalConfig()
-OWN = ("data", "width", "depth", "heads", "positions", "tied")
+OWN = ("data", "objective", "rounds", "round_steps", "long_chains", "cuts", "long_weight", "width", "depth", "heads",
+       "positions", "tied")
 OPTIM = ("seed", "steps", "batch_chains", "lr", "final_lr_fraction", "warmup_steps", "weight_decay", "grad_clip",
          "checkpoint_every")
 
@@ -50,14 +51,19 @@ def read_lengths(context: click.Context, param: click.Parameter, text: str | Non
 @click.option("--eval-batch", type=click.IntRange(1), default=E.batch, show_default=True,
               help="Chains run free together; memory grows with it and with the longest length.")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
+@click.option("--store", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Certificate store through which the long histories' steps are certified (self-distill, "
+                   "control, labelled) [default: the cache's].")
 @config_options(D, OPTIM)
 @set_options(D, "train-stepwise")
 @run_options("runs/stepwise-s<seed>")
-def main(eval_lengths: tuple[int, ...] | None, eval_chains: int, eval_batch: int, device: str, sets: dict,
-         out: Path | None, resume: bool, force: bool, threads: int | None, quiet: bool, log_every: int,
+def main(eval_lengths: tuple[int, ...] | None, eval_chains: int, eval_batch: int, device: str, store: Path | None,
+         sets: dict, out: Path | None, resume: bool, force: bool, threads: int | None, quiet: bool, log_every: int,
          tensorboard: bool, **settings) -> None:
     """Train a causal transformer that writes the tree after every event of a rewrite chain, its whole
-    history in context, and evaluate it free-running (reading its own writing) on the held-out chains."""
+    history in context, and evaluate it free-running (reading its own writing) on the held-out chains.
+    With --objective self-distill it is then taught long histories by its own predictions after a
+    certified short equivalent, in rounds of doubling length."""
     try:  # before anything is read or written: a device that is not here leaves nothing behind
         where = resolve_device(device)
     except DeviceUnavailable as e:
@@ -75,7 +81,7 @@ def main(eval_lengths: tuple[int, ...] | None, eval_chains: int, eval_batch: int
                      interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
             output_directory(out):
         report = train(config, out, resume=resume, show_progress=not quiet, eval_config=evaluation, device=where,
-                       log=LogConfig(every=log_every, tensorboard=tensorboard), force=force)
+                       log=LogConfig(every=log_every, tensorboard=tensorboard), force=force, store=store)
     shown = {k: report.get(k) for k in ("seed", "device", "steps", "exact", "seconds", "steps_per_second",
                                         "eval_seconds")}
     shown["evaluation"] = {n: {k: r[k] for k in ("right_throughout", "first_wrong", "tokens_per_event")}

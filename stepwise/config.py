@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stepwise.model import POSITIONS, StepwiseModelConfig
+
+OBJECTIVES = ("plain", "self-distill", "control", "labelled")
 from training.config import OptimConfig, setting
 
 
@@ -28,9 +30,23 @@ class StepwiseConfig(OptimConfig):
                              rare=True)
     tied: bool = setting(True, "The output head is the token embedding's transpose (tied) or a matrix of its own.",
                          flag="--tied/--untied", rare=True)
+    objective: str = setting("plain", "plain: the loss on the short training chains alone; self-distill: also, in "
+                                      "rounds of doubling length, a long history's predictions drawn to the "
+                                      "model's own after a certified short equivalent; control: the same from a "
+                                      "short history ending elsewhere; labelled: the true trees of the long "
+                                      "histories instead (a ceiling).", choices=OBJECTIVES)
+    rounds: int = setting(5, "Rounds of doubling length (round k: long histories of up to 2^k times the training "
+                             "chains' length), the last rounds x round_steps steps.", low=1)
+    round_steps: int = setting(200, "Steps per round.", low=1)
+    long_chains: int = setting(4, "Long walks per step in the rounds (each run free once).", low=1, rare=True)
+    cuts: int = setting(8, "Long histories per walk: its prefixes at random lengths of the round.", low=1, rare=True)
+    long_weight: float = setting(1.0, "Weight of the long histories' term beside the ordinary loss.", low=0,
+                                 low_open=True, rare=True)
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.objective != "plain" and self.rounds * self.round_steps > self.steps:
+            raise ValueError(f"{self.rounds} rounds of {self.round_steps} steps do not fit {self.steps} steps")
         self.model(2)  # ValueError, in one line, for a width, depth or head count that builds no model
 
     def model(self, vocab_size: int) -> StepwiseModelConfig:

@@ -88,11 +88,18 @@ def sequence(vocab: StepwiseVocab, chain: Chain, states: Sequence[Tree] | None =
     """(token ids, written) of ``chain``'s sequence: written[i] says the model writes token i (a
     state's token or its EOS); ``states`` are the trees after each event (replayed when None)."""
     states = replay(chain) if states is None else states
+    return written_sequence(vocab, chain, [vocab.tree_ids(tree) for tree in states])
+
+
+def written_sequence(vocab: StepwiseVocab, chain: Chain, states: Sequence[Sequence[int]]
+                     ) -> tuple[list[int], list[bool]]:
+    """``sequence`` with the state after each event given as the token ids written for it (a
+    model's own writing, right or wrong), one per event."""
     ids = [*vocab.tree_ids(chain[0]), vocab.eos]
     written = [False] * len(ids)
-    for event, tree in zip(chain[1], states):
+    for event, state_ids in zip(chain[1], states, strict=True):
         given = [*vocab.event_ids(event), vocab.sep]
-        state = [*vocab.tree_ids(tree), vocab.eos]
+        state = [*state_ids, vocab.eos]
         ids += given + state
         written += [False] * len(given) + [True] * len(state)
     return ids, written
@@ -170,6 +177,11 @@ class StepwiseData:
     def test_chains(self, length: int, n: int) -> list[Chain]:
         """The first ``n`` test chains of ``length`` events."""
         return self.chains(self.tracker.tests[length]["chain_items"][:n])
+
+    @property
+    def training_length(self) -> int:
+        """The most events of a training chain: n, the length the model is trained at."""
+        return int((self.tracker.train["chain_items"] != 0).sum(1).max()) - 1
 
     @property
     def max_state_tokens(self) -> int:

@@ -98,18 +98,25 @@ class Reader:
         return wrote
 
 
-@torch.no_grad()
 def free_run(model: StepModel, vocab: StepwiseVocab, chains: Sequence[Chain], cap: int,
              device: torch.device | str = "cpu") -> list[Reader]:
     """Every chain of ``chains`` run free together (see the module); each Reader holds what its
     chain's model wrote after each event."""
+    return free_run_cached(model, vocab, chains, cap, device)[0]
+
+
+@torch.no_grad()
+def free_run_cached(model: StepModel, vocab: StepwiseVocab, chains: Sequence[Chain], cap: int,
+                    device: torch.device | str = "cpu") -> tuple[list[Reader], Any]:
+    """``free_run``, and the model's cache after it: row b holds chain b's sequence as it was read
+    (the start, each event, what the model wrote for it and its EOS; the last EOS unread)."""
     readers = [Reader.of(vocab, chain, cap) for chain in chains]
     cache = model.start(len(readers), max(r.bound for r in readers))
     feed = [r.pending.popleft() if r.pending else PAD_ID for r in readers]
     while not all(r.done for r in readers):
         logits = model.step(torch.tensor(feed, dtype=torch.long, device=device), cache)  # (B, V)
         feed = [r.next_token(w) for r, w in zip(readers, logits.argmax(-1).tolist())]
-    return readers
+    return readers, cache
 
 
 def scores(readers: Sequence[Reader], truths: Sequence[Sequence[tuple[int, ...]]]) -> dict:

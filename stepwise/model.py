@@ -54,6 +54,15 @@ class KVCache:
         self.values = [torch.zeros(shape, device=device) for _ in range(config.depth)]
         self.capacity, self.length = capacity, 0
 
+    def prefix(self, row: int, length: int, room: int) -> KVCache:
+        """A cache of one sequence: row ``row``'s first ``length`` tokens (copied), room for ``room`` more."""
+        out = KVCache.__new__(KVCache)
+        out.keys, out.values = ([torch.cat([layer[row:row + 1, :, :length],
+                                            layer.new_zeros(1, *layer.shape[1:2], room, layer.shape[3])], 2)
+                                 for layer in held] for held in (self.keys, self.values))
+        out.capacity, out.length = length + room, length
+        return out
+
 
 class Block(nn.Module):
     """Pre-LN: x + attention(LN x), then + MLP(LN x)."""
@@ -117,11 +126,16 @@ class StepwiseModel(nn.Module):
         """An empty cache for ``batch`` sequences of up to ``capacity`` tokens."""
         return KVCache(self.config, batch, capacity, self.embed.weight.device)
 
+    def read(self, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """(B, T, V) next-token logits after reading ``ids`` (B, T) at the cache's next positions,
+        attending to what it holds; a gradient flows through these T tokens only, not into the cache's."""
+        if cache.length + ids.shape[1] > cache.capacity:
+            raise ValueError(f"the cache holds {cache.capacity} tokens and is full")
+        logits = self._run(ids, cache.length, cache)
+        cache.length += ids.shape[1]
+        return logits
+
     @torch.no_grad()
     def step(self, ids: torch.Tensor, cache: KVCache) -> torch.Tensor:
         """(B, V) logits of the next token after reading ``ids`` (B,) at the cache's next position."""
-        if cache.length >= cache.capacity:
-            raise ValueError(f"the cache holds {cache.capacity} tokens and is full")
-        logits = self._run(ids[:, None], cache.length, cache)
-        cache.length += 1
-        return logits[:, -1]
+        return self.read(ids[:, None], cache)[:, -1]

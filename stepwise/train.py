@@ -18,11 +18,19 @@ from pathlib import Path
 import torch
 
 from chains.files import staged_files
+from chains.manifest import read_manifest
+from chains.rewrite.space import StateSpace, domain_of
 from chains.version import package_version
+from leanbridge.asker import AskConfig
+from leanbridge.certificates import default_store, quiet
+from leanbridge.corelib import build_core
+from leanbridge.discovery import find_lean
 from stepwise.config import StepwiseConfig
 from stepwise.data import StepwiseData, load_stepwise, sample_sequences, written_loss
+from stepwise.distill import DistillSchedule, LongHistories, PairCertifier
 from stepwise.evaluate import StepwiseEvalConfig, evaluate
 from stepwise.model import StepwiseModel
+from tracker.stream import StepCertifier, dataset_checker
 from training.checkpoint import CHECKPOINT, start_or_resume
 from training.device import cpu_kernels, resolve_device
 from training.loop import Optimised, descend, extension, lr_at, train_loop
@@ -39,6 +47,7 @@ class StepwiseTrainer(Optimised):
         # built from the CPU's generator and then moved: the same initial weights on every device
         self.model = StepwiseModel(config.model(data.vocab.size)).to(self.device)
         self.nextlat_head = None  # the loop's slot for a second module: none here
+        self.long: LongHistories | None = None  # the term on long histories, given by ``train`` when the objective has one
         self.optimise(config)
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
@@ -47,6 +56,8 @@ class StepwiseTrainer(Optimised):
         batch = sample_sequences(self.data, self.config.batch_chains, generator)
         ids, written = batch.ids.to(self.device), batch.written.to(self.device)  # (B, L)
         losses = {"ce": written_loss(self.model(ids), ids, written)}
+        if self.long is not None:
+            losses.update(self.long.losses(self.model, step))
         return descend(self.optimizer, self.params, losses, lr_at(self.config, step) if lr is None else lr,
                        self.config.grad_clip)
 
@@ -56,15 +67,31 @@ class StepwiseTrainer(Optimised):
                 "stepwise_tokens": list(self.data.vocab.tokens)}
 
 
+def long_histories(config: StepwiseConfig, data: StepwiseData, store: Path | None) -> LongHistories:
+    """The objective's term on long histories over the dataset's domain, its steps certified by the
+    checker that certified the dataset, through ``store``."""
+    manifest = read_manifest(Path(config.data))
+    space = StateSpace(domain_of(manifest, config.data))
+    lean = find_lean()
+    steps = StepCertifier(space, lean, build_core(lean), AskConfig(checker=dataset_checker(manifest)),
+                          store or default_store(), quiet)
+    schedule = DistillSchedule(config.steps, config.rounds, config.round_steps, data.training_length)
+    return LongHistories(config.objective, schedule, config.seed, config.long_chains, config.cuts,
+                         config.long_weight, data.vocab,
+                         space, PairCertifier(steps), data.max_state_tokens + 1)
+
+
 def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress: bool = True,
           eval_config: StepwiseEvalConfig = StepwiseEvalConfig(), data: StepwiseData | None = None,
-          device: torch.device | str = "cpu", log: LogConfig = LogConfig(), force: bool = False) -> dict:
+          device: torch.device | str = "cpu", log: LogConfig = LogConfig(), force: bool = False,
+          store: Path | None = None) -> dict:
     """Train (or continue) into ``out`` on ``device``, logging to ``out``/metrics.jsonl as ``log``
     says; evaluate free-running; return the report (also written there, atomically). ``resume``
     with more ``config.steps`` than the checkpoint's settings extends the run
     (``training.loop.extension``). A fresh run does not replace a run of other settings at ``out``
-    unless ``force`` (``training.checkpoint.refuse_replacing``). ValueError, before training, for
-    evaluation lengths the dataset lacks."""
+    unless ``force`` (``training.checkpoint.refuse_replacing``). An objective with long histories
+    certifies their steps through the certificate store at ``store`` (the default store when None).
+    ValueError, before training, for evaluation lengths the dataset lacks."""
     out = Path(out)
     device = resolve_device(device)
     if data is None:
@@ -77,6 +104,8 @@ def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress
                          f"{', '.join(map(str, data.test_lengths))})")
     path, until = out / CHECKPOINT, config.steps
     config, trainer, resumed_from = start_or_resume(StepwiseTrainer, config, data, out, device, resume, force)
+    if config.objective != "plain":
+        trainer.long = long_histories(config, data, store)
     out.mkdir(parents=True, exist_ok=True)
     with RunLog(out, log, resumed_from) as run_log:
         last_losses = train_loop(trainer, config, path, show_progress, "train-stepwise", until=until, log=run_log)

@@ -21,7 +21,7 @@ from tracker.models import ARCHS, ModelConfig
 from tracker.registers import MOVES, TABLES
 from training.config import FRACTION, OptimConfig, Setting, setting
 
-OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "control")
+OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "control", "self-distill")
 
 
 # settings declared alike by the tracker and the oracle
@@ -47,7 +47,8 @@ class TermsConfig(OptimConfig):
     metric loss is the tracker's (section 47, on chain pairs) or the oracle's (``oracle.losses``,
     on pairs of probed states); both take the same weight, schedule and discount."""
 
-    mu: float = setting(1.0, "Weight of the invariance (and control) term.", low=0, rare=True)  # the seed's mu = 1
+    mu: float = setting(1.0, "Weight of the invariance (and control, self-distill) term.", low=0,
+                        rare=True)  # the seed's mu = 1
     # the default: held at 0 for 2,400 of 12,000 steps
     invariance_delay: float = setting(0.2, "Fraction of steps the invariance term is held at zero.", **FRACTION,
                                       rare=True)
@@ -67,10 +68,12 @@ class TermsConfig(OptimConfig):
         super().__post_init__()
 
     def weight(self, term: str, step: int) -> float:
-        """The weight of ``term`` (invariance, control, nextlat or metric) at ``step``: its full
-        weight times ``schedule``; past the last step (an extended run), its weight at the last step."""
+        """The weight of ``term`` (invariance, control, distill, nextlat or metric) at ``step``: its
+        full weight times ``schedule``; past the last step (an extended run), its weight at the last
+        step. Control and distill take invariance's weight and schedule: the arms compare at one."""
         full, delay, ramp = {"invariance": (self.mu, self.invariance_delay, self.invariance_ramp),
                              "control": (self.mu, self.invariance_delay, self.invariance_ramp),
+                             "distill": (self.mu, self.invariance_delay, self.invariance_ramp),
                              "nextlat": (self.nextlat_weight, self.nextlat_delay, self.nextlat_ramp),
                              "metric": (self.metric_weight, self.metric_delay, self.metric_ramp)}[term]
         return full * schedule(min(step, self.steps - 1), self.steps, delay, ramp)
@@ -81,7 +84,9 @@ class TrainConfig(TermsConfig):
     data: str = setting("data/tier1-a4", "Certified dataset directory (made by certify).", path=True)
     objective: str = setting(
         "combo", "plain: CE after every event; invariance/control: CE + mu(1 - centred cosine) on equivalent/"
-                 "inequivalent pairs; nextlat: CE + next-latent prediction; metric: CE + Nerode metric loss; "
+                 "inequivalent pairs; self-distill: CE + mu KL(teacher || chain) of the readouts, each certified "
+                 "partner the teacher (stop-gradient) of its chain, at the ends and after one common event; "
+                 "nextlat: CE + next-latent prediction; metric: CE + Nerode metric loss; "
                  "combo: CE + NextLat + invariance; nerode: combo + the metric loss (both halves of the "
                  "Nerode relation: equivalent histories together, inequivalent ones apart).", choices=OBJECTIVES)
     arch: str = setting(
@@ -167,4 +172,4 @@ class TrainConfig(TermsConfig):
     def terms(self) -> set[str]:
         return {"plain": set(), "invariance": {"invariance"}, "nextlat": {"nextlat"}, "metric": {"metric"},
                 "combo": {"invariance", "nextlat"}, "nerode": {"invariance", "nextlat", "metric"},
-                "control": {"control"}}[self.objective]
+                "control": {"control"}, "self-distill": {"distill"}}[self.objective]

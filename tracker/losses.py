@@ -7,6 +7,11 @@ sections 43-47, as functions of the trackers' normalised views (the oracle's own
 - ``nextlat``: predict z_{t+1} from z_t and item t+1 with a small head; target under stop-gradient.
 - ``metric``: the Nerode metric loss of section 47,
   [d_N(h(u), h(v)) - (1 - gamma) ||o(u) - o(v)||_TV - gamma sg d_N(h(ux), h(vx))]^2, d_N = d / 2.
+- ``self_distill``: Nerode self-distillation (section 52) over certified pairs: the readout after the
+  longer history u (the student) pulled to the readout after its certified short equivalent v (the
+  teacher, under stop-gradient), mean KL(p_teacher || p_student) over pairs and readout positions;
+  ``distill_pairs`` takes it at a batch's chain ends and after one common next event w. No tree
+  label enters it: only the certificate that u and v are equivalent and the teacher's predictions.
 - ``sharpness`` (registers only): the mean entropy of the tables' moves (``RegisterTracker.table_entropy``),
   weighted by ``table_sharpness``, so that a straight-through move keeps widening its margin once right.
 - ``moves`` (registers, hard moves): the cross-entropy on the moves read as softmax mixtures of their
@@ -87,12 +92,45 @@ def metric(zu: torch.Tensor, zv: torch.Tensor, tv: torch.Tensor, zux: torch.Tens
     return (d - target).pow(2).mean()
 
 
+def self_distill(model: Tracker, student: torch.Tensor, teacher: torch.Tensor,
+                 weight: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean KL(p_teacher || p_student) over M pairs and the readout's P positions, p the softmax of
+    ``model.readout`` per position; student, teacher (M, C) views, the teacher under stop-gradient
+    (neither its view nor the readout's weights get a gradient through it); ``weight`` (M,) masks
+    pairs. Every position counts, PAD included, as in the cross-entropy on every position."""
+    log_s = model.readout(student).log_softmax(-1)  # (M, P, V)
+    with torch.no_grad():
+        log_t = model.readout(teacher.detach()).log_softmax(-1)  # (M, P, V)
+    kl = (log_t.exp() * (log_t - log_s)).sum(-1).mean(-1)  # (M,)
+    if weight is None:
+        return kl.mean()
+    return (kl * weight).sum() / weight.sum().clamp(min=1)
+
+
+def distill_pairs(model: Tracker, data: TrackerData, state: object, chain_end: torch.Tensor,
+                  partner_end: torch.Tensor, ends: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """``self_distill`` on a batch's B chains (students u) and their K certified partners (teachers
+    v): chain_end (B, C), partner_end (B, K, C), ``state`` the model's after every history, ``ends``
+    (H,) its end trees. Taken at the ends and after one common next event w of each pair (drawn
+    with ``generator``), the pairs without one masked out there."""
+    b, k, c = partner_end.shape
+    u = torch.arange(b, device=chain_end.device).repeat_interleave(k)  # (B K,) the chains' rows
+    v = b + torch.arange(b * k, device=chain_end.device)  # (B K,) their partners' rows
+    item, _, _, found = common_successor(data, ends[u], ends[v], generator)
+    item = torch.where(found, item, data.tree_items[0])  # any real item; masked out where not found
+    student = torch.cat([chain_end[u], model.advance(state, u, item)])  # (2 B K, C)
+    with torch.no_grad():
+        teacher = torch.cat([partner_end.reshape(-1, c), model.advance(state, v, item)])  # (2 B K, C)
+    weight = torch.cat([torch.ones_like(found), found]).to(student.dtype)  # (2 B K,)
+    return self_distill(model, student, teacher, weight)
+
+
 def tracker_losses(cfg: TrainConfig, model: Tracker, nextlat_head: NextLatHead | None, data: TrackerData, batch: Batch,
                    step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
     """The terms of ``cfg``'s objective on ``batch`` at ``step``, each weighted (the step's loss is
-    their sum): ``ce`` always, then invariance, control, nextlat and metric as the objective has
-    them. ``data``'s tree tokens are the readout's targets; ``generator`` (the step's) draws the
-    slot noise or dropout masks and the metric loss's next events."""
+    their sum): ``ce`` always, then invariance, control, nextlat, metric and distill as the
+    objective has them. ``data``'s tree tokens are the readout's targets; ``generator`` (the step's)
+    draws the slot noise or dropout masks and the metric and distill terms' next events."""
     b, k = batch.chains, batch.partners
     if cfg.slot_noise > 0 and step >= cfg.slot_noise_delay * cfg.steps:
         # the slot perturbed after every event: the next events and the readout must undo it
@@ -145,6 +183,9 @@ def tracker_losses(cfg: TrainConfig, model: Tracker, nextlat_head: NextLatHead |
         tv = output_tv(data.tree_tokens[ends[u]], data.tree_tokens[ends[v]])
         neq = metric(chain_end[u], chain_end[v], tv, zux, zvx, found, cfg.gamma)
         out["metric"] = w * (eq * b * k + neq * b) / (b * k + b)
+    if "distill" in cfg.terms:  # its next events drawn last: the other terms' draws stay as they were
+        out["distill"] = cfg.weight("distill", step) * distill_pairs(model, data, state, chain_end, partner_end,
+                                                                     ends, generator)
     if cfg.table_sharpness > 0:
         out["sharpness"] = cfg.table_sharpness * model.table_entropy()
     return out

@@ -53,7 +53,8 @@ class Trainer(Optimised):
         self.nextlat_head = (NextLatHead(self.model.view_width, config.width).to(self.device)
                              if "nextlat" in config.terms else None)
         self.optimise(config)
-        if data.train["partner_items"].shape[1] == 0 and config.terms & {"invariance", "control", "metric"}:
+        paired = {"invariance", "control", "metric", "distill"}  # the terms read certified partners
+        if data.train["partner_items"].shape[1] == 0 and config.terms & paired:
             raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
 
     def losses(self, batch: Batch, step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
