@@ -640,7 +640,41 @@ def programs_predictions() -> str:
     return predictions(PROGRAMS_RESULTS)
 
 
+SELF_DISTILL_RESULTS = "self-distill.json"
+SELF_DISTILL_LENGTHS = ("8", "64", "256", "1024")
+
+
+def self_distill_runs() -> str:
+    """The self-distillation comparison by arm: exact by length (one figure per seed), the median
+    first wrong event at 256 and the tokens written per event (step-by-step arms), training seconds."""
+    found = load(SELF_DISTILL_RESULTS) if (RESULTS / SELF_DISTILL_RESULTS).is_file() else {}
+    by_arm: dict[str, list[dict]] = {}
+    for r in found.get("runs", []):
+        by_arm.setdefault(r["arm"], []).append(r)
+    rows = []
+    for arm, runs in by_arm.items():
+        runs = sorted(runs, key=lambda r: r["seed"])
+        at256 = [((r.get("evaluation") or {}).get("256") or {}) for r in runs]
+        firsts = [((a.get("first_wrong") or {}).get("quartiles") or [None, None])[1] for a in at256]
+        rows.append([arm, ", ".join(str(r["seed"]) for r in runs),
+                     *(seeds_cell([at(r["exact"], n) for r in runs]) for n in SELF_DISTILL_LENGTHS),
+                     " / ".join(num(v, 0) for v in firsts) if any(a for a in at256) else DASH,
+                     " / ".join(num(a.get("tokens_per_event"), 2) for a in at256) if any(at256) else DASH,
+                     " / ".join(num(r.get("seconds"), 0) for r in runs)])
+    missing = found.get("missing", [])
+    text = table(["arm", "seeds", *(f"exact@{n}" for n in SELF_DISTILL_LENGTHS), "first wrong@256 (median)",
+                  "tokens/event @256", "train s"], rows) if rows else "No run has finished yet.\n"
+    return text + (f"\nNot run yet: {len(missing)} runs.\n" if missing and rows else "")
+
+
+def self_distill_predictions() -> str:
+    if not (RESULTS / SELF_DISTILL_RESULTS).is_file():
+        return "Not judged yet: no run of the batch has finished.\n"
+    return predictions(SELF_DISTILL_RESULTS)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
+    "self-distill-runs": self_distill_runs, "self-distill-predictions": self_distill_predictions,
     "programs-runs": programs_runs, "programs-predictions": programs_predictions, "programs-where": programs_where,
     "tracker-runs": tracker_runs, "tracker-predictions": lambda: predictions("tracker.json"),
     "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,

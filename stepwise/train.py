@@ -31,7 +31,7 @@ from stepwise.distill import DistillSchedule, LongHistories, PairCertifier
 from stepwise.evaluate import StepwiseEvalConfig, evaluate
 from stepwise.model import StepwiseModel
 from tracker.stream import StepCertifier, dataset_checker
-from training.checkpoint import CHECKPOINT, start_or_resume
+from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from training.device import cpu_kernels, resolve_device
 from training.loop import Optimised, descend, extension, lr_at, train_loop
 from training.runlog import LogConfig, RunLog
@@ -47,7 +47,7 @@ class StepwiseTrainer(Optimised):
         # built from the CPU's generator and then moved: the same initial weights on every device
         self.model = StepwiseModel(config.model(data.vocab.size)).to(self.device)
         self.nextlat_head = None  # the loop's slot for a second module: none here
-        self.long: LongHistories | None = None  # the term on long histories, given by ``train`` when the objective has one
+        self.long: LongHistories | None = None  # the long histories' term, set by ``train`` for an objective with one
         self.optimise(config)
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
@@ -65,6 +65,10 @@ class StepwiseTrainer(Optimised):
         """Weights, optimiser state (on the CPU), settings, dataset identity and the vocabulary."""
         return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity,
                 "stepwise_tokens": list(self.data.vocab.tokens)}
+
+
+def config_from_checkpoint(blob: dict) -> StepwiseConfig:
+    return settings_from_checkpoint(blob, StepwiseConfig)
 
 
 def long_histories(config: StepwiseConfig, data: StepwiseData, store: Path | None) -> LongHistories:
