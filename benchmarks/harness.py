@@ -22,6 +22,7 @@ import importlib
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -33,6 +34,7 @@ from pathlib import Path
 import click
 
 from chains.files import user_mode
+from chains.manifest import has_manifest
 from tracker.grid import RunSpec
 from tracker.stopping import StopConfig
 from training.checkpoint import CHECKPOINT
@@ -55,6 +57,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "tracker-soft-seed": ("tracker_soft", "soft-seed"),
     "tracker-million": ("tracker_million", "million"),
     "programs": ("programs_comparison", "programs"),
+    "self-distill": ("self_distill_comparison", "self-distill"),
     "oracle-initial": ("oracle_comparison", "initial"),
     "oracle-gate": ("oracle_comparison", "gate"),
     "oracle-completion": ("oracle_completion", "completion"),
@@ -127,6 +130,20 @@ class Plan:
         return run_batch(jobs, self.run, partial(self.finished, recorded=recorded), summary,
                          workers, collect, quiet, cluster=cluster, plan=self.plan,
                          label=self.label, device=self.device)
+
+
+def certified_dataset(out: Path, options: Sequence[str], jobs: int | None = None) -> Path:
+    """The dataset at ``out``, certified now by ``certify`` with ``options`` (and ``--jobs``) unless
+    it is there; a one-line ClickException when certify fails."""
+    if not has_manifest(out):
+        click.echo(f"certify {out}", err=True)
+        more = [] if jobs is None else ["--jobs", str(jobs)]
+        try:
+            subprocess.run([str(Path(sys.executable).parent / "certify"), *options, *more, "--out", str(out)],
+                           check=True)
+        except subprocess.CalledProcessError as e:
+            raise click.ClickException(f"certify {out}: failed (exit {e.returncode})") from None
+    return out
 
 
 def launch(command: Sequence[str], out: Path, *, state: str = CHECKPOINT, env: Mapping[str, str] | None = None) -> None:

@@ -17,23 +17,20 @@ docs/experiments/programs.md, before any run of the batch.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import click
 
-from benchmarks.harness import (Comparison, Plan, batch_options, chosen_arms, figure, prediction_lines,
-                                recorded_runs, seed_list, spearman, verdict, write_results)
+from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, figure,
+                                prediction_lines, recorded_runs, seed_list, spearman, verdict, write_results)
 from chains.manifest import has_manifest, read_manifest
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
 from tracker.stopping import StopConfig
 from tracker.train import TrainConfig
 
-BIN = Path(sys.executable).parent
 DATA = Path("data/programs-registered")
 RUNS = Path("runs/programs")
 RESULTS = Path("results/programs.json")
@@ -232,14 +229,7 @@ DECLARED = {"programs": Comparison(
 
 def certified(name: str, data: Path) -> Path:
     """The dataset ``name`` under ``data``, certified now by ``certify`` unless it is there."""
-    out = data / name
-    if not has_manifest(out):
-        click.echo(f"certify {out}", err=True)
-        try:
-            subprocess.run([str(BIN / "certify"), *DATASETS[name], "--jobs", "2", "--out", str(out)], check=True)
-        except subprocess.CalledProcessError as e:
-            raise click.ClickException(f"certify {out}: failed (exit {e.returncode})") from None
-    return out
+    return certified_dataset(data / name, DATASETS[name], jobs=2)
 
 
 def floors(data: Path) -> dict[str, dict]:

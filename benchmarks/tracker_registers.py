@@ -29,8 +29,8 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import Comparison, chosen_arms, launch, run_batch, seed_list, verdict, write_results
-from chains.manifest import has_manifest
+from benchmarks.harness import (Comparison, certified_dataset, chosen_arms, launch, run_batch, seed_list, verdict,
+                                write_results)
 from tracker.config import TrainConfig
 from tracker.schedules import SCHEDULES
 
@@ -169,14 +169,7 @@ DECLARED = {"registers": Comparison(
 
 def certified(name: str, data: Path) -> Path:
     """The dataset ``name`` under ``data``, certified now by ``certify`` unless it is there."""
-    out = data / name
-    if not has_manifest(out):
-        click.echo(f"certify {out}", err=True)
-        try:
-            subprocess.run([str(BIN / "certify"), *DATASETS[name], "--out", str(out)], check=True)
-        except subprocess.CalledProcessError as e:
-            raise click.ClickException(f"certify {out}: failed (exit {e.returncode})") from None
-    return out
+    return certified_dataset(data / name, DATASETS[name])
 
 
 def recorded_row(arm: str, seed: int, out: Path) -> dict | None:
