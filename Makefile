@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run demo-oracle test test-fast test-slow test-cluster bench-certify bench-certify-programs bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-registers bench-programs bench-tracker-speed bench-time-to-exact bench-prover clean
+.PHONY: setup run demo-oracle test test-fast test-slow test-cluster bench-certify bench-certify-programs bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-registers bench-programs bench-self-distill bench-tracker-speed bench-time-to-exact bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -85,6 +85,9 @@ bench-tracker-registers: $(STAMP)
 # The registered comparison on programs (Bits and Arithmetic; hours at two runs of one thread)
 bench-programs: $(STAMP)
 	$(PY) -m benchmarks.programs_comparison --workers 2
+
+bench-self-distill: $(STAMP)
+	$(PY) -m benchmarks.self_distill_comparison --workers 2
 
 bench-tracker-speed: $(STAMP)
 	$(PY) -m benchmarks.tracker_speed
