@@ -5,9 +5,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from benchmarks.harness import comparison
-from benchmarks.self_distill_comparison import plan
-from stepwise.grid import StepwiseRunSpec
-from tracker.grid import RunSpec
+from stepwise.config import StepwiseConfig
+from tracker.config import TrainConfig
 
 STUDY = comparison("self-distill")
 PROGRAMS = comparison("programs")
@@ -41,10 +40,9 @@ def test_the_bits_arms_reuse_the_programs_comparisons_runs(tmp_path):
         assert STUDY.config(arm, 2) == PROGRAMS.config(theirs, 2)
         assert STUDY.run_dir(arm, 2, tmp_path) == PROGRAMS.run_dir(theirs, 2, Path(PROGRAMS.runs))
     assert STUDY.run_dir("bits-distill", 2, tmp_path) == tmp_path / "bits-distill-s2"
-    runs = plan(tmp_path, tmp_path)
-    assert isinstance(runs.plan("stepwise-distill", 0), StepwiseRunSpec)
-    bits, rewrite = runs.plan("bits-distill", 0), runs.plan("rewrite-distill-free", 0)
-    assert isinstance(bits, RunSpec) and bits.stop.every == 250 and rewrite.stop.every == 0  # the rewrite recipe trains its every step
+    assert isinstance(STUDY.config("stepwise-distill", 0), StepwiseConfig)
+    assert isinstance(STUDY.config("rewrite-distill-free", 0), TrainConfig)
+    assert STUDY.config("bits-distill", 0).data == PROGRAMS.config("plain", 0).data
 
 
 def test_the_judge_decides_each_prediction_as_soon_as_the_runs_decide_it():
