@@ -26,7 +26,8 @@ class StepwiseConfig(OptimConfig):
     depth: int = setting(4, "Transformer blocks.", low=1)
     heads: int = setting(4, "Attention heads per block.", low=1)
     positions: str = setting("sinusoidal", "Position signal added to the token embeddings: sinusoidal (defined at "
-                                           "every length) or none (the causal mask alone).", choices=POSITIONS,
+                                           "every length), shifted (the same, each training sequence starting at "
+                                           "a random position) or none (the causal mask alone).", choices=POSITIONS,
                              rare=True)
     tied: bool = setting(True, "The output head is the token embedding's transpose (tied) or a matrix of its own.",
                          flag="--tied/--untied", rare=True)

@@ -3,8 +3,10 @@
 (1,024 events are ~11k tokens on tier 1) costs one token's forward pass per written token.
 
 Token embeddings scaled by sqrt(width) plus sinusoidal positions (defined at every length, so a
-model trained on short chains can be run on long ones; ``positions="none"`` leaves the causal mask
-as the only sign of order), pre-LN blocks (attention, then a 4x GELU MLP), a final LayerNorm and
+model trained on short chains can be run on long ones; ``positions="shifted"``: the same, each
+training sequence starting at a random position below ``SHIFT``, so that training visits the
+positions of long histories and no position is the start's sign; ``positions="none"`` leaves the
+causal mask as the only sign of order), pre-LN blocks (attention, then a 4x GELU MLP), a final LayerNorm and
 an output head tied to the token embeddings (or a head of its own).
 """
 from __future__ import annotations
@@ -16,7 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-POSITIONS = ("sinusoidal", "none")
+POSITIONS = ("sinusoidal", "shifted", "none")
+SHIFT = 16_384  # shifted positions: a training sequence starts below this (1,024 tier-1 events are ~11k tokens)
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class StepwiseModelConfig:
     width: int = 128  # C, the residual width
     depth: int = 4  # blocks
     heads: int = 4  # attention heads, each of width C / heads
-    positions: str = "sinusoidal"  # "sinusoidal" or "none"
+    positions: str = "sinusoidal"  # "sinusoidal", "shifted" or "none"
     tied: bool = True  # the output head is the token embedding's transpose
 
     def __post_init__(self) -> None:
@@ -36,12 +39,12 @@ class StepwiseModelConfig:
 
 
 def sinusoid(positions: torch.Tensor, width: int) -> torch.Tensor:
-    """(T, C) sinusoidal encodings of integer ``positions`` (T,): sin and cos at geometric frequencies."""
+    """(..., C) sinusoidal encodings of integer ``positions`` (...): sin and cos at geometric frequencies."""
     half = width // 2
     freq = torch.exp(-math.log(10_000.0) * torch.arange(half, device=positions.device) / half)  # (C/2,)
-    angle = positions.float()[:, None] * freq[None, :]  # (T, C/2)
-    out = torch.zeros(len(positions), width, device=positions.device)
-    out[:, 0:2 * half:2], out[:, 1:2 * half:2] = angle.sin(), angle.cos()
+    angle = positions.float()[..., None] * freq  # (..., C/2)
+    out = torch.zeros(*positions.shape, width, device=positions.device)
+    out[..., 0:2 * half:2], out[..., 1:2 * half:2] = angle.sin(), angle.cos()
     return out
 
 
@@ -108,19 +111,21 @@ class StepwiseModel(nn.Module):
         self.ln_f = nn.LayerNorm(c)
         self.head = None if config.tied else nn.Linear(c, config.vocab_size, bias=False)
 
-    def _run(self, ids: torch.Tensor, at: int, cache: KVCache | None) -> torch.Tensor:
-        """(B, T, V) logits of ``ids`` (B, T), the first at position ``at``."""
+    def _run(self, ids: torch.Tensor, at: int | torch.Tensor, cache: KVCache | None) -> torch.Tensor:
+        """(B, T, V) logits of ``ids`` (B, T), the first at position ``at`` (an int, or (B,) one per sequence)."""
         x = self.embed(ids) * math.sqrt(self.config.width)  # (B, T, C)
-        if self.config.positions == "sinusoidal":
-            x = x + sinusoid(torch.arange(at, at + ids.shape[1], device=ids.device), self.config.width)
+        if self.config.positions != "none":
+            start = torch.as_tensor(at, device=ids.device).reshape(-1, 1)  # (B or 1, 1)
+            x = x + sinusoid(start + torch.arange(ids.shape[1], device=ids.device), self.config.width)
         for layer, block in enumerate(self.blocks):
             x = block(x, cache, layer)
         x = self.ln_f(x)
         return x @ self.embed.weight.T if self.head is None else self.head(x)
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        """(B, L, V) next-token logits at every position of ``ids`` (B, L)."""
-        return self._run(ids, 0, None)
+    def forward(self, ids: torch.Tensor, starts: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, L, V) next-token logits at every position of ``ids`` (B, L), sequence b starting at
+        position ``starts[b]`` (B,) (0 when None)."""
+        return self._run(ids, 0 if starts is None else starts, None)
 
     def start(self, batch: int, capacity: int) -> KVCache:
         """An empty cache for ``batch`` sequences of up to ``capacity`` tokens."""

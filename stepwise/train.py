@@ -29,7 +29,7 @@ from stepwise.config import StepwiseConfig
 from stepwise.data import StepwiseData, load_stepwise, sample_sequences, written_loss
 from stepwise.distill import DistillSchedule, LongHistories, PairCertifier
 from stepwise.evaluate import StepwiseEvalConfig, evaluate
-from stepwise.model import StepwiseModel
+from stepwise.model import SHIFT, StepwiseModel
 from tracker.stream import StepCertifier, dataset_checker
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from training.device import cpu_kernels, resolve_device
@@ -55,7 +55,10 @@ class StepwiseTrainer(Optimised):
         generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
         batch = sample_sequences(self.data, self.config.batch_chains, generator)
         ids, written = batch.ids.to(self.device), batch.written.to(self.device)  # (B, L)
-        losses = {"ce": written_loss(self.model(ids), ids, written)}
+        starts = None  # shifted positions: each sequence from a random position (drawn with the step's generator)
+        if self.config.positions == "shifted":
+            starts = torch.randint(0, SHIFT, (ids.shape[0],), generator=generator).to(self.device)
+        losses = {"ce": written_loss(self.model(ids, starts), ids, written)}
         if self.long is not None:
             losses.update(self.long.losses(self.model, step))
         return descend(self.optimizer, self.params, losses, lr_at(self.config, step) if lr is None else lr,

@@ -221,3 +221,15 @@ def test_every_setting_is_an_option_or_settable():
         assert option.hidden == said.rare == (f"\n  {field.name}=" in listing), field.name
     untied = CliRunner().invoke(train_stepwise, ["--set", "tied=maybe"])
     assert untied.exit_code == 2 and "tied takes true or false" in untied.output
+
+
+def test_shifted_positions_start_each_sequence_where_it_is_told(data):
+    """Each row of a batch from its own position: row 0 from 0 is the unshifted pass, row 1 from 20
+    is the pass of that row alone from 20, and differs (the position is read)."""
+    torch.manual_seed(0)
+    model = StepwiseModel(StepwiseConfig(data="unused", positions="shifted", **TINY).model(data.vocab.size))
+    ids = torch.tensor([sequence(data.vocab, data.test_chains(8, 1)[0])[0][:30]])  # (1, 30)
+    both = model(ids.repeat(2, 1), torch.tensor([0, 20]))  # (2, 30, V)
+    assert torch.allclose(both[0], model(ids)[0], atol=1e-5)
+    assert torch.allclose(both[1], model(ids, torch.tensor([20]))[0], atol=1e-5)
+    assert not torch.allclose(both[0], both[1], atol=1e-3)
