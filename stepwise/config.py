@@ -27,7 +27,9 @@ class StepwiseConfig(OptimConfig):
     heads: int = setting(4, "Attention heads per block.", low=1)
     positions: str = setting("sinusoidal", "Position signal added to the token embeddings: sinusoidal (defined at "
                                            "every length), shifted (the same, each training sequence starting at "
-                                           "a random position) or none (the causal mask alone).", choices=POSITIONS,
+                                           "a random position), alibi (no position vector: attention lowered in "
+                                           "proportion to the distance) or none (the causal mask alone).",
+                             choices=POSITIONS,
                              rare=True)
     tied: bool = setting(True, "The output head is the token embedding's transpose (tied) or a matrix of its own.",
                          flag="--tied/--untied", rare=True)

@@ -5,8 +5,10 @@
 Token embeddings scaled by sqrt(width) plus sinusoidal positions (defined at every length, so a
 model trained on short chains can be run on long ones; ``positions="shifted"``: the same, each
 training sequence starting at a random position below ``SHIFT``, so that training visits the
-positions of long histories and no position is the start's sign; ``positions="none"`` leaves the
-causal mask as the only sign of order), pre-LN blocks (attention, then a 4x GELU MLP), a final LayerNorm and
+positions of long histories and no position is the start's sign; ``positions="alibi"``: no position
+vector, each head's attention logits lowered in proportion to the distance, by a slope of its own
+(ALiBi, Press et al. 2022: defined by distances alone, so no position is new on a long history);
+``positions="none"`` leaves the causal mask as the only sign of order), pre-LN blocks (attention, then a 4x GELU MLP), a final LayerNorm and
 an output head tied to the token embeddings (or a head of its own).
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-POSITIONS = ("sinusoidal", "shifted", "none")
+POSITIONS = ("sinusoidal", "shifted", "alibi", "none")
 SHIFT = 16_384  # shifted positions: a training sequence starts below this (1,024 tier-1 events are ~11k tokens)
 
 
@@ -28,7 +30,7 @@ class StepwiseModelConfig:
     width: int = 128  # C, the residual width
     depth: int = 4  # blocks
     heads: int = 4  # attention heads, each of width C / heads
-    positions: str = "sinusoidal"  # "sinusoidal", "shifted" or "none"
+    positions: str = "sinusoidal"  # "sinusoidal", "shifted", "alibi" or "none"
     tied: bool = True  # the output head is the token embedding's transpose
 
     def __post_init__(self) -> None:
@@ -77,21 +79,24 @@ class Block(nn.Module):
         self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
         self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
 
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, layer: int = 0) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: KVCache | None = None, layer: int = 0,
+                bias: torch.Tensor | None = None) -> torch.Tensor:
         """x (B, T, C). Without a cache: causal attention over the T tokens. With one: the T tokens
         follow the cache's ``length`` tokens, attend to them and to each other causally, and their
-        keys and values are stored there (the model advances ``length``)."""
+        keys and values are stored there (the model advances ``length``). ``bias`` (1, H, T, S): added
+        to the attention logits, -inf where a token may not look (the causal mask, made by the caller)."""
         b, t, c = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
         q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))  # (B, H, T, D)
         if cache is None:
-            attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            attended = (F.scaled_dot_product_attention(q, k, v, is_causal=True) if bias is None
+                        else F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
         else:
             at = cache.length
             cache.keys[layer][:, :, at:at + t], cache.values[layer][:, :, at:at + t] = k, v
             k, v = cache.keys[layer][:, :, :at + t], cache.values[layer][:, :, :at + t]  # (B, H, S, D)
-            mask = None
-            if t > 1:  # token i of the T sees the cache and the new tokens up to itself
+            mask = bias
+            if t > 1 and mask is None:  # token i of the T sees the cache and the new tokens up to itself
                 mask = torch.arange(at + t, device=x.device)[None, :] <= at + torch.arange(t, device=x.device)[:, None]
             attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         x = x + self.proj(attended.transpose(1, 2).reshape(b, t, c))
@@ -114,13 +119,25 @@ class StepwiseModel(nn.Module):
     def _run(self, ids: torch.Tensor, at: int | torch.Tensor, cache: KVCache | None) -> torch.Tensor:
         """(B, T, V) logits of ``ids`` (B, T), the first at position ``at`` (an int, or (B,) one per sequence)."""
         x = self.embed(ids) * math.sqrt(self.config.width)  # (B, T, C)
-        if self.config.positions != "none":
+        bias = None
+        if self.config.positions == "alibi":
+            bias = self._distance_bias(int(at), ids.shape[1], ids.device)
+        elif self.config.positions != "none":
             start = torch.as_tensor(at, device=ids.device).reshape(-1, 1)  # (B or 1, 1)
             x = x + sinusoid(start + torch.arange(ids.shape[1], device=ids.device), self.config.width)
         for layer, block in enumerate(self.blocks):
-            x = block(x, cache, layer)
+            x = block(x, cache, layer, bias)
         x = self.ln_f(x)
         return x @ self.embed.weight.T if self.head is None else self.head(x)
+
+    def _distance_bias(self, at: int, t: int, device: torch.device) -> torch.Tensor:
+        """(1, H, T, at + T): -slope_h * (query position - key position), -inf on keys after the
+        query; queries at positions at..at+T-1, keys at 0..at+T-1."""
+        heads = self.config.heads
+        slopes = 2.0 ** (-8.0 * torch.arange(1, heads + 1, device=device) / heads)  # (H,) geometric, as ALiBi's
+        distance = (at + torch.arange(t, device=device))[:, None] - torch.arange(at + t, device=device)[None, :]
+        bias = -slopes[:, None, None] * distance.float()  # (H, T, S)
+        return bias.masked_fill(distance < 0, float("-inf"))[None]
 
     def forward(self, ids: torch.Tensor, starts: torch.Tensor | None = None) -> torch.Tensor:
         """(B, L, V) next-token logits at every position of ``ids`` (B, L), sequence b starting at

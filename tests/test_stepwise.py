@@ -90,14 +90,16 @@ def test_the_loss_counts_written_tokens_only(data):
         assert (written_loss(logits, other, written) != loss) == changes, at
 
 
-def test_the_cache_computes_what_the_forward_pass_does(data):
+@pytest.mark.parametrize("positions", ["sinusoidal", "alibi", "none"])
+def test_the_cache_computes_what_the_forward_pass_does(data, positions):
     torch.manual_seed(0)
-    model = StepwiseModel(StepwiseConfig(**TINY).model(data.vocab.size)).eval()
+    model = StepwiseModel(StepwiseConfig(positions=positions, **TINY).model(data.vocab.size)).eval()
     ids = data.train_ids[:2, :40]
     whole = model(ids)
     cache = model.start(2, 40)
-    stepped = torch.stack([model.step(ids[:, t], cache) for t in range(40)], 1)
-    assert torch.allclose(whole, stepped, atol=1e-5)
+    stepped = torch.stack([model.step(ids[:, t], cache) for t in range(30)], 1)
+    read = model.read(ids[:, 30:], cache)  # the rest in one read after the cache
+    assert torch.allclose(whole, torch.cat([stepped, read], 1), atol=1e-5)
     with pytest.raises(ValueError, match="full"):
         model.step(ids[:, 0], cache)
 
