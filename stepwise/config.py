@@ -41,6 +41,9 @@ class StepwiseConfig(OptimConfig):
     rounds: int = setting(5, "Rounds of doubling length (round k: long histories of up to 2^k times the training "
                              "chains' length), the last rounds x round_steps steps.", low=1)
     round_steps: int = setting(200, "Steps per round.", low=1)
+    round_lr: float = setting(1e-3, "Cap on the learning rate in the last rounds x round_steps steps, whatever the "
+                                    "objective (so that arms compare at one schedule).", low=0, low_open=True,
+                              rare=True)
     long_chains: int = setting(4, "Long walks per step in the rounds (each run free once).", low=1, rare=True)
     cuts: int = setting(8, "Long histories per walk: its prefixes at random lengths of the round.", low=1, rare=True)
     long_weight: float = setting(1.0, "Weight of the long histories' term beside the ordinary loss.", low=0,

@@ -10,6 +10,8 @@ distributions. No true tree of a long history reaches the loss; only the certifi
 Training runs in rounds of doubling length (``DistillSchedule``): round k draws u of (2^(k-1) n,
 2^k n] events, n the training chains' length, so a model exact to length m is taught 2m by
 pairs of lengths 2m and at most n; the ordinary loss on the short training chains goes on beside.
+The teacher of a round is the model as the round began, frozen (``LongHistories.teach``), and
+saved with the checkpoints so that a resumed run has the same one.
 
 The pairs (``PairSampler``): u is a uniformly random walk from a uniformly random start tree (as
 the dataset's chains are drawn); v is a shortest history from the same start to u's end tree
@@ -25,6 +27,7 @@ because each is a chain of certified equations from one start, ending at one tre
 """
 from __future__ import annotations
 
+import copy
 import random
 from collections import deque
 from collections.abc import Sequence
@@ -221,31 +224,31 @@ def _tails(model: StepwiseModel, cache: KVCache, rows: Sequence[int], prefixes: 
     return torch.cat(out)
 
 
-def distill_loss(model: StepwiseModel, vocab: StepwiseVocab, space: StateSpace, chains: Sequence[LongChain],
-                 pairs: Sequence[DistillPair], cap: int) -> torch.Tensor:
-    """Mean KL(sg p(. | v w) || p(. | u w)) over the tokens written during each pair's w (see the
-    module). The model runs free along each long chain and along each v w, under no-grad; the
-    student reads u (its own writing, from its cache) and then w as the teacher wrote it."""
+def distill_loss(model: StepwiseModel, teacher: StepwiseModel, vocab: StepwiseVocab, space: StateSpace,
+                 chains: Sequence[LongChain], pairs: Sequence[DistillPair], cap: int) -> torch.Tensor:
+    """Mean KL(p_teacher(. | v w) || p_model(. | u w)) over the tokens written during each pair's w
+    (see the module). The model runs free along each long chain, the teacher along each v w, under
+    no-grad; the model then reads u (its own writing, from its cache) and w as the teacher wrote it."""
     device = next(model.parameters()).device
     students, cache = free_run_cached(model, vocab, [_chain(space, c.states[0], c.events) for c in chains], cap,
                                       device)
     ends = [_prefix_tokens(vocab, space, c.states[0], c.events, r.states) for c, r in zip(chains, students)]
-    teachers = free_run(model, vocab, [_chain(space, p.short_states[0], p.short_events, p.then_events)
-                                       for p in pairs], cap, device)
+    teachers = free_run(teacher, vocab, [_chain(space, p.short_states[0], p.short_events, p.then_events)
+                                         for p in pairs], cap, device)
     t_rows, tails, marks = [], [], []
-    for pair, teacher in zip(pairs, teachers):
+    for pair, reader in zip(pairs, teachers):
         ids, written = written_sequence(vocab, _chain(space, pair.short_states[0], pair.short_events,
-                                                      pair.then_events), teacher.states)
-        tail = len(ids) - _prefix_tokens(vocab, space, pair.short_states[0], pair.short_events, teacher.states)[-1]
+                                                      pair.then_events), reader.states)
+        tail = len(ids) - _prefix_tokens(vocab, space, pair.short_states[0], pair.short_events, reader.states)[-1]
         t_rows.append(ids)
         tails.append(ids[-tail:])
         marks.append(written[-tail:])
     with torch.no_grad():
-        t_logits = model(_padded(t_rows, device))  # (P, Lt, V)
-        teacher = torch.cat([t_logits[b, len(row) - len(tail) + torch.tensor([i - 1 for i, m in enumerate(mark) if m])]
-                             for b, (row, tail, mark) in enumerate(zip(t_rows, tails, marks))])  # (M, V)
+        t_logits = teacher(_padded(t_rows, device))  # (P, Lt, V)
+        target = torch.cat([t_logits[b, len(row) - len(tail) + torch.tensor([i - 1 for i, m in enumerate(mark) if m])]
+                            for b, (row, tail, mark) in enumerate(zip(t_rows, tails, marks))])  # (M, V)
     student = _tails(model, cache, [p.chain for p in pairs], [ends[p.chain][p.cut] for p in pairs], tails, marks)
-    return F.kl_div(F.log_softmax(student, -1), F.log_softmax(teacher, -1), log_target=True, reduction="batchmean")
+    return F.kl_div(F.log_softmax(student, -1), F.log_softmax(target, -1), log_target=True, reduction="batchmean")
 
 
 def labelled_loss(model: StepwiseModel, vocab: StepwiseVocab, space: StateSpace, chains: Sequence[LongChain],
@@ -294,6 +297,28 @@ class LongHistories:
         self.chains, self.cuts = chains, cuts
         self.vocab, self.space, self.certifier, self.cap = vocab, space, certifier, cap
         self.sampler = PairSampler(space, schedule.base)
+        self.teacher: StepwiseModel | None = None  # the model as the current round began, frozen
+        self.teacher_round = 0
+
+    def teach(self, model: StepwiseModel, step: int) -> StepwiseModel:
+        """The round's teacher: the model as it was at the round's first step, frozen (a live
+        teacher moves with every update and, measured, drags the model off what it had learned)."""
+        k = self.schedule.round(step)
+        if self.teacher is None or self.teacher_round != k:
+            self.teacher = copy.deepcopy(model).eval().requires_grad_(False)
+            self.teacher_round = k
+        return self.teacher
+
+    def saved(self) -> dict | None:
+        """The teacher for a checkpoint (its round and weights), None before the rounds."""
+        return None if self.teacher is None else {"round": self.teacher_round, "model": self.teacher.state_dict()}
+
+    def restore(self, saved: dict | None, model: StepwiseModel) -> None:
+        """The teacher a checkpoint saved (``saved``), as a frozen copy of ``model``'s architecture."""
+        if saved is not None:
+            self.teacher = copy.deepcopy(model).eval().requires_grad_(False)
+            self.teacher.load_state_dict(saved["model"])
+            self.teacher_round = saved["round"]
 
     def draw(self, step: int) -> tuple[list[LongChain], list[DistillPair]]:
         """The step's certified chains and pairs (none before the rounds)."""
@@ -312,4 +337,6 @@ class LongHistories:
             return {}
         if self.objective == "labelled":
             return {"labelled": self.weight * labelled_loss(model, self.vocab, self.space, chains, pairs)}
-        return {"distill": self.weight * distill_loss(model, self.vocab, self.space, chains, pairs, self.cap)}
+        teacher = self.teach(model, step)
+        return {"distill": self.weight * distill_loss(model, teacher, self.vocab, self.space, chains, pairs,
+                                                      self.cap)}

@@ -48,6 +48,8 @@ class StepwiseTrainer(Optimised):
         self.model = StepwiseModel(config.model(data.vocab.size)).to(self.device)
         self.nextlat_head = None  # the loop's slot for a second module: none here
         self.long: LongHistories | None = None  # the long histories' term, set by ``train`` for an objective with one
+        self.saved_teacher: dict | None = None  # a resumed run's teacher, from its checkpoint
+        self.rounds = DistillSchedule(config.steps, config.rounds, config.round_steps, data.training_length)
         self.optimise(config)
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
@@ -64,10 +66,23 @@ class StepwiseTrainer(Optimised):
         return descend(self.optimizer, self.params, losses, lr_at(self.config, step) if lr is None else lr,
                        self.config.grad_clip)
 
+    def rate(self, step: int) -> float | None:
+        """The learning rate of a step in the rounds, the schedule's capped at ``round_lr``; None
+        before them (the schedule's)."""
+        return min(lr_at(self.config, step), self.config.round_lr) if self.rounds.round(step) else None
+
     def checkpoint(self) -> dict:
-        """Weights, optimiser state (on the CPU), settings, dataset identity and the vocabulary."""
-        return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity,
+        """Weights, optimiser state (on the CPU), settings, dataset identity, the vocabulary and the
+        round's teacher (an objective with rounds, once they began)."""
+        blob = {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity,
                 "stepwise_tokens": list(self.data.vocab.tokens)}
+        teacher = None if self.long is None else self.long.saved()
+        return blob if teacher is None else {**blob, "teacher": teacher}
+
+    def load(self, blob: dict) -> None:
+        """The checkpoint's state; its teacher is kept for ``train`` to hand to the long histories."""
+        super().load(blob)
+        self.saved_teacher = blob.get("teacher")
 
 
 def config_from_checkpoint(blob: dict) -> StepwiseConfig:
@@ -82,8 +97,8 @@ def long_histories(config: StepwiseConfig, data: StepwiseData, store: Path | Non
     lean = find_lean()
     steps = StepCertifier(space, lean, build_core(lean), AskConfig(checker=dataset_checker(manifest)),
                           store or default_store(), quiet)
-    schedule = DistillSchedule(config.steps, config.rounds, config.round_steps, data.training_length)
-    return LongHistories(config.objective, schedule, config.seed, config.long_chains, config.cuts,
+    return LongHistories(config.objective, DistillSchedule(config.steps, config.rounds, config.round_steps,
+                                                           data.training_length), config.seed, config.long_chains, config.cuts,
                          config.long_weight, data.vocab,
                          space, PairCertifier(steps), data.max_state_tokens + 1)
 
@@ -113,9 +128,11 @@ def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress
     config, trainer, resumed_from = start_or_resume(StepwiseTrainer, config, data, out, device, resume, force)
     if config.objective != "plain":
         trainer.long = long_histories(config, data, store)
+        trainer.long.restore(trainer.saved_teacher, trainer.model)
     out.mkdir(parents=True, exist_ok=True)
     with RunLog(out, log, resumed_from) as run_log:
-        last_losses = train_loop(trainer, config, path, show_progress, "train-stepwise", until=until, log=run_log)
+        last_losses = train_loop(trainer, config, path, show_progress, "train-stepwise", until=until, log=run_log,
+                                 lr=trainer.rate)
         started = time.perf_counter()
         results = evaluate(trainer.model, data, eval_config, show_progress, trainer.device)
         eval_seconds = time.perf_counter() - started

@@ -112,7 +112,7 @@ def test_no_tree_of_a_long_history_is_tokenised_for_the_loss(data, monkeypatch):
     tree_ids = type(data.vocab).tree_ids
     monkeypatch.setattr(type(data.vocab), "tree_ids", lambda self, tree: seen.append(tree) or tree_ids(self, tree))
     model = model_for(data)
-    distill_loss(model, data.vocab, SPACE, chains, pairs, data.max_state_tokens + 1).backward()
+    distill_loss(model, model, data.vocab, SPACE, chains, pairs, data.max_state_tokens + 1).backward()
     assert seen and set(seen) <= starts
     seen.clear()
     labelled_loss(model, data.vocab, SPACE, chains, pairs)
@@ -130,7 +130,8 @@ def test_a_pair_whose_long_history_is_its_short_one_costs_nothing(data):
     event = next(iter(extra))
     chain = LongChain((*states, extra[event]), (*events, event))
     pair = DistillPair(0, len(events), far, states, events, then)
-    loss = distill_loss(model_for(data), data.vocab, SPACE, [chain], [pair], data.max_state_tokens + 1)
+    model = model_for(data)
+    loss = distill_loss(model, model, data.vocab, SPACE, [chain], [pair], data.max_state_tokens + 1)
     assert len(events) >= 2 and float(loss.detach()) == pytest.approx(0.0, abs=1e-6)
 
 
@@ -157,11 +158,19 @@ def test_a_run_with_rounds_certifies_its_histories_and_resumes_bit_for_bit(tiny,
     (tmp_path / "resumed").mkdir()
     train_loop(trainer, config, tmp_path / "resumed" / CHECKPOINT, show_progress=False, until=3)
     assert trainer.long.certifier.steps.counts["distinct_steps"] > 0  # the long histories went through the store
+    assert trainer.long.teacher_round == 1 and "teacher" in torch.load(tmp_path / "resumed" / CHECKPOINT,
+                                                                       weights_only=False)
     resumed = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=data,
                     store=store)
     assert set(straight["final_losses"]) == {"ce", "distill"} and resumed["resumed_from_step"] == 3
     weights = [torch.load(tmp_path / run / CHECKPOINT, weights_only=False)["model"] for run in ("straight", "resumed")]
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_the_rounds_learn_at_the_capped_rate(data):
+    config = StepwiseConfig(data="unused", steps=100, rounds=2, round_steps=20, round_lr=1e-4, **TINY)
+    trainer = StepwiseTrainer(config, data)
+    assert trainer.rate(59) is None and trainer.rate(60) == pytest.approx(1e-4) and trainer.rate(99) <= 1e-4
 
 
 def test_rounds_that_do_not_fit_the_steps_are_refused():
