@@ -56,7 +56,7 @@ def test_the_divergence_vanishes_only_where_teacher_and_student_read_alike(model
     same = views.clone()
     same[0] = other[0]
     kept = self_distill(model, same, views, torch.eye(6)[0])
-    assert torch.allclose(kept, self_distill(model, same[:1], views[:1]), rtol=1e-4, atol=1e-8)
+    assert torch.allclose(kept, self_distill(model, same[:1], views[:1]), rtol=1e-3, atol=1e-6)
 
 
 def test_the_teacher_gets_no_gradient(model, data):
