@@ -585,16 +585,20 @@ def seeds_cell(values: list) -> str:
     return " / ".join(f3(v) for v in values) if values else DASH
 
 
+def runs_by_arm(found: dict) -> dict[str, list[dict]]:
+    """A results file's runs grouped by arm (in order of first appearance), each arm's by seed."""
+    by_arm: dict[str, list[dict]] = {}
+    for r in found.get("runs", []):
+        by_arm.setdefault(r["arm"], []).append(r)
+    return {arm: sorted(runs, key=lambda r: r["seed"]) for arm, runs in by_arm.items()}
+
+
 def programs_runs() -> str:
     """The programs comparison by arm: exact by length (one figure per seed), training fit, the
     partner distance's growth from 16 to 256, the slot's RMS at 4,096 and the training seconds."""
     found = load(PROGRAMS_RESULTS) if (RESULTS / PROGRAMS_RESULTS).is_file() else {}
-    by_arm: dict[str, list[dict]] = {}
-    for r in found.get("runs", []):
-        by_arm.setdefault(r["arm"], []).append(r)
     rows = []
-    for arm, runs in by_arm.items():
-        runs = sorted(runs, key=lambda r: r["seed"])
+    for arm, runs in runs_by_arm(found).items():
         rms = [at((r.get("evaluation") or {}).get("state_rms"), "4096") for r in runs]
         rows.append([arm, ", ".join(str(r["seed"]) for r in runs),
                      *(seeds_cell([at(r["exact"], n) for r in runs]) for n in PROGRAM_LENGTHS),
@@ -648,12 +652,8 @@ def self_distill_runs() -> str:
     """The self-distillation comparison by arm: exact by length (one figure per seed), the median
     first wrong event at 256 and the tokens written per event (step-by-step arms), training seconds."""
     found = load(SELF_DISTILL_RESULTS) if (RESULTS / SELF_DISTILL_RESULTS).is_file() else {}
-    by_arm: dict[str, list[dict]] = {}
-    for r in found.get("runs", []):
-        by_arm.setdefault(r["arm"], []).append(r)
     rows = []
-    for arm, runs in by_arm.items():
-        runs = sorted(runs, key=lambda r: r["seed"])
+    for arm, runs in runs_by_arm(found).items():
         at256 = [((r.get("evaluation") or {}).get("256") or {}) for r in runs]
         firsts = [((a.get("first_wrong") or {}).get("quartiles") or [None, None])[1] for a in at256]
         rows.append([arm, ", ".join(str(r["seed"]) for r in runs),
