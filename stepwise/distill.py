@@ -22,7 +22,7 @@ trained). The control (``control=True``) distils from a short history that ends 
 The ceiling (``labelled``) trains on the true trees of u w instead.
 
 Every step of u, v and w is certified through the store before a pair is used (``PairCertifier``:
-``tracker.stream.StepCertifier``, the store first, Lean for the rest): u and v are equivalent
+``leanbridge.confirm.StepCertifier``, the store first, Lean for the rest): u and v are equivalent
 because each is a chain of certified equations from one start, ending at one tree.
 """
 from __future__ import annotations
@@ -39,10 +39,10 @@ import torch.nn.functional as F
 
 from chains.rewrite.sampling import random_walk
 from chains.rewrite.space import StateSpace
+from leanbridge.confirm import StepCertifier
 from stepwise.data import PAD_ID, Chain, StepwiseVocab, sequence, written_sequence
 from stepwise.evaluate import free_run, free_run_cached
 from stepwise.model import KVCache, StepwiseModel
-from tracker.stream import StepCertifier
 
 DISTILLING = ("self-distill", "control")  # the objectives that draw a short history for a teacher
 

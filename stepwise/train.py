@@ -23,6 +23,7 @@ from chains.rewrite.space import StateSpace, domain_of
 from chains.version import package_version
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import default_store, quiet
+from leanbridge.confirm import StepCertifier
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
 from stepwise.config import StepwiseConfig
@@ -30,7 +31,7 @@ from stepwise.data import StepwiseData, load_stepwise, sample_sequences, written
 from stepwise.distill import DistillSchedule, LongHistories, PairCertifier
 from stepwise.evaluate import StepwiseEvalConfig, evaluate
 from stepwise.model import SHIFT, StepwiseModel
-from tracker.stream import StepCertifier, dataset_checker
+from tracker.stream import dataset_checker
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from training.device import cpu_kernels, resolve_device
 from training.loop import Optimised, descend, extension, lr_at, train_loop

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chains.programs.dataset import ProgramsSpec
 from chains.programs.domain import ProgramsDomain
@@ -24,6 +25,7 @@ from chains.programs.sampling import random_program
 from chains.programs.syntax import Machine, Operand, Statement, execute, state_text, zero_state
 from leanbridge.asker import AskConfig
 from leanbridge.certify_programs import certify_programs
+from leanbridge.confirm import ProgramsCertifier, StepNotCertified
 from leanbridge.discovery import find_lean
 from leanbridge.programs import build_programs
 from tracker.analysis_cli import main as analyse_tracker
@@ -33,11 +35,11 @@ from tracker.dataset import ChainDataset
 from tracker.domain_analysis import analyse_states, fresh_programs, one_hot_values
 from tracker.domain_data import DomainBuilder
 from tracker.domain_run import DomainRun
-from tracker.domain_stream import DomainChains, ProgramsCertifier, StoredDomainChains, commonest_floor
+from tracker.domain_stream import DomainChains, StoredDomainChains, commonest_floor
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.inference import load_run
 from tracker.models import ModelConfig, Recurrent
-from tracker.stream import StepNotCertified, StreamConfig, stream
+from tracker.stream import StreamConfig, stream
 from tracker.stream_cli import main as evaluate_tracker
 from tracker.train import TrainConfig, train
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 import leanbridge.render
 from chains.rewrite.dataset import DatasetSpec
@@ -21,12 +22,12 @@ from chains.rewrite.trees import parse_tokens, tokens
 from leanbridge.asker import AskConfig
 from leanbridge.certify import certify_dataset
 from leanbridge.checker import Checker
+from leanbridge.confirm import StepCertifier, StepNotCertified
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.inference import TrackedRun, load_run
 from tracker.models import ModelConfig, Recurrent, SlotRecurrence
-from tracker.stream import (DrawnChains, SlotStep, StepCertifier, StepNotCertified, Stepper, StoredChains,
-                            StreamConfig, first_wrong_histogram, stream)
+from tracker.stream import DrawnChains, SlotStep, Stepper, StoredChains, StreamConfig, first_wrong_histogram, stream
 from tracker.stream_cli import main as evaluate_tracker
 from tracker.train import TrainConfig, train
 

@@ -1,6 +1,5 @@
 """The streamed evaluation (``tracker.stream``) on a dataset of a ``chains.protocol.StateDomain``
-(programs): the domain's chains drawn from a seed, the tracker's token rows and readout targets,
-and the certification of every step by Lean.
+(programs): the domain's chains drawn from a seed, and the tracker's token rows and readout targets.
 
 A space (``tracker.domain_data.DomainBuilder``) interns the states and events the chains meet, so
 that a block of chains is two arrays of ids as it is on rewrite chains and the stream's loop, its
@@ -10,35 +9,20 @@ stepper and its saved state serve both. Chain n is drawn with its own generator
 whose draws continue across blocks: the blocks together are one program).
 
 On programs every step is certified by the trace questions a programs dataset is certified with
-(``leanbridge.certify_programs.certify_traces``, through the one certificate store): the distinct
-steps (state before, statement, state after) not yet confirmed, taken in chain order, are cut into
-runs of consecutive steps along each chain, each run one trace (from the state before it, the state
-after each statement), and a step counts only once the store holds its trace as certified for this
-Lean build and these libraries.
+(``leanbridge.confirm.ProgramsCertifier``).
 """
 from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
-from chains.programs.syntax import Machine
 from chains.protocol import StateDomain
-from leanbridge.asker import AskConfig
-from leanbridge.certificates import CertificationFailed
-from leanbridge.certify_programs import Trace, certify_traces
-from leanbridge.discovery import LeanInstall
-from leanbridge.programs import ProgramsLibrary
-from leanbridge.store import CertificateStore
 from tracker.domain_data import DomainBuilder
 from tracker.domain_run import DomainRun
-
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
-_EVENT_BITS = 32  # a step (state id, event id) as one int: state << _EVENT_BITS | event
 
 
 class DomainChains:
@@ -158,68 +142,6 @@ class DomainRows:
         """(R, P) output ids of each state's classes."""
         classes = [self.domain.state_classes(s) for s in states]
         return torch.tensor(classes, dtype=torch.long).reshape(len(states), -1) + 1
-
-
-class ProgramsCertifier:
-    """Confirms, block by block, that every step of a programs stream is certified (the module's
-    docstring): ``confirm`` raises ``CertificationFailed`` naming the chain and step of the first
-    step Lean did not certify, or one the store does not then hold. A step is confirmed as the
-    whole claim (state before, statement, state after), so a step met again counts without Lean
-    only when it claims the state it was certified to reach."""
-
-    def __init__(self, space: DomainBuilder, machine: Machine, lean: LeanInstall, library: ProgramsLibrary,
-                 bridge: AskConfig, store: Path, progress: Progress) -> None:
-        self.space, self.machine, self.lean, self.library = space, machine, lean, library
-        self.bridge, self.store, self.progress = bridge, Path(store), progress
-        self.confirmed = np.zeros(0, dtype=np.int64)  # sorted (state before << 32 | statement) of confirmed steps
-        self.reached = np.zeros(0, dtype=np.int64)  # the state each of them was certified to reach
-        self.counts = {"distinct_steps": 0, "traces": 0, "from_store": 0, "asked": 0, "lean_processes": 0}
-
-    def _known(self, keys: np.ndarray, after: np.ndarray) -> np.ndarray:
-        """Whether each step (keys, after: (M,)) is a confirmed one."""
-        if not len(self.confirmed):
-            return np.zeros(keys.shape, dtype=bool)
-        at = np.minimum(np.searchsorted(self.confirmed, keys), len(self.confirmed) - 1)
-        return (self.confirmed[at] == keys) & (self.reached[at] == after)
-
-    def confirm(self, states: np.ndarray, events: np.ndarray, first_step: int) -> None:
-        """Every step of a block: states (N, S + 1) before each step and after the last, events
-        (N, S), the block's first step numbered ``first_step`` (1-based)."""
-        keys = ((states[:, :-1] << _EVENT_BITS) | events).ravel()  # (N S,) in chain order
-        after = states[:, 1:].ravel()  # (N S,)
-        fresh = np.flatnonzero(~self._known(keys, after))  # places of steps not confirmed
-        if not len(fresh):
-            return
-        claims, first = np.unique(np.stack([keys[fresh], after[fresh]], 1), axis=0, return_index=True)
-        needed = np.zeros(keys.shape, dtype=bool)
-        needed[fresh[first]] = True  # each distinct claim at its first place
-        traces = self.traces(states, events, needed.reshape(events.shape), first_step)
-        done = certify_traces(self.machine, traces, self.lean, self.library, self.store, self.bridge,
-                              lambda phase, n, total: self.progress("certify", n, total))
-        with CertificateStore(self.store, self.library.library_hash, self.lean.githash) as store:
-            held = store.certified(done.keys)
-        for key, where in done.keys.items():
-            if key not in held:
-                raise CertificationFailed(f"{where}: their trace is not certified in the store {self.store} for this "
-                                          "Lean build and these libraries; not counted")
-        # Lean certified every claim, so no two of them differ in the state one step reaches
-        merged = np.concatenate([np.stack([self.confirmed, self.reached], 1), claims])
-        merged = merged[np.unique(merged[:, 0], return_index=True)[1]]
-        self.confirmed, self.reached = merged[:, 0], merged[:, 1]
-        for name, value in (("distinct_steps", len(claims)), ("traces", done.distinct), ("from_store", done.from_store),
-                            ("asked", done.asked), ("lean_processes", done.lean_processes)):
-            self.counts[name] += value
-
-    def traces(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> list[Trace]:
-        """One trace per run of consecutive ``needed`` (N, S) steps of a chain."""
-        space, out = self.space, []
-        for n in np.flatnonzero(needed.any(1)).tolist():
-            edges = np.flatnonzero(np.diff(np.concatenate([[0], needed[n].astype(np.int8), [0]])))
-            for a, b in zip(edges[::2].tolist(), edges[1::2].tolist()):  # the run of steps a .. b - 1 (0-based)
-                out.append(Trace(space.states[states[n, a]], tuple(space.events[e] for e in events[n, a:b].tolist()),
-                                 tuple(space.states[s] for s in states[n, a + 1:b + 1].tolist()), f"chain {n}",
-                                 first_step + a))
-        return out
 
 
 def commonest_floor(at: dict[str, list[str]]) -> dict[str, float]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 from training.plots import SEED_STYLES, by_length, pyplot, seed_handles
 
 

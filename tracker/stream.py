@@ -53,17 +53,16 @@ from chains.rewrite.space import StateSpace, domain_of
 from chains.rewrite.trees import Tree, parse_polish, polish, tokens
 from chains.version import package_version
 from leanbridge.asker import AskConfig
-from leanbridge.certificates import CertificationFailed, certify_steps, default_store
+from leanbridge.certificates import default_store
 from leanbridge.checker import Checker
-from leanbridge.corelib import CoreLibrary, build_core
-from leanbridge.discovery import LeanInstall, find_lean
+from leanbridge.confirm import ProgramsCertifier, StepCertifier
+from leanbridge.corelib import build_core
+from leanbridge.discovery import find_lean
 from leanbridge.programs import build_programs
-from leanbridge.render import step_statement
-from leanbridge.store import CertificateStore
 from tracker.domain_data import DomainBuilder
 from tracker.domain_run import DomainRun
-from tracker.domain_stream import (DomainChains, DomainRows, ProgramsCertifier, StoredBlocks, commonest_floor,
-                                   describe_sampling, generator_state)
+from tracker.domain_stream import (DomainChains, DomainRows, StoredBlocks, commonest_floor, describe_sampling,
+                                   generator_state)
 from tracker.inference import RunUnavailable, TrackedRun, load_run
 from tracker.layouts import PAD_ID, laid_out
 from tracker.models import Recurrent, SlotRecurrence
@@ -80,11 +79,6 @@ _KEY_BITS = 20  # a step (state id, event id) as one int: state << _KEY_BITS | e
 
 class StreamError(ValueError):
     """Bad input or a saved state that does not fit; the message is one line for the user."""
-
-
-class StepNotCertified(Exception):
-    """A step whose statement Lean did not certify (rejected, or not in the store afterwards);
-    the message names the chain and the step. Nothing is reported after it."""
 
 
 REWRITE_LENGTHS = (256, 65_536, 1_048_576)  # the lengths streamed on rewrite chains unless told others
@@ -197,73 +191,6 @@ class StoredChains(StoredBlocks):
 
 
 # ---- certification ------------------------------------------------------------------------------
-
-
-class StepCertifier:
-    """Confirms, block by block, that every step's statement is certified: the distinct steps not
-    yet confirmed are certified by ``certify_steps`` (the store first, then Lean), then looked up in
-    the store under this Lean build, core library and checker; only then do they count."""
-
-    def __init__(self, space: StateSpace, lean: LeanInstall, core: CoreLibrary, bridge: AskConfig,
-                 store: Path, progress: Progress) -> None:
-        self.space, self.lean, self.core, self.bridge = space, lean, core, bridge
-        self.store, self.progress = store, progress
-        self.checker = bridge.checker.identity  # as the report records it
-        self.confirmed = np.zeros((0, 0), dtype=bool)  # [state id, event id]: the step's statement is confirmed
-        self.counts = {"distinct_steps": 0, "from_store": 0, "asked": 0, "lean_processes": 0}
-
-    def _key(self, tree: Tree, event: Event) -> str:
-        """The store's key of the step's statement (``leanbridge.render.Statement.key``), as
-        ``certify_steps`` renders and keys it."""
-        statement = step_statement(tree, event, self.space.domain.atom_names)
-        return statement.key(self.core.hash, self.lean.githash, self.bridge.checker)
-
-    def _table(self, states: np.ndarray, events: np.ndarray) -> np.ndarray:
-        """``confirmed``, grown to hold every state and event id of a block."""
-        rows, cols = int(states.max(initial=-1)) + 1, int(events.max(initial=-1)) + 1
-        held = self.confirmed.shape
-        if rows > held[0] or cols > held[1]:
-            grown = np.zeros((max(rows, 2 * held[0]), max(cols, held[1])), dtype=bool)
-            grown[:held[0], :held[1]] = self.confirmed
-            self.confirmed = grown
-        return self.confirmed
-
-    def confirm(self, states: np.ndarray, events: np.ndarray, first_step: int) -> None:
-        """Every step of a block: states (N, S + 1) before each step and after the last, events
-        (N, S), the block's first step numbered ``first_step`` (1-based). StepNotCertified naming
-        the first step (in chain order) that Lean did not certify."""
-        if int(events.max(initial=0)) >> _KEY_BITS:
-            raise StreamError(f"more than {1 << _KEY_BITS} distinct events")
-        before = states[:, :-1]  # (N, S) the state each step leaves
-        fresh = ~self._table(before, events)[before, events]  # (N, S) steps not confirmed yet
-        if not fresh.any():
-            return
-        at = np.flatnonzero(fresh)  # their places in the block, in chain order
-        keys = (before.ravel()[at] << _KEY_BITS) | events.ravel()[at]
-        uniq, first = np.unique(keys, return_index=True)
-        steps, where = [], {}
-        width = events.shape[1]
-        for key, index in sorted(zip(uniq.tolist(), at[first].tolist()), key=lambda pair: pair[1]):  # first use
-            n, k = divmod(index, width)
-            tree, event = self.space.trees[key >> _KEY_BITS], self.space.events[key & ((1 << _KEY_BITS) - 1)]
-            here = f"chain {n} step {first_step + k}"
-            steps.append((tree, event, here))
-            where[self._key(tree, event)] = (here, tree, event)
-        try:
-            done = certify_steps(steps, self.lean, self.core, self.space.domain.atom_names, self.store, self.bridge,
-                                 lambda phase, n, total: self.progress("certify", n, total))
-        except CertificationFailed as e:
-            raise StepNotCertified(f"not certified by Lean, so not counted: {e}") from None
-        with CertificateStore(self.store, self.core.hash, self.lean.githash) as store:
-            held = store.certified(where)
-        for key, (here, tree, event) in where.items():
-            if key not in held:
-                raise StepNotCertified(f"{here}: {event} on {polish(tree)} is not certified in the store "
-                                       f"{self.store} for this Lean build and core library; not counted")
-        self.confirmed[uniq >> _KEY_BITS, uniq & ((1 << _KEY_BITS) - 1)] = True
-        for name, value in (("distinct_steps", done.distinct), ("from_store", done.from_store),
-                            ("asked", done.asked), ("lean_processes", done.lean_processes)):
-            self.counts[name] += value
 
 
 # ---- the tracker, stepped --------------------------------------------------------------------------
@@ -527,10 +454,7 @@ def stream(run: TrackedRun | DomainRun, source: DrawnChains | StoredChains | Dom
         clock = _PhaseClock(figures)
         states, events = source.block(size)
         clock.charge("draw")
-        try:
-            certifier.confirm(states, events, figures.steps + 1)  # before any of the block's steps is judged
-        except CertificationFailed as e:
-            raise StepNotCertified(f"not certified by Lean, so not counted: {e}") from None
+        certifier.confirm(states, events, figures.steps + 1)  # before any of the block's steps is judged
         clock.charge("certify")
         for lo in range(0, size, config.readout_chunk):
             hi = min(size, lo + config.readout_chunk)

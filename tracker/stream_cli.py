@@ -10,8 +10,8 @@ import click
 import torch
 
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
-from tracker.stream import (PROGRAMS_LENGTHS, REWRITE_LENGTHS, StepNotCertified, StreamConfig, StreamError,
-                            evaluate_stream)
+from leanbridge.confirm import StepNotCertified
+from tracker.stream import PROGRAMS_LENGTHS, REWRITE_LENGTHS, StreamConfig, StreamError, evaluate_stream
 from training.device import DEVICE_HELP, DeviceUnavailable
 
 D = StreamConfig(run=Path("."))  # the defaults shown by --help
