@@ -14,14 +14,14 @@ where its last checkpoint left it.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
 
 import click
 
-from benchmarks.harness import Plan, batch_options, checked_device, figure, recorded_runs, seed_list, write_results
+from benchmarks.harness import (Plan, batch_options, checked_device, exact_line, figure, recorded_runs, seed_list,
+                                write_results)
 from tracker.config import OBJECTIVES, TrainConfig
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
@@ -125,8 +125,7 @@ def main(arm_specs, seeds, schedule, common_specs, data, eval_chains, steps, run
     runs_of = Plan(partial(arm_config, **settings), partial(run_dir, runs=Path(runs)),
                    partial(RunSpec, eval_config=EvalConfig(max_chains=eval_chains)), label=labelled,
                    device=checked_device(device, cluster))
-    reports, missing = runs_of.batch(jobs, recorded_runs(out), lambda report: f"exact {json.dumps(report['exact'])}",
-                                     workers, collect, quiet, cluster)
+    reports, missing = runs_of.batch(jobs, recorded_runs(out), exact_line, workers, collect, quiet, cluster)
     write_results(out, {"grid": {"schedule": schedule, "data": data, "arms": arms, "common": common,
                                  "seeds": list(seed_list(seeds))},
                         "runs": reports, "missing": missing})

@@ -131,6 +131,22 @@ class Plan:
                          workers, collect, quiet, cluster=cluster, plan=self.plan,
                          label=self.label, device=self.device)
 
+    def batch_into(self, jobs: Sequence[Job], out: Path, workers: int, collect: bool, quiet: bool,
+                   cluster: str | None = None, arm_of: Callable[[dict], str] = lambda report: report["arm"],
+                   ) -> tuple[list[dict], list[dict]]:
+        """``batch`` against the results recorded at ``out``: the jobs' reports, then every run
+        recorded there for an arm or seed this call did not ask for (never dropped); and the jobs
+        left without a report."""
+        recorded = recorded_runs(out)
+        reports, missing = self.batch(jobs, recorded, exact_line, workers, collect, quiet, cluster)
+        asked = set(jobs)
+        return reports + [r for r in recorded if (arm_of(r), r["seed"]) not in asked], missing
+
+
+def exact_line(report: dict) -> str:
+    """A run's line in a batch's progress: its exact figures."""
+    return f"exact {json.dumps(report.get('exact'))}"
+
 
 def certified_dataset(out: Path, options: Sequence[str], jobs: int | None = None) -> Path:
     """The dataset at ``out``, certified now by ``certify`` with ``options`` (and ``--jobs``) unless

@@ -24,7 +24,7 @@ from pathlib import Path
 import click
 
 from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, figure,
-                                prediction_lines, recorded_runs, seed_list, spearman, verdict, write_results)
+                                prediction_lines, seed_list, spearman, verdict, write_results)
 from chains.manifest import has_manifest, read_manifest
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
@@ -283,11 +283,7 @@ def main(arms: str, seeds: str, data: Path, read_where: bool, steps: int | None,
     if not collect:
         for name in dict.fromkeys(ARMS[arm][0] for arm in chosen):
             certified(name, data)
-    recorded = recorded_runs(out)
-    batch = plan(data, runs)
-    reports, missing = batch.batch(jobs, recorded, lambda r: f"exact {json.dumps(r.get('exact'))}", workers,
-                                   collect, quiet, None)
-    reports += [r for r in recorded if (r["arm"], r["seed"]) not in set(jobs)]  # never dropped
+    reports, missing = plan(data, runs).batch_into(jobs, out, workers, collect, quiet)
     reports.sort(key=lambda r: (list(ARMS).index(r["arm"]), r["seed"]))
     reports = [{**r, "where": where(r, data, runs, read_where)} for r in reports]
     predictions = judge(reports)

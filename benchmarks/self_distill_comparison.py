@@ -18,7 +18,6 @@ registered, with docs/experiments/self-distillation.md, before any run of the ba
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -27,7 +26,7 @@ import click
 
 from benchmarks import programs_comparison as programs
 from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, figure,
-                                prediction_lines, recorded_runs, seed_list, verdict, write_results)
+                                prediction_lines, seed_list, verdict, write_results)
 from stepwise.config import StepwiseConfig
 from stepwise.evaluate import StepwiseEvalConfig
 from stepwise.grid import StepwiseRunSpec
@@ -236,11 +235,7 @@ def main(arms: str, seeds: str, data: Path, steps: int | None, runs: Path, out: 
             certified(name, data)
         if any(ARMS[arm][0] == "programs" for arm in chosen):
             programs.certified("bits-s9", programs.DATA)
-    recorded = recorded_runs(out)
-    batch = plan(data, runs)
-    reports, missing = batch.batch(jobs, recorded, lambda r: f"exact {json.dumps(r.get('exact'))}", workers,
-                                   collect, quiet, None)
-    reports += [r for r in recorded if (r["arm"], r["seed"]) not in set(jobs)]  # never dropped
+    reports, missing = plan(data, runs).batch_into(jobs, out, workers, collect, quiet)
     reports.sort(key=lambda r: (list(ARMS).index(r["arm"]), r["seed"]))
     predictions = judge(reports)
     write_results(out, {"datasets": DATASETS, "runs": reports, "missing": missing, "predictions": predictions,

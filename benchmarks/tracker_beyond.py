@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from benchmarks.harness import Comparison, chosen_arms, launch, run_batch, seed_list, write_results
+from benchmarks.harness import Comparison, chosen_arms, exact_line, launch, run_batch, seed_list, write_results
 from chains.manifest import has_manifest
 
 if TYPE_CHECKING:
@@ -274,7 +274,7 @@ def batch(runs: Path, data: Path, arms: str, seeds: str, workers: int) -> None:
     """Train the registered batch's runs not yet finished (arm by arm, seed by seed)."""
     jobs = [(arm, seed) for arm in chosen_arms(arms, tuple(BATCH)) for seed in seed_list(seeds)]
     run_batch(jobs, partial(train_arm, runs=runs, data=data), partial(batch_report, runs=runs),
-              lambda report: f"exact {json.dumps(report.get('exact'))}", workers, collect=False, quiet=True)
+              exact_line, workers, collect=False, quiet=True)
 
 
 def batch_report(arm: str, seed: int, *, runs: Path) -> dict | None:

@@ -11,7 +11,6 @@ reused, an interrupted one resumed), and the collected reports go to ``--out``
 """
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import click
 
 from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, figure,
-                                prediction_lines, recorded_runs, seed_list, spearman, write_results)
+                                prediction_lines, seed_list, spearman, write_results)
 from benchmarks.harness import verdict as judged
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
@@ -181,11 +180,7 @@ def main(data, arms, seeds, steps, eval_chains, runs, out, workers, device, clus
             for seed in (seeds_given if seeds_given is not None else ARMS[name][2] or (0,))]
     device = checked_device(device, cluster)
     runs_of = plan(base, Path(runs), EvalConfig(max_chains=eval_chains), device)
-    recorded = recorded_runs(out)
-    reports, missing = runs_of.batch(jobs, recorded, lambda report: f"exact {json.dumps(report['exact'])}",
-                                     workers, collect, quiet, cluster)
-    # a recorded run of an arm or seed this call did not ask for stays in the results, never dropped
-    reports += [r for r in recorded if (_arm_of(r), r["seed"]) not in set(jobs)]
+    reports, missing = runs_of.batch_into(jobs, out, workers, collect, quiet, cluster, arm_of=_arm_of)
     from tracker.plots import write_plots
 
     predictions = judge(reports)

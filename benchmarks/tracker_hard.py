@@ -21,7 +21,7 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, figure,
+from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, exact_line, figure,
                                 prediction_lines, recorded_runs, seed_list, spearman, write_results)
 from benchmarks.harness import verdict as judged
 from tracker.evaluate import EvalConfig
@@ -190,8 +190,7 @@ def main(domains, arms, seeds, steps, eval_chains, runs, out, workers, device, c
     jobs = batch_jobs(chosen_domains, chosen_arms(arms, tuple(ARMS)), None if seeds is None else seed_list(seeds))
     device = checked_device(device, cluster)
     runs_of = plan(Path(runs), steps, EvalConfig(max_chains=eval_chains), device)
-    trained, _ = runs_of.batch(jobs, recorded_runs(out), lambda report: f"exact {json.dumps(report['exact'])}",
-                               workers, collect, quiet, cluster)
+    trained, _ = runs_of.batch(jobs, recorded_runs(out), exact_line, workers, collect, quiet, cluster)
     # the results always hold the whole batch as far as it is finished, whatever part this call ran;
     # read again, since another part may have been written while this one trained
     found = partial(runs_of.finished, recorded=recorded_runs(out))

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import (Comparison, certified_dataset, chosen_arms, launch, run_batch, seed_list, verdict,
-                                write_results)
+from benchmarks.harness import (Comparison, certified_dataset, chosen_arms, exact_line, launch, run_batch, seed_list,
+                                verdict, write_results)
 from tracker.config import TrainConfig
 from tracker.schedules import SCHEDULES
 
@@ -259,7 +259,7 @@ def main(arms: str, seeds: str, data: Path, runs: Path, out: Path, collect: bool
     if not collect:
         check_recipe()
     run_batch(jobs, partial(train_one, runs=runs, data=data), partial(finished, runs=runs, out=out),
-              lambda report: f"exact {json.dumps(report.get('exact'))}", 1, collect, quiet=True)
+              exact_line, 1, collect, quiet=True)
     collected(runs, out)
 
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, launch, recorded_runs,
-                                seed_list, spearman, verdict, write_results)
+from benchmarks.harness import (Comparison, Plan, batch_options, checked_device, chosen_arms, exact_line, launch,
+                                recorded_runs, seed_list, spearman, verdict, write_results)
 from chains.manifest import has_manifest
 
 VALIDATION = Path("data/validation")
@@ -277,8 +277,7 @@ def batch(arms, seeds, steps, runs, out, workers, device, cluster, collect, quie
     jobs = [(arm, seed) for arm in chosen for seed in BATCH_ARMS[arm][2] if wanted is None or seed in wanted]
     device = checked_device(device, cluster)
     runs_of = batch_plan(Path(runs), steps, device)
-    runs_of.batch(jobs, recorded_runs(out), lambda report: f"exact {json.dumps(report['exact'])}", workers, collect,
-                  quiet, cluster)
+    runs_of.batch(jobs, recorded_runs(out), exact_line, workers, collect, quiet, cluster)
     # read again: another part of the batch may have been written while this one trained
     found = partial(runs_of.finished, recorded=recorded_runs(out))
     whole = [(arm, seed) for arm in BATCH_ARMS for seed in BATCH_ARMS[arm][2]]
