@@ -294,6 +294,18 @@ def certify_tiny(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def stepwise_tiny(tmp_path_factory) -> Path:
+    """A tiny tier-1 dataset certified by Lean (12 training chains, 4 test chains at 8 and 16 steps),
+    made once for the step-by-step model's test modules, which only read it."""
+    from chains.rewrite.dataset import DatasetSpec
+    from leanbridge.certify import certify_dataset
+
+    root = tmp_path_factory.mktemp("stepwise-tiny")
+    certify_dataset(DatasetSpec(chains=12, test_lengths=(8, 16), test_chains=4), root / "data", root / "store.sqlite")
+    return root / "data"
+
+
+@pytest.fixture(scope="session")
 def tiny_probes(tmp_path_factory) -> Path:
     """A tiny tier-1 probe dataset certified by Lean (20 training chains, tests at 8 and 16 steps),
     made once for every test module that only reads it."""

@@ -21,6 +21,7 @@ from stepwise.data import PAD_ID, StepwiseVocab, load_stepwise, replay, sequence
 from stepwise.evaluate import StepwiseEvalConfig, evaluate, free_run
 from stepwise.model import StepwiseModel
 from stepwise.train import StepwiseTrainer, train
+from stepwise_sizes import EVAL, TINY
 from strategies import tier1_trees
 from tracker.data import Vocab
 from training.checkpoint import CHECKPOINT
@@ -28,13 +29,11 @@ from training.loop import train_loop
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
 
-TINY = {"width": 32, "depth": 2, "heads": 2, "batch_chains": 4, "warmup_steps": 1}
-EVAL = StepwiseEvalConfig(lengths=(8,), chains=2)
 
 
 @pytest.fixture(scope="module")
-def tiny(certify_tiny):
-    return certify_tiny(chains=12, test_chains=4)
+def tiny(stepwise_tiny):
+    return stepwise_tiny
 
 
 @pytest.fixture(scope="module")

@@ -19,22 +19,20 @@ from chains.rewrite.space import Domain, StateSpace, domain_of
 from stepwise.config import StepwiseConfig
 from stepwise.data import load_stepwise, sequence
 from stepwise.distill import (DistillPair, DistillSchedule, LongChain, PairSampler, distill_loss, labelled_loss)
-from stepwise.evaluate import StepwiseEvalConfig
 from stepwise.model import StepwiseModel
 from stepwise.train import StepwiseTrainer, long_histories, train
+from stepwise_sizes import EVAL, TINY
 from training.checkpoint import CHECKPOINT
 from training.loop import train_loop
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
 
-TINY = {"width": 32, "depth": 2, "heads": 2, "batch_chains": 4, "warmup_steps": 1}
-EVAL = StepwiseEvalConfig(lengths=(8,), chains=2)
 SPACE = StateSpace(Domain(atoms=4, tier=1))
 
 
 @pytest.fixture(scope="module")
-def tiny(certify_tiny):
-    return certify_tiny(chains=12, test_chains=4)
+def tiny(stepwise_tiny):
+    return stepwise_tiny
 
 
 @pytest.fixture(scope="module")
