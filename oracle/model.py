@@ -118,7 +118,8 @@ class Oracle(nn.Module):
             # the tree readout (output tokens, tree positions) serves only the training's auxiliary tree
             # term (``tree_shape``); without it the verdicts are the only primary loss (n_out = tree_len = 1)
             n_out, tree_len = tree_shape or (1, 1)
-            self.tracker = build_model(config.tracker, item_tokens, vocab_size, n_out=n_out, tree_len=tree_len)
+            self.tracker = build_model(config.tracker, item_tokens, vocab_size, n_out=n_out, tree_len=tree_len,
+                                       domain="rewrite")
         self.register_buffer("probe_tokens", probe_tokens.clone(), persistent=True)  # (Q, Ep) the dataset's probes
         if config.arch == "probe-slot":
             self.linear = nn.Linear(c, n_verdicts)

@@ -14,7 +14,7 @@ def test_an_item_whose_real_tokens_are_not_contiguous_is_read_whole():
     item_tokens = torch.tensor([[0, 0, 0, 0, 0, 0],
                                 [3, 4, 5, 0, 6, 7],
                                 [1, 2, 0, 0, 0, 0]])
-    model = build_model(ModelConfig(width=16), item_tokens, vocab, n_out=vocab, tree_len=4).eval()
+    model = build_model(ModelConfig(width=16), item_tokens, vocab, n_out=vocab, tree_len=4, domain="rewrite").eval()
     items = torch.tensor([[1, 2], [2, 1]])  # (H, T)
     with torch.no_grad():
         z, _ = model(items)  # (H, T, C)

@@ -193,7 +193,7 @@ def test_models_share_the_interface(tiny):
         # the registers read their tree by path: one register per heap position
         tree_len = 2 ** ((data.tree_len + 1) // 2) - 1 if arch == "registers" else data.tree_len
         model = build_model(ModelConfig(arch=arch, width=32), data.item_tokens, data.vocab.size, data.vocab.n_out,
-                            tree_len)
+                            tree_len, domain="rewrite")
         z, state = model(batch.items)
         assert z.shape == (*batch.items.shape, model.view_width)
         last = batch.lengths - 1
@@ -393,7 +393,8 @@ def test_faster_evaluation_gives_the_same_bits(tiny):
     the evaluation bit for bit as it was."""
     data = load_dataset(tiny)
     torch.manual_seed(0)
-    model = build_model(ModelConfig(width=32), data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len)
+    model = build_model(ModelConfig(width=32), data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len,
+                        domain="rewrite")
     items = data.tests[16]["chain_items"].long()  # equal lengths, so no row finishes early
     with torch.no_grad():
         old = _views_padded_every_step(model, items)
@@ -417,7 +418,8 @@ def test_training_fit_reads_each_training_chain_to_its_end(tiny):
     training chains that end at one of them."""
     data = load_dataset(tiny)
     torch.manual_seed(1)
-    model = build_model(ModelConfig(width=32), data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len)
+    model = build_model(ModelConfig(width=32), data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len,
+                        domain="rewrite")
     trees = data.train["chain_trees"].long()
     assert (trees >= 0).all()  # every training chain has all 8 events
     ends = trees[:, -1]

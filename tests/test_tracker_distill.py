@@ -33,7 +33,8 @@ def data(tiny):
 @pytest.fixture(scope="module")
 def model(data):
     torch.manual_seed(0)
-    return build_model(ModelConfig(width=32), data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len)
+    return build_model(ModelConfig(width=32), data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len,
+                       domain="rewrite")
 
 
 def _ends(model, batch):

@@ -51,7 +51,7 @@ def built(machine: Machine, width: int, moves: str = "hard", rows: list[list[str
     vocab = vocab_of(machine)
     items = item_table(machine, rows or [ProgramsDomain(machine).start_tokens(zero_state())])
     model = build_model(ModelConfig(arch="registers", width=width, moves=moves, layout="polish"), items,
-                        vocab.size, vocab.n_out, VARIABLES)
+                        vocab.size, vocab.n_out, VARIABLES, domain="programs")
     assert isinstance(model, VariableTracker)
     return model
 
@@ -206,16 +206,21 @@ def test_shapes_and_the_state_machine_read_as_forward_does():
         torch.testing.assert_close(model.advance(w, torch.tensor([2]), torch.tensor([7]))[0], z[0, 6])
 
 
-def test_registers_on_rewrite_chains_are_the_tree_registers_and_need_paths():
+def test_the_registers_follow_the_domain_they_are_told():
     vocab = vocab_of(BITS)
     assert programs_vocab(vocab.size, vocab.n_out, VARIABLES) == vocab
     assert programs_vocab(vocab.size, vocab.n_out, 7) is None and programs_vocab(vocab.size + 1, vocab.n_out, 8) is None
     items = torch.zeros(2, 7, dtype=torch.long)
     items[1, 0] = 3  # an atom: a tree of one node
-    tree = build_model(ModelConfig(arch="registers", width=8), items, 12, 5, 7)
+    tree = build_model(ModelConfig(arch="registers", width=8), items, 12, 5, 7, domain="rewrite")
     assert isinstance(tree, RegisterTracker)
     with pytest.raises(ValueError, match="layout paths"):
-        build_model(ModelConfig(arch="registers", width=8, layout="polish"), items, 12, 5, 7)
+        build_model(ModelConfig(arch="registers", width=8, layout="polish"), items, 12, 5, 7, domain="rewrite")
+    # a domain of one's own with a readout that happens to have a programs vocabulary's dimensions
+    # is not taken for programs: the builder goes by the domain's name, never by the sizes
+    with pytest.raises(ValueError, match="the dial domain has neither"):
+        build_model(ModelConfig(arch="registers", width=8), item_table(BITS, []), vocab.size, vocab.n_out, VARIABLES,
+                    domain="dial")
     with pytest.raises(ValueError, match="neither a start state nor a statement"):
         built(BITS, 16, rows=[["v1", "c0", "v2"]])
 

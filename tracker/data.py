@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 
@@ -40,6 +41,7 @@ class Vocab:
 
     atoms: tuple[str, ...]
     rules: tuple[str, ...]
+    domain: ClassVar[str] = "rewrite"  # the domain's name, as models are told it (``DomainVocab.domain``)
 
     @property
     def tokens(self) -> tuple[str, ...]:

@@ -151,7 +151,8 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
     def build() -> torch.nn.Module:
         # readout positions: the registers save theirs; the others read them off the readout's rows
         positions = int(state["positions"]) if "positions" in state else state["head.weight"].shape[0] // vocab.n_out
-        return build_model(run.config.model, state["embed.item_tokens"], vocab.size, vocab.n_out, positions)
+        return build_model(run.config.model, state["embed.item_tokens"], vocab.size, vocab.n_out, positions,
+                           domain=vocab.domain)
 
     model = run.restored_model(build, "its weights do not fit its settings",
                                (KeyError, AttributeError, IndexError, RuntimeError, ValueError))

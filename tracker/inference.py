@@ -370,7 +370,8 @@ def load_run(directory: Path | str, data: Path | str | None = None,
     def build() -> torch.nn.Module:
         # readout positions: the registers save theirs; the others read them off the readout's rows
         tree_len = int(state["positions"]) if "positions" in state else state["head.weight"].shape[0] // vocab.n_out
-        return build_model(config.model, state["embed.item_tokens"], vocab.size, vocab.n_out, tree_len)
+        return build_model(config.model, state["embed.item_tokens"], vocab.size, vocab.n_out, tree_len,
+                           domain=vocab.domain)
 
     model = run.restored_model(build, "its weights do not fit its settings",
                                (KeyError, AttributeError, IndexError, RuntimeError, ValueError)).to(device)

@@ -133,7 +133,8 @@ def restored(run: RunCheckpoint, data: TrackerData) -> Tracker:
     """The run's model with its checkpoint's weights, built for ``data`` as training builds it (the
     caller's random state kept: building draws initial weights that the checkpoint replaces)."""
     def build() -> torch.nn.Module:
-        return build_model(run.config.model, data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len)
+        return build_model(run.config.model, data.item_tokens, data.vocab.size, data.vocab.n_out, data.tree_len,
+                           domain=data.vocab.domain)
 
     with torch.random.fork_rng(devices=[]):
         return run.restored_model(build, "its weights do not fit its settings", MISFIT)

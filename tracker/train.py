@@ -49,7 +49,7 @@ class Trainer(Optimised):
         torch.manual_seed(config.seed)
         # built from the CPU's generator and then moved: the same initial weights on every device
         self.model: Tracker = build_model(config.model, data.item_tokens, data.vocab.size, data.vocab.n_out,
-                                          data.tree_len).to(self.device)
+                                          data.tree_len, domain=data.vocab.domain).to(self.device)
         self.nextlat_head = (NextLatHead(self.model.view_width, config.width).to(self.device)
                              if "nextlat" in config.terms else None)
         self.optimise(config)
