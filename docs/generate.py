@@ -645,12 +645,13 @@ def programs_predictions() -> str:
 
 
 SELF_DISTILL_RESULTS = "self-distill.json"
-SELF_DISTILL_LENGTHS = ("8", "64", "256", "1024")
+SELF_DISTILL_LENGTHS = ("8", "16", "64", "256", "1024", "4096")  # rewrite events 8-1,024, Bits statements 16-4,096
 
 
 def self_distill_runs() -> str:
-    """The self-distillation comparison by arm: exact by length (one figure per seed), the median
-    first wrong event at 256 and the tokens written per event (step-by-step arms), training seconds."""
+    """The self-distillation comparison by arm: exact by length (one figure per seed; the rewrite arms
+    are evaluated at 8 to 1,024 events, the Bits arms at 16 to 4,096 statements), the median first
+    wrong event at 256 and the tokens written per event (step-by-step arms), training seconds."""
     found = load(SELF_DISTILL_RESULTS) if (RESULTS / SELF_DISTILL_RESULTS).is_file() else {}
     rows = []
     for arm, runs in runs_by_arm(found).items():
