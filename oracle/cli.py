@@ -7,15 +7,12 @@ import json
 from pathlib import Path
 
 import click
-import torch
 
-from chains.files import output_directory
-from leanbridge.cliutil import user_errors
 from oracle.evaluate import OracleEvalConfig
 from oracle.train import OracleConfig, train
-from training.checkpoint import CHECKPOINT, CheckpointError
-from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
-from training.loop import TrainingInterrupted
+from training.checkpoint import CHECKPOINT
+from training.command import command_config, command_device, training_run
+from training.device import DEVICE_HELP
 from training.options import SHARED, config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
 
@@ -38,24 +35,12 @@ D = OracleConfig()  # the defaults shown by --help
 def main(out: Path | None, resume: bool, force: bool, threads: int | None, quiet: bool, log_every: int, tensorboard: bool,
          skip_test: bool, device: str, corrupted_checker: bool, sets: dict, **settings) -> None:
     """Train a kernel oracle: predict Lean's verdict on probe rewrites along a chain, without asking it."""
-    try:  # before anything is read or written: a device that is not here leaves nothing behind
-        where = resolve_device(device)
-    except DeviceUnavailable as e:
-        raise click.ClickException(str(e)) from None
+    where = command_device(device)
     # every other option, and every --set, is an OracleConfig field of the same name
     given = given_settings(settings, sets)
-    try:
-        config = OracleConfig(**{**settings, **given, "data": str(settings["data"])})
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    if threads is not None:
-        torch.set_num_threads(threads)
+    config = command_config(lambda: OracleConfig(**{**settings, **given, "data": str(settings["data"])}))
     out = out or Path("runs") / f"oracle-{config.arch}-{config.objective}-s{config.seed}"
-    # ValueError: e.g. an objective the dataset cannot serve; Ctrl-C here is before training
-    # started (while loading) or during evaluation (training turns it into TrainingInterrupted)
-    with user_errors(CheckpointError, TrainingInterrupted, ValueError,
-                     interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
-            output_directory(out):
+    with training_run(out, threads):
         report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig(),
                        test=not skip_test, device=where, log=LogConfig(every=log_every, tensorboard=tensorboard),
                        corrupted_checker=corrupted_checker, force=force)

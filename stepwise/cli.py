@@ -7,16 +7,13 @@ import json
 from pathlib import Path
 
 import click
-import torch
 
-from chains.files import output_directory
-from leanbridge.cliutil import user_errors
 from stepwise.config import StepwiseConfig
 from stepwise.evaluate import StepwiseEvalConfig
 from stepwise.train import train
-from training.checkpoint import CHECKPOINT, CheckpointError
-from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
-from training.loop import TrainingInterrupted
+from training.checkpoint import CHECKPOINT
+from training.command import command_config, command_device, training_run
+from training.device import DEVICE_HELP
 from training.options import config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
 
@@ -64,22 +61,12 @@ def main(eval_lengths: tuple[int, ...] | None, eval_chains: int, eval_batch: int
     history in context, and evaluate it free-running (reading its own writing) on the held-out chains.
     With --objective self-distill it is then taught long histories by its own predictions after a
     certified short equivalent, in rounds of doubling length."""
-    try:  # before anything is read or written: a device that is not here leaves nothing behind
-        where = resolve_device(device)
-    except DeviceUnavailable as e:
-        raise click.ClickException(str(e)) from None
+    where = command_device(device)
     given = given_settings(settings, sets)
-    try:
-        config = StepwiseConfig(**{**settings, **given, "data": str(settings["data"])})
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    if threads is not None:
-        torch.set_num_threads(threads)
+    config = command_config(lambda: StepwiseConfig(**{**settings, **given, "data": str(settings["data"])}))
     out = out or Path("runs") / f"stepwise-s{config.seed}"
     evaluation = StepwiseEvalConfig(lengths=eval_lengths, chains=eval_chains, batch=eval_batch)
-    with user_errors(CheckpointError, TrainingInterrupted, ValueError,
-                     interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
-            output_directory(out):
+    with training_run(out, threads):
         report = train(config, out, resume=resume, show_progress=not quiet, eval_config=evaluation, device=where,
                        log=LogConfig(every=log_every, tensorboard=tensorboard), force=force, store=store)
     shown = {k: report.get(k) for k in ("seed", "device", "steps", "exact", "seconds", "steps_per_second",

@@ -7,18 +7,15 @@ import os
 from pathlib import Path
 
 import click
-import torch
 
-from chains.files import output_directory
-from leanbridge.cliutil import user_errors
 from tracker.config import TrainConfig
 from tracker.evaluate import EvalConfig
 from tracker.schedules import SCHEDULES, scheduled
 from tracker.stopping import StopConfig
 from tracker.train import train
-from training.checkpoint import CHECKPOINT, CheckpointError
-from training.device import DEVICE_HELP, DeviceUnavailable, resolve_device
-from training.loop import TrainingInterrupted
+from training.checkpoint import CHECKPOINT
+from training.command import command_config, command_device, training_run
+from training.device import DEVICE_HELP
 from training.options import SHARED, config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
 
@@ -53,27 +50,15 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:
     """Train a state tracker on a certified dataset (rewrite chains or programs) and evaluate it on long held-out
     chains."""
-    try:  # before anything is read or written: a device that is not here leaves nothing behind
-        where = resolve_device(device)
-    except DeviceUnavailable as e:
-        raise click.ClickException(str(e)) from None
+    where = command_device(device)
     # every other option, and every --set, is a TrainConfig field of the same name; the schedule
     # sets those not given
     given = given_settings(settings, sets)
-    try:
-        config = scheduled(schedule, **{**given, "data": str(settings["data"])})
-        stop = StopConfig(every=check_every, chains=check_chains, patience=check_patience,
-                          cooldown=check_cooldown)
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    if threads is not None:
-        torch.set_num_threads(threads)
+    config = command_config(lambda: scheduled(schedule, **{**given, "data": str(settings["data"])}))
+    stop = command_config(lambda: StopConfig(every=check_every, chains=check_chains, patience=check_patience,
+                                             cooldown=check_cooldown))
     out = out or Path("runs") / f"{config.arch}-{config.objective}-s{config.seed}"
-    # ValueError: e.g. an objective the dataset cannot serve; Ctrl-C here is before training
-    # started (while loading) or during evaluation (training turns it into TrainingInterrupted)
-    with user_errors(CheckpointError, TrainingInterrupted, ValueError,
-                     interrupted=f"interrupted; any checkpoint in {out} is intact (--resume continues)"), \
-            output_directory(out):
+    with training_run(out, threads):
         report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()),
                        log=LogConfig(every=log_every, tensorboard=tensorboard), corrupted_checker=corrupted_checker,
