@@ -58,7 +58,7 @@ from chains.rewrite.trees import OPS, Tree, all_trees, count_trees, random_tree,
 from chains.version import package_version
 from tracker.code_fits import (  # noqa: F401  (the names this module has always offered)
     CHUNK, READ_BACK, READ_BACK_RCOND, RIDGE, STRINGS, AnalysisConfig, AnalysisError, Encoder, Progress,
-    affine_apply, affine_fit, cluster_summary, components, in_chunks, procrustes, residual,
+    affine_apply, affine_fit, cluster_summary, components, in_chunks, procrustes, residual, spectrum,
     variance_curve)
 from tracker.domain_analysis import analyse_domain_run, plot_domain_analysis
 from tracker.inference import TrackedRun, checked_history, load_run
@@ -401,9 +401,7 @@ def _rewrites(codes: np.ndarray, moved: np.ndarray, again: np.ndarray, first: _S
         "permutation": {"one_step": share(one["permutation"], actual1), "two_steps": share(two["permutation"], actual2)},
         "fitted": {"one_step": share(one["fitted"], actual1), "two_steps": share(two["fitted"], actual2)},
         "rotation": {"one_step": share(one["rotation"], actual1)},
-        "singular_values": {"min": float(sv.min()), "p05": float(np.percentile(sv, 5)),
-                            "median": float(np.median(sv)), "p95": float(np.percentile(sv, 95)),
-                            "max": float(sv.max()), "maps": len(maps)},
+        "singular_values": spectrum(sv, len(maps)),
         "by_event": by_event,
     }
 

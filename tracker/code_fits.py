@@ -103,6 +103,14 @@ def procrustes(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     return u @ vt, mx, my
 
 
+def spectrum(singular: np.ndarray, maps: int) -> dict:
+    """The fitted maps' singular values pooled (a rotation's are all 1): min, 5th percentile,
+    median, 95th percentile, max, and how many maps they come from."""
+    return {"min": float(singular.min()), "p05": float(np.percentile(singular, 5)),
+            "median": float(np.median(singular)), "p95": float(np.percentile(singular, 95)),
+            "max": float(singular.max()), "maps": maps}
+
+
 def components(x: np.ndarray, shares: Sequence[float]) -> list[int]:
     """Principal components needed for each share of the variance of rows x (N, D)."""
     s = np.linalg.svd(x - x.mean(0), compute_uv=False) ** 2

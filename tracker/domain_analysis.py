@@ -42,7 +42,8 @@ from chains.programs.files import read_programs
 from chains.protocol import EventRefused, StateDomain
 from chains.version import package_version
 from tracker.code_fits import (CHUNK, READ_BACK, RIDGE, AnalysisConfig, AnalysisError, Encoder, Progress, affine_apply,
-                               affine_fit, cluster_summary, components, procrustes, residual, variance_curve)
+                               affine_fit, cluster_summary, components, procrustes, residual, spectrum,
+                               variance_curve)
 from tracker.domain_run import DomainRun
 from training.checkpoint import CHECKPOINT, load_checkpoint
 
@@ -344,9 +345,7 @@ def _statement_summary(moves: _Moves, maps: dict, singular: list[float], errors:
                         "two_steps": share("interpreter2", twice, again)},
         "fitted": {"one_step": share("fitted", judged, moved), "two_steps": share("fitted2", twice, again)},
         "rotation": {"one_step": share("rotation", judged, moved)},
-        "singular_values": {"min": float(sv.min()), "p05": float(np.percentile(sv, 5)),
-                            "median": float(np.median(sv)), "p95": float(np.percentile(sv, 95)),
-                            "max": float(sv.max()), "maps": len(maps)},
+        "singular_values": spectrum(sv, len(maps)),
         "by_kind": by_kind,
     }
 

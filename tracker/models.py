@@ -14,6 +14,7 @@ step) and exposes the same interface:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -136,6 +137,19 @@ class Tracker(nn.Module):
         z, _ = self.forward(items)
         last = (items != 0).sum(1) - 1  # (H,)
         return z[torch.arange(len(items), device=z.device), last]
+
+
+def parsed_rows(cache: dict, parse: Callable[[list[int]], tuple], toks: torch.Tensor) -> list[tuple]:
+    """Each row of the item tokens ``toks`` (N, E) parsed by ``parse``, once per distinct row for
+    the life of ``cache`` (row tuple -> parse's result): the registers read a few distinct items
+    over and over."""
+    parsed = []
+    for row in toks.tolist():
+        key = tuple(row)
+        if key not in cache:
+            cache[key] = parse(row)
+        parsed.append(cache[key])
+    return parsed
 
 
 class Recurrent(Tracker):

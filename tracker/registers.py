@@ -53,7 +53,7 @@ import torch.nn as nn
 from chains.rewrite.rules import successors
 from chains.rewrite.trees import Tree, tokens
 from tracker.layouts import N_OPS, PAD_ID, heap_index, heap_path, heap_tokens
-from tracker.models import ModelConfig, Recurrent
+from tracker.models import ModelConfig, Recurrent, parsed_rows
 
 MOVES = ("soft", "hard")  # how a move reads its sources (ModelConfig.moves)
 TABLES = ("free", "tied", "inherited")  # how a table's rows relate (ModelConfig.tables)
@@ -399,12 +399,7 @@ class RegisterTracker(Recurrent):
         return self._write_tree(torch.zeros(n, self.tree_len, dtype=torch.long, device=self.table.device))
 
     def read(self, w: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
-        parsed = []
-        for row in toks.tolist():
-            key = tuple(row)
-            if key not in self._rows:
-                self._rows[key] = self._parse_row(row)
-            parsed.append(self._rows[key])
+        parsed = parsed_rows(self._rows, self._parse_row, toks)
         device = w.device
         kind = torch.tensor([p[0] for p in parsed], device=device)
         heap = torch.tensor([p[1] for p in parsed], device=device).view(len(parsed), -1)

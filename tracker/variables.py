@@ -41,7 +41,7 @@ import torch.nn as nn
 from chains.programs.domain import EVENT_WIDTH, ProgramsDomain
 from chains.programs.syntax import MACHINE_VALUES, VARIABLES, Machine
 from tracker.domain_data import DomainVocab
-from tracker.models import ModelConfig, Recurrent
+from tracker.models import ModelConfig, Recurrent, parsed_rows
 
 HIDDEN = 8  # the operation network's hidden layers are HIDDEN * W wide
 OPERANDS = EVENT_WIDTH - 2  # operand slots of a statement's tokens (after the target and the operation)
@@ -237,12 +237,7 @@ class VariableTracker(Recurrent):
         return self._normed(self.value(torch.zeros(n, VARIABLES, dtype=torch.long, device=self.keys.device)))
 
     def read(self, w: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
-        parsed = []
-        for row in toks.tolist():
-            key = tuple(row)
-            if key not in self._rows:
-                self._rows[key] = self._parse_row(row)
-            parsed.append(self._rows[key])
+        parsed = parsed_rows(self._rows, self._parse_row, toks)
         device = w.device
         kind = torch.tensor([p[0] for p in parsed], device=device)
         start = torch.tensor([p[1] for p in parsed], device=device).view(len(parsed), VARIABLES)
