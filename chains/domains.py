@@ -13,10 +13,15 @@ DOMAINS = ("rewrite", "programs")
 
 
 def domain_of_manifest(manifest: dict, where: str) -> StateDomain:
-    """The ``StateDomain`` of a programs manifest; DatasetError naming ``where`` for another one."""
-    from chains.programs.domain import ProgramsDomain
-    from chains.programs.files import machine_of
+    """The domain a dataset's manifest names, as a value (a ``StateDomain`` that is also
+    ``Recorded``: it reads the dataset's lines); DatasetError naming ``where`` when the manifest
+    names none."""
+    if manifest.get("format") == PROGRAMS_FORMAT:
+        from chains.programs.domain import ProgramsDomain
+        from chains.programs.files import machine_of
 
-    if manifest.get("format") != PROGRAMS_FORMAT:
-        raise DatasetError(f"{where}: not a dataset of a StateDomain (the rewrite domain is read by its own loaders)")
-    return ProgramsDomain(machine_of(manifest, where))
+        return ProgramsDomain(machine_of(manifest, where))
+    from chains.rewrite.domain import RewriteDomain
+    from chains.rewrite.space import domain_of
+
+    return RewriteDomain(domain_of(manifest, where))

@@ -81,6 +81,21 @@ class StateDomain(Protocol[State, Event]):
         """The readout's classes per position: a state is read as ``len(readout())`` tokens."""
     def state_classes(self, state: State) -> list[int]:
         """A state as one class per readout position."""
+    def state_of_classes(self, classes: Sequence[int]) -> State:
+        """The state whose ``state_classes`` are ``classes`` (a decoded readout); ValueError, in one
+        line, when no state has them."""
+
+
+@runtime_checkable
+class Recorded(Protocol[State, Event]):
+    """A domain whose certified datasets this package writes and reads: one JSON object a line, a
+    history (start state, events) with its certified partners (``chains.domains`` reads a
+    manifest's domain)."""
+
+    def parse_record(self, line: str, where: str) -> object:
+        """One line of a split, strictly: the domain's own record; DatasetError naming ``where``."""
+    def record_histories(self, record) -> tuple[tuple[State, Sequence[Event]], list[tuple[State, Sequence[Event]]]]:
+        """A record's history and its partners, each as (start, events)."""
 
 
 @runtime_checkable

@@ -102,6 +102,11 @@ class Dial:
     def state_classes(self, state: int) -> list[int]:
         return [state]
 
+    def state_of_classes(self, classes: Sequence[int]) -> int:
+        if len(classes) != 1 or not 0 <= classes[0] < POSITIONS:
+            raise ValueError(f"classes {list(classes)!r:.40} are not one position of the dial")
+        return int(classes[0])
+
     # what Lean is asked: KernelEvaluated
     def lean_source(self) -> str:
         return LEAN

@@ -57,6 +57,7 @@ def test_a_history_and_its_partner_keep_the_contract(name, seed, length):
         classes = domain.state_classes(state)
         assert len(classes) == len(domain.readout())
         assert all(0 <= c < n for c, n in zip(classes, domain.readout()))
+        assert domain.state_of_classes(classes) == state
     vocabulary = set(domain.vocabulary())
     assert set(domain.start_tokens(start)) <= vocabulary
     for event in events:
@@ -86,6 +87,19 @@ def test_an_event_that_does_not_apply_is_refused_in_one_line(name):
     _, start, _ = history(domain, 1, 0)
     with pytest.raises(EventRefused) as refused:
         domain.apply(start, REFUSED[name])
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("name", DOMAINS)
+def test_a_readout_that_names_no_state_is_refused_in_one_line(name):
+    domain = DOMAINS[name]
+    readout = domain.readout()
+    if isinstance(domain, RewriteDomain):
+        wrong = [1] + [0] * (len(readout) - 1)  # an operator alone: no tree
+    else:
+        wrong = list(readout)  # one past every position's last class
+    with pytest.raises(ValueError) as refused:
+        domain.state_of_classes(wrong)
     assert "\n" not in str(refused.value)
 
 

@@ -51,6 +51,14 @@ class Vocab:
     def n_out(self) -> int:  # PAD, the operators and the atoms
         return 1 + len(OPS) + len(self.atoms)
 
+    def output_ids(self, classes: Sequence[int]) -> list[int]:
+        """A readout's classes (``RewriteDomain.state_classes``) as output ids: the same numbers
+        (class 0 is the padding after a tree's end, the others its tokens in this order)."""
+        return list(classes)
+
+    def classes_of(self, ids: Sequence[int]) -> list[int]:
+        return list(ids)
+
     @property
     def size(self) -> int:
         return len(self.tokens)

@@ -3,9 +3,9 @@ tokens as the trackers read them, the state after every step and its certified p
 
 The tokens and item ids are ``tracker.data.load_dataset``'s (the same vocabulary, the same
 cache), so what a ``DataLoader`` over it yields is what training reads; the states after every
-step are replayed from the split's JSON Lines when an item is read: trees with
-``chains.rewrite.rules.apply`` on rewrite chains, the eight values with the programs domain's
-interpreter (``chains.programs.domain.ProgramsDomain.apply``) on a programs dataset.
+step are replayed from the split's JSON Lines when an item is read, by the domain the manifest
+names (``chains.domains.domain_of_manifest``): its reader parses the line, its ``apply`` moves the
+state, its ``state_classes`` are the readout's targets. Nothing here knows which domain it reads.
 """
 from __future__ import annotations
 
@@ -16,13 +16,8 @@ import torch
 from torch.utils.data import Dataset
 
 from chains.domains import domain_of_manifest
-from chains.manifest import PROGRAMS_FORMAT, DatasetError, manifest_path, read_manifest
-from chains.programs.files import parse_record
-from chains.rewrite.dataset import parse_chain_line
-from chains.rewrite.rules import apply
-from chains.rewrite.space import domain_of
-from chains.rewrite.trees import tokens
-from tracker.data import PAD, TrackerData, load_dataset
+from chains.manifest import DatasetError, manifest_path, read_manifest
+from tracker.data import TrackerData, load_dataset
 
 
 def split_file(split: str | int) -> str:
@@ -67,10 +62,7 @@ class ChainDataset(Dataset):
             raise DatasetError(f"{self.directory}: no split {self.file[:-6]} (it has train, {lengths})")
         self.chain_items = rows["chain_items"].long()  # (N, T)
         self.partner_items = rows["partner_items"].long()  # (N, K, T)
-        manifest, where = read_manifest(self.directory), str(manifest_path(self.directory))
-        self.programs = manifest.get("format") == PROGRAMS_FORMAT
-        self.domain = domain_of_manifest(manifest, where) if self.programs else domain_of(manifest, where)
-        self.token_id = self.data.vocab.index()
+        self.domain = domain_of_manifest(read_manifest(self.directory), str(manifest_path(self.directory)))
         # byte offset of every line, so that an item parses one line and a DataLoader's workers
         # receive offsets, not parsed chains
         self.offsets, at = [], 0
@@ -86,44 +78,40 @@ class ChainDataset(Dataset):
         return len(self.offsets)
 
     def record(self, index: int):
-        """Chain ``index`` of the split as its domain's reader parses it: a ``ChainRecord`` of
-        ``chains.rewrite.dataset`` (start, events, end, certificate ids, partners, probes), or a
-        ``ProgramRecord`` of ``chains.programs.files`` (id, history, partners)."""
+        """Chain ``index`` of the split as its domain's reader parses it (``parse_record``): on
+        rewrite chains a ``ChainRecord`` of ``chains.rewrite.dataset`` (start, events, end,
+        certificate ids, partners, probes), on programs a ``ProgramRecord`` of
+        ``chains.programs.files`` (id, history, partners)."""
         with open(self.directory / self.file, "rb") as handle:
             handle.seek(self.offsets[index])
             line = handle.readline().decode("utf-8")
-        where = f"{self.directory / self.file} line {index + 1}"
-        if self.programs:
-            return parse_record(line, self.domain.machine, where)
-        return parse_chain_line(line, self.domain, where)
+        return self.domain.parse_record(line, f"{self.directory / self.file} line {index + 1}")
 
     def tree_row(self, state) -> torch.Tensor:
-        """(P,) the output token ids of a state: a tree's tokens, PAD after its end; a program
-        state's values, each value c as c + 1."""
-        if self.programs:
-            return torch.tensor(self.domain.state_classes(state), dtype=torch.long) + 1
+        """(P,) the output token ids of a state (its readout's classes as the vocabulary numbers
+        them): a tree's tokens, PAD after its end; a program state's values, value c as c + 1."""
+        ids = self.data.vocab.output_ids(self.domain.state_classes(state))
+        if any(ids[self.data.tree_len:]):
+            raise ValueError(f"a state of {len(ids)} readout positions in rows of {self.data.tree_len}")
         row = torch.zeros(self.data.tree_len, dtype=torch.long)
-        ids = [self.token_id[t] for t in tokens(state)]
-        row[: len(ids)] = torch.tensor(ids)
+        row[:min(len(ids), self.data.tree_len)] = torch.tensor(ids[:self.data.tree_len])
         return row
 
     def tree_text(self, row: torch.Tensor) -> str:
         """The text of a (P,) row of output token ids (the inverse of ``tree_row``): a tree in
         Polish notation, or a program state's eight hexadecimal digits; "" for a row of padding."""
         ids = row.tolist()
-        if self.programs:
-            return "" if not any(ids) else self.domain.state_text(tuple(i - 1 for i in ids))
-        names = self.data.vocab.tokens
-        return " ".join(names[i] for i in ids if names[i] != PAD)
+        if not any(ids):
+            return ""
+        return self.domain.state_text(self.domain.state_of_classes(self.data.vocab.classes_of(ids)))
 
-    def _trees(self, history, steps: int) -> torch.Tensor:
-        """(steps, P): the state after every step of ``history``, PAD rows after its end."""
+    def _trees(self, history: tuple, steps: int) -> torch.Tensor:
+        """(steps, P): the state after every step of ``history`` (start, events), PAD rows after its end."""
         out = torch.zeros(steps, self.data.tree_len, dtype=torch.long)
-        state = history.start
+        state, events = history
         out[0] = self.tree_row(state)
-        events = history.program if self.programs else history.events
         for t, event in enumerate(events, 1):
-            state = self.domain.apply(state, event) if self.programs else apply(state, event)
+            state = self.domain.apply(state, event)
             out[t] = self.tree_row(state)
         return out
 
@@ -131,14 +119,13 @@ class ChainDataset(Dataset):
         if not -len(self) <= index < len(self):
             raise IndexError(f"chain {index} of a split of {len(self)}")
         index %= len(self)
-        record = self.record(index)
+        history, mates = self.domain.record_histories(self.record(index))
         items, partners = self.chain_items[index], self.partner_items[index]  # (T,), (K, T)
         steps = items.shape[0]
         item_tokens = self.data.item_tokens
         partner_trees = torch.zeros(partners.shape[0], steps, self.data.tree_len, dtype=torch.long)  # (K, T, P)
-        for p, mate in enumerate(record.partners):
+        for p, mate in enumerate(mates):
             partner_trees[p] = self._trees(mate, steps)
-        history = record.history if self.programs else record
         return {"items": items, "tokens": item_tokens[items], "trees": self._trees(history, steps),
                 "partner_items": partners, "partner_tokens": item_tokens[partners], "partner_trees": partner_trees,
                 "partner_lengths": (partners != 0).sum(1)}

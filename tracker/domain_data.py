@@ -39,6 +39,13 @@ class DomainVocab:
     def n_out(self) -> int:
         return 1 + self.classes
 
+    def output_ids(self, classes: Sequence[int]) -> list[int]:
+        """A readout's classes as output ids: class c is ``o{c}``, id c + 1 (0 is padding)."""
+        return [c + 1 for c in classes]
+
+    def classes_of(self, ids: Sequence[int]) -> list[int]:
+        return [i - 1 for i in ids]
+
     @property
     def size(self) -> int:
         return len(self.tokens)

@@ -68,9 +68,10 @@ class DomainRun:
         """``state`` moved by one event (text or the domain's value)."""
         return self.step_batch(self._carried(state).unsqueeze(0), [self._event(event)])[0]
 
-    def decode(self, state: torch.Tensor) -> str:
-        """The domain state ``state`` stands for, as text."""
-        return self.domain.state_text(self.decode_batch(self._carried(state).unsqueeze(0))[0])
+    def decode(self, state: torch.Tensor) -> str | None:
+        """The domain state ``state`` stands for, as text; None when its readout names no state."""
+        decoded = self.decode_batch(self._carried(state).unsqueeze(0))[0]
+        return None if decoded is None else self.domain.state_text(decoded)
 
     def _carried(self, state: object) -> torch.Tensor:
         """``state`` when it is what ``encode`` or ``step`` returned; TypeError saying what one is."""
@@ -103,9 +104,15 @@ class DomainRun:
         return self.log_probs(w).argmax(-1).tolist()
 
     def decode_batch(self, w: torch.Tensor) -> list:
-        """The domain states ``w`` (N, …) stands for (read off the classes; the programs domain's
-        state is its classes)."""
-        return [tuple(c) for c in self.decode_classes(w)]
+        """The domain states ``w`` (N, …) stands for, read off the argmax classes by the domain
+        (``state_of_classes``); None where they name no state."""
+        return [self._decoded(classes) for classes in self.decode_classes(w)]
+
+    def _decoded(self, classes: list[int]):
+        try:
+            return self.domain.state_of_classes(classes)
+        except ValueError:
+            return None
 
     def run(self, start, events: Sequence, check: bool = False) -> torch.Tensor:
         """The state after a whole history (text or values); with ``check`` the history is first

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 
+from chains.programs.files import ProgramRecord, parse_record
 from chains.programs.sampling import random_partner, random_program
 from chains.programs.syntax import (VARIABLES, Machine, ProgramSyntaxError, State, Statement,
                                     check_statement, const, execute, parse_state, parse_statement, state_text, var)
@@ -90,3 +91,16 @@ class ProgramsDomain:
 
     def state_classes(self, state: State) -> list[int]:
         return list(state)
+
+    def parse_record(self, line: str, where: str) -> ProgramRecord:
+        return parse_record(line, self.machine, where)
+
+    def record_histories(self, record: ProgramRecord) -> tuple[tuple[State, Sequence[Statement]],
+                                                               list[tuple[State, Sequence[Statement]]]]:
+        return (record.history.start, record.history.program), [(m.start, m.program) for m in record.partners]
+
+    def state_of_classes(self, classes: Sequence[int]) -> State:
+        state = tuple(int(c) for c in classes)
+        if len(state) != VARIABLES or not all(0 <= v < self.machine.values for v in state):
+            raise ValueError(f"classes {list(classes)!r:.60} are not {VARIABLES} values of the {self.machine.name} machine")
+        return state

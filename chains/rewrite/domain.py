@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from chains.protocol import EventRefused
+from chains.rewrite.dataset import ChainRecord, parse_chain_line
 from chains.rewrite.rules import Event, EventSyntaxError, apply, successors
 from chains.rewrite.sampling import random_walk, sample_partner
 from chains.rewrite.space import Domain, StateSpace
-from chains.rewrite.trees import OPS, Tree, TreeSyntaxError, parse_polish, polish, random_tree, tokens
+from chains.rewrite.trees import OPS, Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, random_tree, tokens
 
 
 @dataclass(frozen=True)
@@ -92,3 +93,22 @@ class RewriteDomain:
         index = {t: 1 + i for i, t in enumerate((*OPS, *self.domain.atom_names))}  # 0: past the tree's end
         ids = [index[t] for t in tokens(state)]
         return ids + [0] * (len(self.readout()) - len(ids))
+
+    def parse_record(self, line: str, where: str) -> ChainRecord:
+        return parse_chain_line(line, self.domain, where)
+
+    def record_histories(self, record: ChainRecord) -> tuple[tuple[Tree, Sequence[Event]],
+                                                             list[tuple[Tree, Sequence[Event]]]]:
+        return (record.start, record.events), [(mate.start, mate.events) for mate in record.partners]
+
+    def state_of_classes(self, classes: Sequence[int]) -> Tree:
+        names = (*OPS, *self.domain.atom_names)
+        ids = list(classes)
+        while ids and ids[-1] == 0:
+            ids.pop()
+        if not all(0 < c <= len(names) for c in ids):
+            raise ValueError(f"classes {ids!r:.60} are not a tree's tokens followed by padding")
+        try:
+            return parse_tokens([names[c - 1] for c in ids], self.domain.atom_names)
+        except TreeSyntaxError as e:
+            raise ValueError(f"classes {ids!r:.60} are not one tree: {e}") from None
