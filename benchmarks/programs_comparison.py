@@ -72,6 +72,31 @@ ARMS: dict[str, tuple[str, dict]] = {
     "deltaproduct": ("bits-s9", {"arch": "deltaproduct", "objective": "plain", "steps": 4_000}),
     "arithmetic-combo": ("arithmetic-s10", {**SLOT, "objective": "combo"}),
 }
+# The seed's figures (sections 46, 51 and 52), setting by setting, beside the arm of ours that runs
+# the same setting: (setting, the seed's figure, our arm, the figure read: a length's exact, or
+# "fit" for the training programs). Written into the results for the page's side-by-side table.
+SEED_FIGURES: tuple[tuple[str, str, str, str], ...] = (
+    ("Bits at 256, plain", "0.055 / 0.246 / 0.068", "plain", "256"),
+    ("Bits at 256, the invariance term", "0.981 / 1.000 / 1.000", "invariance", "256"),
+    ("Bits at 256, the control", "0.021 / 0.193 / 0.158", "control", "256"),
+    ("Bits at 256, a transformer (the seed's: five layers)", "0.26", "transformer", "256"),
+    ("Bits at 256, a transformer at twice the compute", "–", "transformer2x", "256"),
+    ("Bits at 1,024, ordinary training, norm free", "0.03", "plain-free", "1024"),
+    ("Bits at 1,024, ordinary training, norm fixed", "0.48-0.76", "plain", "1024"),
+    ("Bits at 1,024, next-state prediction, norm free", "0.01-0.15", "nextlat-free", "1024"),
+    ("Bits at 1,024, next-state prediction, norm fixed", "0.87-0.98", "nextlat", "1024"),
+    ("Bits at 1,024, the certified signal, norm free", "0.00-0.92", "invariance-free", "1024"),
+    ("Bits at 1,024, the certified signal, norm fixed", "1.000 on 3 of 3", "invariance", "1024"),
+    ("Bits at 1,024, both, norm free", "0.73-0.97", "combo-free", "1024"),
+    ("Bits at 1,024, both, norm fixed", "1.000 on 3 of 3", "combo", "1024"),
+    ("Bits at 1,024, a register per variable (our goal)", "– (no arm exact at 1,024)", "registers", "1024"),
+    ("Bits at 4,096, a register per variable (our goal)", "–", "registers", "4096"),
+    ("Arithmetic, the flat slot on its training programs", "0.375 at 16", "arithmetic-combo", "fit"),
+    ("Arithmetic, a register per variable, training programs", "1.000, 1.000, 0.998", "arithmetic-registers",
+     "fit"),
+    ("Arithmetic at 256, a register per variable", "0.72-0.77", "arithmetic-registers", "256"),
+    ("Arithmetic at 1,024, a register per variable", "0.72-0.77", "arithmetic-registers", "1024"),
+)
 FACTORIAL = ("plain", "nextlat", "invariance", "combo")  # the seed's section 52: norm x objective at 1,024
 SLOT_ARMS = tuple(arm for arm, (dataset, s) in ARMS.items() if s["arch"] == "recurrence" and dataset == "bits-s9")
 EVAL = EvalConfig(max_chains=128, pair_lengths=(16, 64, 256), transformer_max_length=1024, threads=1,
@@ -287,7 +312,8 @@ def main(arms: str, seeds: str, data: Path, read_where: bool, steps: int | None,
     reports.sort(key=lambda r: (list(ARMS).index(r["arm"]), r["seed"]))
     reports = [{**r, "where": where(r, data, runs, read_where)} for r in reports]
     predictions = judge(reports)
-    write_results(out, {"datasets": DATASETS, "floor": floors(data), "runs": reports, "missing": missing,
+    seed = [dict(zip(("setting", "seed", "arm", "at"), row)) for row in SEED_FIGURES]
+    write_results(out, {"datasets": DATASETS, "floor": floors(data), "seed": seed, "runs": reports, "missing": missing,
                         "predictions": predictions, "registered": dict(PREDICTIONS)})
     click.echo(table(reports, predictions))
     click.echo(f"\nwrote {out}", err=True)

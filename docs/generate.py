@@ -614,6 +614,23 @@ def programs_runs() -> str:
     return text + (f"\nNot run yet: {len(missing)} runs.\n" if missing and rows else "")
 
 
+def programs_seed() -> str:
+    """The seed's figures setting by setting, beside ours (one figure per seed of the arm that runs
+    the setting: exact at the length, or the share of its own training programs it fits)."""
+    found = load(PROGRAMS_RESULTS) if (RESULTS / PROGRAMS_RESULTS).is_file() else {}
+    by_arm = runs_by_arm(found)
+    rows = []
+    for row in found.get("seed", []):
+        runs = by_arm.get(row["arm"], [])
+        read = [at(r.get("in_distribution"), "train") if row["at"] == "fit" else at(r["exact"], row["at"])
+                for r in runs]
+        rows.append([row["setting"], row["seed"], f"{row['arm']} ({len(runs)} of 3)" if runs else row["arm"],
+                     seeds_cell(read) if runs else "not run yet"])
+    if not rows:
+        return "Not collected yet.\n"
+    return table(["setting", "the seed", "our arm (seeds)", "ours, seed by seed"], rows)
+
+
 def programs_where() -> str:
     """Where each finished run with a state goes wrong: the share of steps it leaves right by
     operation (from a right state), and at 256 and 4,096 statements the first wrong statement's
@@ -677,6 +694,7 @@ def self_distill_predictions() -> str:
 GENERATORS: dict[str, Callable[[], str]] = {
     "self-distill-runs": self_distill_runs, "self-distill-predictions": self_distill_predictions,
     "programs-runs": programs_runs, "programs-predictions": programs_predictions, "programs-where": programs_where,
+    "programs-seed": programs_seed,
     "tracker-runs": tracker_runs, "tracker-predictions": lambda: predictions("tracker.json"),
     "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,
     "hard-validation": hard_validation, "hard-runs": hard_runs,

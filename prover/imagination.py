@@ -1,10 +1,10 @@
 """What the imagination searcher needs from a tracker, and the imaginations it can use.
 
-An ``Imagination`` reads a history (a start tree and its events) into a latent state, moves
-latent states by events, and decodes latent states into trees. The searcher never looks
-inside a latent state; it batches many of them per call.
+An ``Imagination`` reads a history (a start state and its events) into a latent state, moves
+latent states by events, and decodes latent states into the domain's states (trees on rewrite
+chains). The searcher never looks inside a latent state; it batches many of them per call.
 
-- ``OracleImagination``: exact replay in Python. For tests only: a perfect tracker.
+- ``OracleImagination``: exact replay by the domain's own ``apply``. For tests only: a perfect tracker.
 - ``CorruptImagination``: decodes wrong trees (for the test that a tracker whose decoding is
   wrong cannot get a solution accepted).
 - ``TrackerImagination``: a trained tracker from a ``train-tracker`` run directory, a thin
@@ -17,14 +17,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from chains.rewrite.rules import Event, apply
-from chains.rewrite.trees import Tree
+from chains.protocol import EventRefused, StateDomain
 
 if TYPE_CHECKING:  # torch is imported only when a tracker is loaded
     from tracker.inference import TrackedRun
 
 Latent = Any  # opaque to the searcher
-History = tuple[Tree, Sequence[Event]]  # (start tree, events read after it)
+State = Any  # a state of the domain searched (a tree on rewrite chains)
+Event = Any  # an event of that domain
+History = tuple[State, Sequence[Event]]  # (start state, events read after it)
 
 
 @runtime_checkable
@@ -35,8 +36,8 @@ class Imagination(Protocol):
     def step(self, states: Sequence[Latent], events: Sequence[Event]) -> list[Latent]:
         """``states[i]`` moved by ``events[i]``."""
 
-    def decode(self, states: Sequence[Latent]) -> list[Tree | None]:
-        """The tree each state stands for (None when it reads as no tree)."""
+    def decode(self, states: Sequence[Latent]) -> list[State | None]:
+        """The state each latent state stands for (None when it reads as no state)."""
 
     def describe(self) -> dict:
         """Identity for the report (kind, run directory, dataset it was trained on, ...)."""
@@ -46,26 +47,37 @@ class TrackerUnavailable(Exception):
     """No usable tracker at the given place; the message says why and what to run."""
 
 
-class OracleImagination:
-    """A perfect tracker: the latent state is the tree itself, moved by ``chains.rewrite.rules.apply``.
-    An event that does not apply leads to the state None, which decodes to no tree."""
+def moved(domain: StateDomain, state: State | None, event: Event) -> State | None:
+    """Where ``event`` leads from ``state`` by the domain's ``apply``; None where it does not apply
+    (or from None)."""
+    if state is None:
+        return None
+    try:
+        return domain.apply(state, event)
+    except EventRefused:
+        return None
 
-    def __init__(self, max_size: int | None = None) -> None:
-        self.max_size = max_size
+
+class OracleImagination:
+    """A perfect tracker: the latent state is the domain's state itself, moved by the domain's
+    ``apply``. An event that does not apply leads to the state None, which decodes to no state."""
+
+    def __init__(self, domain: StateDomain) -> None:
+        self.domain = domain
 
     def encode(self, histories: Sequence[History]) -> list[Latent]:
         out = []
         for start, events in histories:
-            tree: Tree | None = start
+            state = start
             for event in events:
-                tree = None if tree is None else apply(tree, event, self.max_size)
-            out.append(tree)
+                state = moved(self.domain, state, event)
+            out.append(state)
         return out
 
     def step(self, states: Sequence[Latent], events: Sequence[Event]) -> list[Latent]:
-        return [None if s is None else apply(s, e, self.max_size) for s, e in zip(states, events, strict=True)]
+        return [moved(self.domain, s, e) for s, e in zip(states, events, strict=True)]
 
-    def decode(self, states: Sequence[Latent]) -> list[Tree | None]:
+    def decode(self, states: Sequence[Latent]) -> list[State | None]:
         return list(states)
 
     def describe(self) -> dict:
@@ -73,14 +85,14 @@ class OracleImagination:
 
 
 class CorruptImagination(OracleImagination):
-    """Moves exactly but decodes ``wrong(tree)`` instead of the tree, for every state that has
+    """Moves exactly but decodes ``wrong(state)`` instead of the state, for every state that has
     taken at least ``after`` steps since it was encoded (``after=0``: every state)."""
 
-    def __init__(self, wrong: Callable[[Tree], Tree], after: int = 1) -> None:
-        super().__init__()
+    def __init__(self, domain: StateDomain, wrong: Callable[[State], State], after: int = 1) -> None:
+        super().__init__(domain)
         self.wrong, self.after = wrong, after
 
-    # the latent state is (tree, steps taken since encoding)
+    # the latent state is (state, steps taken since encoding)
     def encode(self, histories: Sequence[History]) -> list[Latent]:
         return [(t, 0) for t in super().encode(histories)]
 
@@ -88,7 +100,7 @@ class CorruptImagination(OracleImagination):
         moved = super().step([s[0] for s in states], events)
         return [(t, s[1] + 1) for t, s in zip(moved, states)]
 
-    def decode(self, states: Sequence[Latent]) -> list[Tree | None]:
+    def decode(self, states: Sequence[Latent]) -> list[State | None]:
         return [None if t is None else (self.wrong(t) if n >= self.after else t) for t, n in states]
 
     def describe(self) -> dict:
@@ -119,7 +131,7 @@ class TrackerImagination:
     def step(self, states: Sequence[Latent], events: Sequence[Event]) -> list[Latent]:
         return self.run.step_batch(states, events)
 
-    def decode(self, states: Sequence[Latent]) -> list[Tree | None]:
+    def decode(self, states: Sequence[Latent]) -> list[State | None]:
         return self.run.decode_batch(states)
 
     def describe(self) -> dict:

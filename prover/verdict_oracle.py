@@ -1,4 +1,4 @@
-"""What the ``oracle`` searcher needs of a verdict oracle: for each history (a start tree, the
+"""What the ``oracle`` searcher needs of a verdict oracle: for each history (a start state, the
 goal, and the events taken since the start), the probability that Lean accepts each candidate
 event next."""
 from __future__ import annotations
@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from chains.rewrite.rules import Event, apply
-from chains.rewrite.trees import Tree
+from chains.protocol import StateDomain
+from prover.imagination import Event, State, moved
 
 if TYPE_CHECKING:  # torch is imported only when an oracle is loaded
     import torch
 
 
 class VerdictOracle(Protocol):
-    def score(self, histories: Sequence[tuple[Tree, Tree, Sequence[Event]]],
+    def score(self, histories: Sequence[tuple[State, State, Sequence[Event]]],
               candidates: Sequence[Sequence[Event]]) -> list[list[float]]:
         """``result[i][j]``: P(Lean accepts ``candidates[i][j]`` after ``histories[i]`` =
         (start, goal, events))."""
@@ -31,17 +31,20 @@ class OracleUnavailable(Exception):
 
 
 class RulesOracle:
-    """A perfect verdict oracle: replays the history with ``chains.rewrite.rules`` and says 1.0 exactly
-    for the events that apply. The upper bound of the oracle searcher (and its tests)."""
+    """A perfect verdict oracle: replays the history with the domain's own ``apply`` and says 1.0
+    exactly for the events that apply. The upper bound of the oracle searcher (and its tests)."""
 
-    def score(self, histories: Sequence[tuple[Tree, Tree, Sequence[Event]]],
+    def __init__(self, domain: StateDomain) -> None:
+        self.domain = domain
+
+    def score(self, histories: Sequence[tuple[State, State, Sequence[Event]]],
               candidates: Sequence[Sequence[Event]]) -> list[list[float]]:
         out = []
         for (start, _, events), events_now in zip(histories, candidates, strict=True):
-            tree: Tree | None = start
+            state = start
             for event in events:
-                tree = None if tree is None else apply(tree, event)
-            out.append([float(tree is not None and apply(tree, e) is not None) for e in events_now])
+                state = moved(self.domain, state, event)
+            out.append([float(moved(self.domain, state, e) is not None) for e in events_now])
         return out
 
     def describe(self) -> dict:

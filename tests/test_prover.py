@@ -7,6 +7,7 @@ import torch
 from click.testing import CliRunner
 
 from chains.rewrite.dataset import DatasetSpec
+from chains.rewrite.domain import RewriteDomain
 from chains.rewrite.rules import Event, apply
 from chains.rewrite.space import Domain
 from chains.rewrite.trees import parse_polish
@@ -23,6 +24,7 @@ from prover.verdict_oracle import RulesOracle
 
 ATOMS = ("a", "b", "c", "d")
 DOMAIN = Domain()
+REWRITE = RewriteDomain(DOMAIN)  # the domain as a value, for the stand-ins that replay it
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +119,7 @@ def test_blind_and_oracle_searchers_ask_lean_about_domain_events(lean, core, pro
     for searcher in ("kernel-blind", "oracle"):
         kernel = kernel_for(lean, core, budget=5000)
         runs[searcher] = run_searches(problems, SearchConfig(searcher=searcher, budget_calls=5000, rules=DOMAIN.rules), kernel,
-                                      oracle=RulesOracle())
+                                      oracle=RulesOracle(REWRITE))
         for r in runs[searcher]:
             assert r.solved and r.calls == r.questions == r.proposed + r.rejected_asked == kernel.calls[r.id]
             assert r.held_equal == r.held and r.proposed_equal == r.proposed
@@ -135,7 +137,7 @@ def test_a_budget_of_one_call_is_never_exceeded(lean, core, problems, searcher):
 
     kernel = kernel_for(lean, core, budget=1)
     config = SearchConfig(searcher=searcher, budget_calls=1, rules=DOMAIN.rules)
-    results = run_searches(problems, config, kernel, OracleImagination(), oracle=RulesOracle(),
+    results = run_searches(problems, config, kernel, OracleImagination(REWRITE), oracle=RulesOracle(REWRITE),
                            planner=table_planner(problems, config))
     assert max(r.calls for r in results) <= 1
     assert all(kernel.calls[r.id] <= 1 for r in results)
@@ -145,7 +147,7 @@ def test_a_budget_of_one_call_is_never_exceeded(lean, core, problems, searcher):
 
 def test_a_perfect_imagination_pays_one_call_per_solved_problem(lean, core, problems):
     kernel = kernel_for(lean, core, budget=5)
-    results = run_searches(problems, SearchConfig(searcher="imagination", budget_calls=5, rules=DOMAIN.rules), kernel, OracleImagination())
+    results = run_searches(problems, SearchConfig(searcher="imagination", budget_calls=5, rules=DOMAIN.rules), kernel, OracleImagination(REWRITE))
     assert all(r.solved and r.calls == 1 and r.claims == 1 for r in results)
     assert all(r.held == r.held_equal and r.proposed == r.proposed_equal for r in results)
     # it holds exactly the states the kernel's breadth-first search holds (but the target)
@@ -163,7 +165,7 @@ def _swap_root(t):
 @pytest.mark.parametrize("wrong,after", [(_swap_root, 1), (_swap_root, 0)])
 def test_an_imagination_that_decodes_wrong_states_gets_no_wrong_solution_accepted(lean, core, problems, wrong, after):
     kernel = kernel_for(lean, core, budget=20)
-    imagination = CorruptImagination(wrong, after=after)
+    imagination = CorruptImagination(REWRITE, wrong, after=after)
     results = run_searches(problems, SearchConfig(searcher="imagination", budget_calls=20, rules=DOMAIN.rules), kernel, imagination)
     assert sum(r.claims_rejected for r in results) > 0
     for p, r in zip(problems, results):
@@ -182,7 +184,7 @@ def test_an_imagination_that_sees_the_goal_everywhere_solves_nothing_far_away(le
     results = []
     for p in far:
         kernel = kernel_for(lean, core, budget=3)
-        imagination = CorruptImagination(lambda t, goal=p.target: goal, after=1)
+        imagination = CorruptImagination(REWRITE, lambda t, goal=p.target: goal, after=1)
         results += run_searches([p], SearchConfig(searcher="imagination", budget_calls=3, rules=DOMAIN.rules), kernel, imagination)
     assert not any(r.solved for r in results)
     assert all(r.calls == r.claims == r.claims_rejected == 3 for r in results)
