@@ -5,7 +5,8 @@ For every run directory given (a ``train-tracker`` or a ``train-oracle`` run; to
 checkpoint: an oracle's holds its verdict classes and probe width):
 
 - **evaluation**: the checkpoint re-evaluated by the current code with the evaluation its report
-  was made with (the tracker's ``EvalConfig()``, the oracle's ``OracleEvalConfig()`` at the stored
+  was made with (the tracker's: the ``eval_config`` its report records, ``EvalConfig()`` for a
+  report made before reports recorded it; the oracle's ``OracleEvalConfig()`` at the stored
   threshold, and the oracle's validation chains with the threshold chosen again), and the report's
   headline figures compared with the reproduced ones exactly (``==`` on the JSON numbers). With
   ``--max-length L`` only the splits up to L events are evaluated and compared (the oracle's figures
@@ -44,6 +45,7 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -181,8 +183,12 @@ def _evaluate_tracker(task: dict) -> dict:
 
     checkpoint = Checkpoint.of_run(task["run"], TrainConfig)
     trainer = checkpoint.restore(Trainer, _load_tracker_data(checkpoint.config.data))
-    # the evaluation train() ends with (EvalConfig(): 512 chains a split), on the laid-out targets
-    results = evaluate(trainer.model, _up_to(trainer.data, task["max_length"]), EvalConfig(threads=1))
+    # the evaluation the report records (its eval_config), on the laid-out targets; a report that
+    # predates the key was made with train()'s default, EvalConfig() (512 chains a split)
+    recorded = json.loads((Path(task["run"]) / "report.json").read_text()).get("eval_config")
+    setting = (EvalConfig() if recorded is None
+               else EvalConfig(**{**recorded, "pair_lengths": tuple(recorded["pair_lengths"])}))
+    results = evaluate(trainer.model, _up_to(trainer.data, task["max_length"]), replace(setting, threads=1))
     results.pop("correct")
     head = ("exact", "pair_distance", "pair_growth", "unrelated_distance", "in_distribution")
     return {**{k: results[k] for k in head}, "evaluation": {k: v for k, v in results.items() if k not in head},

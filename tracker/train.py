@@ -134,6 +134,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         "evaluation": {k: v for k, v in results.items()
                        if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance",
                                     "in_distribution", "beyond")},
+        "eval_config": asdict(eval_config),  # what the figures were evaluated with, to evaluate them again
         "config": asdict(config),
     }
     extended = extension(config, trainer.step)
