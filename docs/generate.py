@@ -581,8 +581,8 @@ PROGRAM_LENGTHS = ("16", "64", "256", "1024", "4096")
 
 
 def seeds_cell(values: list) -> str:
-    """One figure per seed, ``a / b / c``; a dash for a seed without it."""
-    return " / ".join(f3(v) for v in values) if values else DASH
+    """One figure per seed, ``a / b / c``; a dash for a seed without it, one dash when no seed has it."""
+    return " / ".join(f3(v) for v in values) if any(v is not None for v in values) else DASH
 
 
 def runs_by_arm(found: dict) -> dict[str, list[dict]]:
