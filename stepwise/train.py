@@ -90,18 +90,17 @@ def config_from_checkpoint(blob: dict) -> StepwiseConfig:
     return settings_from_checkpoint(blob, StepwiseConfig)
 
 
-def long_histories(config: StepwiseConfig, data: StepwiseData, store: Path | None) -> LongHistories:
-    """The objective's term on long histories over the dataset's domain, its steps certified by the
-    checker that certified the dataset, through ``store``."""
+def long_histories(config: StepwiseConfig, data: StepwiseData, store: Path | None,
+                   rounds: DistillSchedule) -> LongHistories:
+    """The objective's term on long histories over the dataset's domain in the trainer's ``rounds``,
+    its steps certified by the checker that certified the dataset, through ``store``."""
     manifest = read_manifest(Path(config.data))
     space = StateSpace(domain_of(manifest, config.data))
     lean = find_lean()
     steps = StepCertifier(space, lean, build_core(lean), AskConfig(checker=dataset_checker(manifest)),
                           store or default_store(), quiet)
-    return LongHistories(config.objective, DistillSchedule(config.steps, config.rounds, config.round_steps,
-                                                           data.training_length), config.seed, config.long_chains, config.cuts,
-                         config.long_weight, data.vocab,
-                         space, PairCertifier(steps), data.max_state_tokens + 1)
+    return LongHistories(config.objective, rounds, config.seed, config.long_chains, config.cuts, config.long_weight,
+                         data.vocab, space, PairCertifier(steps), data.max_state_tokens + 1)
 
 
 def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress: bool = True,
@@ -128,7 +127,7 @@ def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress
     path, until = out / CHECKPOINT, config.steps
     config, trainer, resumed_from = start_or_resume(StepwiseTrainer, config, data, out, device, resume, force)
     if config.objective != "plain":
-        trainer.long = long_histories(config, data, store)
+        trainer.long = long_histories(config, data, store, trainer.rounds)
         trainer.long.restore(trainer.saved_teacher, trainer.model)
     out.mkdir(parents=True, exist_ok=True)
     with RunLog(out, log, resumed_from) as run_log:

@@ -152,7 +152,7 @@ def test_a_run_with_rounds_certifies_its_histories_and_resumes_bit_for_bit(tiny,
                             round_steps=2, long_chains=2, cuts=2, **TINY)
     straight = train(config, tmp_path / "straight", show_progress=False, eval_config=EVAL, data=data, store=store)
     trainer = StepwiseTrainer(config, data)
-    trainer.long = long_histories(config, data, store)
+    trainer.long = long_histories(config, data, store, trainer.rounds)
     (tmp_path / "resumed").mkdir()
     train_loop(trainer, config, tmp_path / "resumed" / CHECKPOINT, show_progress=False, until=3)
     assert trainer.long.certifier.steps.counts["distinct_steps"] > 0  # the long histories went through the store
