@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from benchmarks.harness import length_list, write_results
-from prover.programs import ProgramsProveConfig, prove_programs
+from prover.domain_search import DomainProveConfig, prove_domain
 
 KEPT = ("searcher", "budget_calls", "problems", "solved", "success", "kernel_calls", "kernel_calls_per_solved",
         "mean_program_length", "solutions_failing_audit", "by_distance", "seconds", "tracker", "dataset", "lean",
@@ -36,7 +36,7 @@ def main(data: Path, tracker: Path, problems: int, distances: str, out: Path, re
     """Solve the same problems with the tracker's imagination and with kernel-stepping search."""
     found = {}
     for searcher, budget in SEARCHERS:
-        report = prove_programs(ProgramsProveConfig(
+        report = prove_domain(DomainProveConfig(
             data=data, tracker=tracker, searcher=searcher, budget_calls=budget, problems=problems,
             distances=length_list(distances, "--distances"), out=out / searcher, jobs=1))
         found[searcher] = {k: report[k] for k in KEPT}

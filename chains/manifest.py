@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,12 +38,26 @@ MANIFEST = "manifest.json"  # the manifest's file name inside a dataset director
 FORMAT_VERSION = 1  # the chain datasets' format
 MATHLIB_FORMAT = "mathlib-probes/1"  # the Mathlib probe records' format
 PROGRAMS_FORMAT = "programs/1"  # a programs dataset's format (chains.programs.files)
-DATASET_FORMATS = (FORMAT_VERSION, MATHLIB_FORMAT, PROGRAMS_FORMAT)  # every format this project writes
-CHAIN_FORMATS = (FORMAT_VERSION, PROGRAMS_FORMAT)  # the formats of histories with partners (rewrite chains, programs)
+DOMAIN_FORMAT = "domain/1"  # a dataset of a domain of one's own (chains.imported.records)
+DATASET_FORMATS = (FORMAT_VERSION, MATHLIB_FORMAT, PROGRAMS_FORMAT, DOMAIN_FORMAT)  # every format this project writes
+# the formats of histories with partners (rewrite chains, programs, a domain of one's own)
+CHAIN_FORMATS = (FORMAT_VERSION, PROGRAMS_FORMAT, DOMAIN_FORMAT)
 
 
 class DatasetError(ValueError):
     """A dataset that is malformed, tampered with or not certified; the message names the place."""
+
+
+def numbered_lines(path: Path) -> Iterator[tuple[str, str]]:
+    """Each line of a dataset file with where it is (``"train.jsonl line 3"``); DatasetError when
+    the file cannot be read."""
+    try:
+        handle = open(path, encoding="utf-8")
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read it ({e.strerror or e})") from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            yield f"{Path(path).name} line {number}", line
 
 
 MANIFEST_WHERE = "manifest.json"  # how messages name a manifest read from no particular directory
@@ -322,7 +337,8 @@ def check_manifest(manifest, path: Path | str) -> dict:
     names in the directory, each with a chain count and a sha256; counts are non-negative
     integers; the Lean identity is an object. Otherwise DatasetError naming the field."""
     if not isinstance(manifest, dict) or manifest.get("format") not in CHAIN_FORMATS:
-        raise DatasetError(f"{path}: not a dataset manifest of format {FORMAT_VERSION} or {PROGRAMS_FORMAT}")
+        raise DatasetError(f"{path}: not a dataset manifest of format {FORMAT_VERSION}, {PROGRAMS_FORMAT} or "
+                          f"{DOMAIN_FORMAT}")
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
         raise DatasetError(f"{path}: lists no files")
@@ -399,9 +415,20 @@ def programs_settings(manifest: dict) -> dict:
             "test_chains": manifest.get("test_chains"), "seed": manifest.get("seed"), "hold_out": holdout or None}
 
 
+def imported_settings(manifest: dict) -> dict:
+    """The settings a manifest of a domain of one's own was made with (``DomainSpec.settings``)."""
+    domain = manifest.get("domain") or {}
+    return {"domain": domain.get("import"), "chains": manifest.get("chains"), "length": manifest.get("length"),
+            "partners": manifest.get("partners"), "test_lengths": list(manifest.get("test_lengths") or ()),
+            "test_chains": manifest.get("test_chains"), "seed": manifest.get("seed")}
+
+
 def settings_of(manifest: dict) -> dict:
     """The settings that decided a dataset's contents, whatever its domain."""
-    return programs_settings(manifest) if manifest.get("format") == PROGRAMS_FORMAT else rewrite_settings(manifest)
+    kind = manifest.get("format")
+    if kind == PROGRAMS_FORMAT:
+        return programs_settings(manifest)
+    return imported_settings(manifest) if kind == DOMAIN_FORMAT else rewrite_settings(manifest)
 
 
 def settings_differ(old: dict, new: dict) -> list[str]:

@@ -47,7 +47,7 @@ from leanbridge.verdicts import Answer, Complete, Rejected
 
 
 @dataclass
-class _Questions:
+class Questions:
     """Distinct questions by store key, with the first place each is used."""
 
     library_hash: str
@@ -63,7 +63,7 @@ class _Questions:
         return key
 
 
-def _trace_keys(questions: _Questions, machine: Machine, start: State, program: tuple[Statement, ...],
+def _trace_keys(questions: Questions, machine: Machine, start: State, program: tuple[Statement, ...],
                 where: str) -> tuple[list[str], State]:
     """One certificate key a statement (the trace question covering it), and the end state."""
     states = trace(program, start, machine.values)
@@ -78,7 +78,7 @@ def _history_json(start: State, program, end: State, keys: list[str]) -> str:
             f'"end":{json.dumps(state_text(end))},"certs":{json.dumps([cert_id(k) for k in keys])}')
 
 
-def _line(questions: _Questions, machine: Machine, chain_id: str, sample: Sample, where: str,
+def _line(questions: Questions, machine: Machine, chain_id: str, sample: Sample, where: str,
           equivalence_start: State | None) -> tuple[str, int]:
     """A program's JSON line; the questions it needs added to ``questions``; its statements counted."""
     start = start_state()
@@ -107,9 +107,9 @@ def programs_executor(lean: LeanInstall, library: ProgramsLibrary, bridge: AskCo
     return cluster_module().RayProgramsExecutor(bridge.cluster, lean, library)
 
 
-def _ask(questions: _Questions, keys: list[str], store: CertificateStore, bridge: AskConfig, lean, library,
-         progress: Progress, executor: Executor, explain: Callable[[str, Answer], str] | None = None
-         ) -> tuple[int, int]:
+def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, bridge: AskConfig, lean, library,
+                progress: Progress, executor: Executor, explain: Callable[[str, Answer], str] | None = None
+                ) -> tuple[int, int]:
     """Ask Lean every key the store does not hold as certified, through ``executor``; (statements
     asked, processes). CertificationFailed at the first rejected statement, its message
     ``explain(key, answer)`` (by default the statement's first use and Lean's reason)."""
@@ -130,13 +130,13 @@ def _ask(questions: _Questions, keys: list[str], store: CertificateStore, bridge
             if not isinstance(a, Complete):
                 if explain is not None:
                     raise CertificationFailed(explain(k, a))
-                raise CertificationFailed(f"{questions.first_use[k]}: Lean rejected the statement ({_reason(a)})")
+                raise CertificationFailed(f"{questions.first_use[k]}: Lean rejected the statement ({reason(a)})")
         done += len(batch)
         progress("certify", done, len(missing))
     return len(missing), processes
 
 
-def _reason(answer: Answer) -> str:
+def reason(answer: Answer) -> str:
     return f"{answer.error_class}: {answer.message}" if isinstance(answer, Rejected) else "not certified"
 
 
@@ -172,7 +172,7 @@ def certify_traces(machine: Machine, traces: Iterable[Trace], lean, library, sto
     as a dataset's programs are (``trace_questions``), the store answers those it holds as certified,
     Lean is asked the rest and every answer recorded. CertificationFailed names the first step Lean
     rejected (the rejected question's statements are then asked one at a time, to find it)."""
-    questions = _Questions(library.library_hash, lean.githash)
+    questions = Questions(library.library_hash, lean.githash)
     covers: dict[str, tuple[Trace, int]] = {}  # key -> its trace and the offset of its first statement there
     keys: dict[str, str] = {}
     for t in traces:
@@ -190,7 +190,7 @@ def certify_traces(machine: Machine, traces: Iterable[Trace], lean, library, sto
         return _rejected_step(machine, questions.by_key[key], trace, offset, lean, library, bridge, answer, executor)
 
     with CertificateStore(store_path, library.library_hash, lean.githash) as store:
-        asked, processes = _ask(questions, list(keys), store, bridge, lean, library, progress, executor, explain)
+        asked, processes = ask_missing(questions, list(keys), store, bridge, lean, library, progress, executor, explain)
     return TracesCertified(len(keys), len(keys) - asked, asked, processes, keys)
 
 
@@ -204,9 +204,9 @@ def _rejected_step(machine: Machine, question: TraceQuestion, trace: Trace, offs
     for k, (step, said) in enumerate(zip(steps, answers)):
         if not isinstance(said, Complete):
             return (f"{trace.where} step {trace.first + offset + k}: Lean rejected '{step.statement}' from "
-                    f"{state_text(step.before)} to {state_text(step.after)} ({_reason(said)})")
+                    f"{state_text(step.before)} to {state_text(step.after)} ({reason(said)})")
     last = trace.first + offset + len(steps) - 1
-    return f"{trace.where} steps {trace.first + offset}-{last}: Lean rejected their trace ({_reason(answer)})"
+    return f"{trace.where} steps {trace.first + offset}-{last}: Lean rejected their trace ({reason(answer)})"
 
 
 def _visited(samples: Iterable[Sample], machine: Machine) -> set[State]:
@@ -237,7 +237,7 @@ def certify_programs(spec: ProgramsSpec, out: Path, store_path: Path, bridge: As
     writer = DatasetWriter(out, spec.settings(), force)
     store = CertificateStore(store_path, library.library_hash, lean.githash)
     try:
-        questions = _Questions(library.library_hash, lean.githash)
+        questions = Questions(library.library_hash, lean.githash)
         equivalence_start = None if machine.values == 2 else start_state()
         lines: dict[str, list[str]] = {}
         ends: dict[str, list[State]] = {}
@@ -258,7 +258,7 @@ def certify_programs(spec: ProgramsSpec, out: Path, store_path: Path, bridge: As
                 steps += used
                 equivalences += len(sample.partners)
             progress("sample", len(lines), len(spec.split_names()))
-        checked, processes = _ask(questions, list(questions.by_key), store, bridge, lean, library, progress,
+        checked, processes = ask_missing(questions, list(questions.by_key), store, bridge, lean, library, progress,
                                   programs_executor(lean, library, bridge))
         files = {}
         for name, split_lines in lines.items():
@@ -336,7 +336,7 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
     if manifest.get("library_hash") != library.library_hash:
         raise DatasetError(f"{where}: certified against another programs or core library "
                            f"({str(manifest.get('library_hash'))[:12]}, this one is {library.library_hash[:12]})")
-    questions = _Questions(library.library_hash, lean.githash)
+    questions = Questions(library.library_hash, lean.githash)
     equivalence_start = None if machine.values == 2 else start_state()
     steps = equivalences = 0
     for name, meta in sorted(files.items()):
@@ -369,7 +369,7 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
                                         executor=programs_executor(lean, library, bridge))
     for key, answer in zip(keys, answers):
         if not isinstance(answer, Complete):
-            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({_reason(answer)})")
+            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({reason(answer)})")
     progress("verify", len(keys), len(keys))
     return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
             "distinct_statements": len(keys), "lean_processes": processes,
@@ -377,7 +377,7 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
             "lean": {"version": lean.version, "githash": lean.githash}, "library_hash": library.library_hash}
 
 
-def _check_history(questions: _Questions, machine: Machine, history: History, where: str, end: State) -> None:
+def _check_history(questions: Questions, machine: Machine, history: History, where: str, end: State) -> None:
     """Each statement's certificate id is that of the trace question covering it (an edit is named
     by the steps its trace covers), and the statements end at ``end``, the program's recorded end."""
     keys, reached = _trace_keys(questions, machine, history.start, history.program, where)

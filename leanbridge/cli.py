@@ -7,10 +7,15 @@ from pathlib import Path
 
 import click
 
-from chains.domains import DOMAINS
+from chains.domains import DOMAINS, own_domain
 from chains.holdout import HoldOut, HoldOutRefused
+from chains.imported.dataset import DEFAULT_TEST_CHAINS as IMPORTED_TEST_CHAINS
+from chains.imported.dataset import DEFAULT_TEST_LENGTHS as IMPORTED_TEST_LENGTHS
+from chains.imported.dataset import DomainSpec
+from chains.imported.load import DomainImportError, is_import_path
 from chains.manifest import STARTS, DatasetError
-from chains.programs.dataset import DEFAULT_TEST_LENGTHS as PROGRAM_TEST_LENGTHS, ProgramsSpec
+from chains.programs.dataset import DEFAULT_TEST_LENGTHS as PROGRAM_TEST_LENGTHS
+from chains.programs.dataset import ProgramsSpec
 from chains.programs.syntax import Machine
 from chains.rewrite.corrupt import Corruption
 from chains.rewrite.dataset import DEFAULT_TEST_LENGTHS, PROBE_TEST_LENGTHS, DatasetSpec
@@ -18,6 +23,7 @@ from chains.rewrite.space import Domain, EnumerationIncomplete
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import DATASET_BRIDGE, CertificationFailed, default_store
 from leanbridge.certify import certify_dataset
+from leanbridge.certify_domain import certify_domain, is_domain_dataset, verify_domain
 from leanbridge.certify_programs import certify_programs, is_programs_dataset, verify_programs
 from leanbridge.checker import CHECKERS, Checker
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
@@ -39,6 +45,13 @@ def _hold_out(ctx, param, value: str | None) -> HoldOut | None:
         raise click.BadParameter(str(e)) from None
 
 
+def _domain(ctx, param, value: str) -> str:
+    """click callback: a shipped domain's name, or a domain of one's own by its import path."""
+    if value in DOMAINS or is_import_path(value):
+        return value
+    raise click.BadParameter(f"{value!r:.60} is neither {', '.join(DOMAINS)} nor an import path package.module:Name")
+
+
 def _checker(ctx, param, value: str | None) -> Checker | None:
     """click callback: a checker's name as a ``Checker``."""
     return None if value is None else Checker(value)
@@ -55,10 +68,13 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--domain", type=click.Choice(DOMAINS), default="rewrite", show_default=True,
+@click.option("--domain", default="rewrite", show_default=True, callback=_domain, metavar="NAME|MODULE:NAME",
               help="rewrite: expression trees under rewrite rules (--atoms, --tier); programs: straight-line programs "
                    "on a register machine of eight variables (--values), every statement's effect and every "
-                   "partner's equivalence certified by the kernel evaluating the programs library.")
+                   "partner's equivalence certified by the kernel evaluating the programs library; "
+                   "package.module:Name: a domain of one's own, importable here (docs/guide/bring-your-own-domain.md), "
+                   "every step and equivalence certified by the kernel evaluating its Lean module (--chains, --length, "
+                   "--partners, --test-lengths, --test-chains, --seed).")
 @click.option("--values", type=click.Choice(["2", "16"]), default="2", show_default=True,
               help="With --domain programs: 2, the Bits machine (not, and, or, xor); 16, the Arithmetic machine "
                    "(+, -, * modulo 16 and if a < b then c else d).")
@@ -76,7 +92,8 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
 @click.option("--test-lengths", default=None, callback=positive_ints,
               help=f"Comma-separated lengths of the held-out test splits [default: "
                    f"{','.join(map(str, DEFAULT_TEST_LENGTHS))}; with --probes {','.join(map(str, PROBE_TEST_LENGTHS))}; "
-                   f"with --domain programs {','.join(map(str, PROGRAM_TEST_LENGTHS))}].")
+                   f"with --domain programs {','.join(map(str, PROGRAM_TEST_LENGTHS))}; with a domain of one's own "
+                   f"{','.join(map(str, IMPORTED_TEST_LENGTHS))}].")
 @click.option("--starts", type=click.Choice(STARTS), default="start", show_default=True,
               help="Where training chains start: start, a uniformly random start tree; reachable, a tree drawn "
                    "uniformly among every tree of the domain a chain can visit (on tier 2 the larger trees too; "
@@ -105,13 +122,14 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "the file, the manifest's corrupt_partners says how many, --verify names each one as not "
                    "certified, and the trainers refuse the dataset unless told --corrupted-checker.")
 @click.option("--test-chains", type=click.IntRange(1), default=None,
-              help=f"Chains per test split [default: 512; with --domain programs {ProgramsSpec().test_chains}].")
+              help=f"Chains per test split [default: 512; with --domain programs {ProgramsSpec().test_chains}; with a "
+                   f"domain of one's own {IMPORTED_TEST_CHAINS}].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
               help="Lean processes at once.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Dataset directory [default: data/tier<T>-a<K>; with --domain programs data/programs-bits or "
-                   "data/programs-arithmetic].")
+                   "data/programs-arithmetic; with a domain of one's own data/<its name>].")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="Certificate store (SQLite) [default: the cache's certificates.sqlite].")
 @click.option("--force", is_flag=True,
@@ -155,7 +173,8 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
 def main(**options) -> None:
-    """Certify rewrite chains (or programs) with the Lean kernel and write them as a dataset."""
+    """Certify rewrite chains (or programs, or histories of a domain of one's own) with the Lean kernel and write them
+    as a dataset."""
     ctx = click.get_current_context()
     given = {name for name in options if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT}
     if options["mathlib_dir"] is not None:
@@ -168,7 +187,11 @@ def main(**options) -> None:
     mathlib_only = [name for name in MATHLIB_ONLY if name in given]
     if mathlib_only:
         raise click.UsageError(f"{_flag(mathlib_only[0])} goes with --mathlib")
-    if options["domain"] != "programs":
+    if is_import_path(options["domain"]):
+        others = [name for name in CHAIN_ONLY if name in given and name not in IMPORTED_OPTIONS]
+        if others:
+            raise click.UsageError(f"{_flag(others[0])} is not for a domain of one's own ({options['domain']})")
+    elif options["domain"] != "programs":
         programs_only = [name for name in PROGRAMS_ONLY if name in given]
         if programs_only:
             raise click.UsageError(f"{_flag(programs_only[0])} goes with --domain programs")
@@ -183,6 +206,8 @@ def main(**options) -> None:
         _verify(options["verify_dir"], bridge, options["checker"])
     elif options["domain"] == "programs":
         _build_programs(options, bridge)
+    elif is_import_path(options["domain"]):
+        _build_imported(options, bridge)
     else:
         _build(options, bridge)
 
@@ -190,6 +215,8 @@ def main(**options) -> None:
 # The options of one mode only, in the order a refusal names the first one given.
 MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
 PROGRAMS_ONLY = ("values", "program_lengths")
+IMPORTED_OPTIONS = ("domain", "chains", "length", "partners", "test_lengths", "test_chains", "jobs", "store", "timeout",
+                    "memory_mb", "force")
 REWRITE_ONLY = ("atoms", "tier", "max_size", "length", "starts", "start_walk", "tier2_weight", "corrupt", "probes",
                 "probe_chains", "checker")
 CHAIN_ONLY = ("domain", "values", "program_lengths", "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
@@ -205,6 +232,9 @@ def _verify(directory: Path, bridge: AskConfig, checker: Checker | None) -> None
     """``certify --verify``: re-check a dataset and say what was confirmed."""
     if is_programs_dataset(directory):
         _verify_programs(directory, bridge)
+        return
+    if is_domain_dataset(directory):
+        _verify_imported(directory, bridge)
         return
     bars = PhaseBars()
     with user_errors(CertificationFailed, cleanup=bars.close,
@@ -291,6 +321,40 @@ def _build_programs(options: dict, bridge: AskConfig) -> None:
                                       "seconds")}
     click.echo(json.dumps(shown, indent=2))
     click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
+
+
+def _build_imported(options: dict, bridge: AskConfig) -> None:
+    """``certify --domain package.module:Name``: build the dataset of a domain of one's own."""
+    try:
+        name = own_domain(options["domain"]).name
+        spec = DomainSpec(domain=options["domain"], chains=options["chains"], length=options["length"],
+                          partners=options["partners"], test_lengths=options["test_lengths"] or IMPORTED_TEST_LENGTHS,
+                          test_chains=options["test_chains"] or IMPORTED_TEST_CHAINS, seed=options["seed"])
+    except (DomainImportError, ValueError) as e:
+        raise click.UsageError(f"--domain {options['domain']}: {e}" if isinstance(e, DomainImportError) else str(e)
+                               ) from None
+    out = options["out"] or Path("data") / name
+    bars = PhaseBars()
+    with user_errors(CertificationFailed, cleanup=bars.close,
+                     interrupted="interrupted; certificates committed so far are kept in the store"):
+        manifest = certify_domain(spec, out, options["store"] or default_store(), bridge, bars, options["force"])
+        bars.close()
+    shown = {k: manifest[k] for k in ("domain", "chains", "steps", "distinct_steps", "equivalences",
+                                      "distinct_equivalences", "kernel_checked", "certified", "failed", "seconds")}
+    click.echo(json.dumps(shown, indent=2))
+    click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
+
+
+def _verify_imported(directory: Path, bridge: AskConfig) -> None:
+    """``certify --verify`` of a dataset of a domain of one's own."""
+    bars = PhaseBars()
+    with user_errors(CertificationFailed, cleanup=bars.close,
+                     interrupted="interrupted; certificates committed so far are kept in the store"):
+        report = verify_domain(directory, bridge, bars)
+        bars.close()
+    click.echo(json.dumps(report, indent=2))
+    click.echo(f"verified {directory}: {report['steps']} steps and {report['equivalences']} equivalences, "
+               f"{report['distinct_statements']} distinct theorems certified by Lean")
 
 
 def _verify_programs(directory: Path, bridge: AskConfig) -> None:

@@ -10,7 +10,8 @@ hold, raises ``StepNotCertified`` naming the chain and step.
 
 ``StepCertifier`` confirms rewrite steps by their step statements (``leanbridge.render``);
 ``ProgramsCertifier`` confirms program steps by trace questions (``leanbridge.certify_programs``),
-each run of consecutive steps along a chain one trace.
+each run of consecutive steps along a chain one trace; ``EvaluatedCertifier`` confirms the steps of
+a domain of one's own by its step statements (``leanbridge.domain_lean``).
 """
 from __future__ import annotations
 
@@ -21,15 +22,19 @@ from typing import Protocol
 import numpy as np
 
 from chains.programs.syntax import Machine
+from chains.protocol import KernelEvaluated
 from chains.rewrite.rules import Event
 from chains.rewrite.space import StateSpace
 from chains.rewrite.trees import Tree, polish
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, certify_steps
-from leanbridge.certify_programs import Trace, certify_traces
+from leanbridge.certify_programs import Questions, Trace, ask_missing, certify_traces
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall
+from leanbridge.domain_lean import DomainModule, DomainQuestion
+from leanbridge.domain_lean import step_statement as step_statement_of
 from leanbridge.programs import ProgramsLibrary
+from leanbridge.programs.check import LocalExecutor
 from leanbridge.render import step_statement
 from leanbridge.store import CertificateStore
 
@@ -118,22 +123,20 @@ class StepCertifier:
             self.counts[name] += value
 
 
-class ProgramsCertifier:
-    """Confirms, block by block, that every step of a programs stream is certified: the distinct
-    steps (state before, statement, state after) not yet confirmed, taken in chain order, are cut
-    into runs of consecutive steps along each chain, each run one trace (from the state before it,
-    the state after each statement); ``confirm`` raises ``StepNotCertified`` naming the chain and step of the first
-    step Lean did not certify, or one the store does not then hold. A step is confirmed as the
-    whole claim (state before, statement, state after), so a step met again counts without Lean
-    only when it claims the state it was certified to reach."""
+class ClaimCertifier:
+    """Confirms, block by block, that every step of a stream of interned states and events is
+    certified: a step is confirmed as the whole claim (state before, event, state after), so a step
+    met again counts without Lean only when it claims the state it was certified to reach. The
+    distinct claims not yet confirmed go to ``certify`` (a subclass's: the store, then Lean), which
+    raises ``StepNotCertified`` naming the chain and step of the first step Lean did not certify, or
+    one the store does not then hold."""
 
-    def __init__(self, space: Interned, machine: Machine, lean: LeanInstall, library: ProgramsLibrary,
-                 bridge: AskConfig, store: Path, progress: Progress) -> None:
-        self.space, self.machine, self.lean, self.library = space, machine, lean, library
-        self.bridge, self.store, self.progress = bridge, Path(store), progress
-        self.confirmed = np.zeros(0, dtype=np.int64)  # sorted (state before << 32 | statement) of confirmed steps
+    def __init__(self, space: Interned, lean: LeanInstall, bridge: AskConfig, store: Path, progress: Progress,
+                 counts: dict[str, int]) -> None:
+        self.space, self.lean, self.bridge, self.store, self.progress = space, lean, bridge, Path(store), progress
+        self.confirmed = np.zeros(0, dtype=np.int64)  # sorted (state before << 32 | event) of confirmed steps
         self.reached = np.zeros(0, dtype=np.int64)  # the state each of them was certified to reach
-        self.counts = {"distinct_steps": 0, "traces": 0, "from_store": 0, "asked": 0, "lean_processes": 0}
+        self.counts = counts
 
     def _known(self, keys: np.ndarray, after: np.ndarray) -> np.ndarray:
         """Whether each step (keys, after: (M,)) is a confirmed one."""
@@ -153,10 +156,38 @@ class ProgramsCertifier:
         claims, first = np.unique(np.stack([keys[fresh], after[fresh]], 1), axis=0, return_index=True)
         needed = np.zeros(keys.shape, dtype=bool)
         needed[fresh[first]] = True  # each distinct claim at its first place
-        traces = self.traces(states, events, needed.reshape(events.shape), first_step)
+        done = self.certify(states, events, needed.reshape(events.shape), first_step)
+        # Lean certified every claim, so no two of them differ in the state one step reaches
+        merged = np.concatenate([np.stack([self.confirmed, self.reached], 1), claims])
+        merged = merged[np.unique(merged[:, 0], return_index=True)[1]]
+        self.confirmed, self.reached = merged[:, 0], merged[:, 1]
+        for name, value in {"distinct_steps": len(claims), **done}.items():
+            self.counts[name] += value
+
+    def certify(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> dict[str, int]:
+        """Certify the ``needed`` (N, S) steps of a block; the counts to add."""
+        raise NotImplementedError
+
+    def progress_of_certify(self, phase: str, done: int, total: int) -> None:
+        self.progress("certify", done, total)
+
+
+class ProgramsCertifier(ClaimCertifier):
+    """Program steps confirmed by trace questions: the claims not yet confirmed, taken in chain
+    order, are cut into runs of consecutive steps along each chain, each run one trace (from the
+    state before it, the state after each statement)."""
+
+    def __init__(self, space: Interned, machine: Machine, lean: LeanInstall, library: ProgramsLibrary,
+                 bridge: AskConfig, store: Path, progress: Progress) -> None:
+        super().__init__(space, lean, bridge, store, progress,
+                         {"distinct_steps": 0, "traces": 0, "from_store": 0, "asked": 0, "lean_processes": 0})
+        self.machine, self.library = machine, library
+
+    def certify(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> dict[str, int]:
+        traces = self.traces(states, events, needed, first_step)
         try:
             done = certify_traces(self.machine, traces, self.lean, self.library, self.store, self.bridge,
-                                  lambda phase, n, total: self.progress("certify", n, total))
+                                  self.progress_of_certify)
         except CertificationFailed as e:
             raise StepNotCertified(f"not certified by Lean, so not counted: {e}") from None
         with CertificateStore(self.store, self.library.library_hash, self.lean.githash) as store:
@@ -164,14 +195,9 @@ class ProgramsCertifier:
         for key, where in done.keys.items():
             if key not in held:
                 raise StepNotCertified(f"{where}: their trace is not certified in the store {self.store} for this "
-                                          "Lean build and these libraries; not counted")
-        # Lean certified every claim, so no two of them differ in the state one step reaches
-        merged = np.concatenate([np.stack([self.confirmed, self.reached], 1), claims])
-        merged = merged[np.unique(merged[:, 0], return_index=True)[1]]
-        self.confirmed, self.reached = merged[:, 0], merged[:, 1]
-        for name, value in (("distinct_steps", len(claims)), ("traces", done.distinct), ("from_store", done.from_store),
-                            ("asked", done.asked), ("lean_processes", done.lean_processes)):
-            self.counts[name] += value
+                                       "Lean build and these libraries; not counted")
+        return {"traces": done.distinct, "from_store": done.from_store, "asked": done.asked,
+                "lean_processes": done.lean_processes}
 
     def traces(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> list[Trace]:
         """One trace per run of consecutive ``needed`` (N, S) steps of a chain."""
@@ -183,3 +209,38 @@ class ProgramsCertifier:
                                  tuple(space.states[s] for s in states[n, a + 1:b + 1].tolist()), f"chain {n}",
                                  first_step + a))
         return out
+
+
+class EvaluatedCertifier(ClaimCertifier):
+    """Steps of a domain of one's own confirmed by its step statements (``Eq (step e s) s'``, the
+    kernel evaluating the domain's module), one a distinct claim."""
+
+    def __init__(self, space: Interned, domain: KernelEvaluated, lean: LeanInstall, module: DomainModule,
+                 bridge: AskConfig, store: Path, progress: Progress) -> None:
+        super().__init__(space, lean, bridge, store, progress,
+                         {"distinct_steps": 0, "from_store": 0, "asked": 0, "lean_processes": 0})
+        self.domain, self.module = domain, module
+
+    def certify(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> dict[str, int]:
+        space = self.space
+        questions = Questions(self.module.library_hash, self.lean.githash)
+        keys: dict[str, str] = {}
+        for n, k in zip(*np.nonzero(needed)):
+            before, event, after = (space.states[states[n, k]], space.events[events[n, k]],
+                                    space.states[states[n, k + 1]])
+            here = f"chain {n} step {first_step + k}"
+            keys.setdefault(questions.add(DomainQuestion(step_statement_of(self.domain, before, event, after)),
+                                          here), here)
+        with CertificateStore(self.store, self.module.library_hash, self.lean.githash) as store:
+            try:
+                asked, processes = ask_missing(questions, list(keys), store, self.bridge, self.lean, self.module,
+                                               self.progress_of_certify,
+                                               LocalExecutor(self.lean, self.module, self.bridge.jobs))
+            except CertificationFailed as e:
+                raise StepNotCertified(f"not certified by Lean, so not counted: {e}") from None
+            held = store.certified(keys)
+        for key, where in keys.items():
+            if key not in held:
+                raise StepNotCertified(f"{where}: not certified in the store {self.store} for this Lean build and "
+                                       "this domain's module; not counted")
+        return {"from_store": len(keys) - asked, "asked": asked, "lean_processes": processes}

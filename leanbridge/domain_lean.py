@@ -82,6 +82,11 @@ def step_statement(domain: KernelEvaluated, state, event, claimed) -> Statement:
     return Statement("step", f": Eq {_run(domain, state, [event])} {render_term(domain.lean_state(claimed))} := rfl")
 
 
+def run_statement(domain: KernelEvaluated, start, events: Sequence, target) -> Statement:
+    """A history leads from ``start`` to ``target`` (the prover's one call)."""
+    return Statement("run", f": Eq {_run(domain, start, events)} {render_term(domain.lean_state(target))} := rfl")
+
+
 def equivalence_statement(domain: KernelEvaluated, start, events: Sequence, other_start,
                           other_events: Sequence) -> Statement:
     """Two histories end in the same state."""
@@ -94,3 +99,23 @@ def check_statements(module: DomainModule, statements: Sequence[Statement], lean
     """Lean's answer to each statement, in order (``Complete`` or ``Rejected``)."""
     answers, _ = answer_statements(lean, module, statements, CheckConfig(jobs=jobs, limits=limits))
     return answers
+
+
+@dataclass(frozen=True)
+class DomainQuestion:
+    """One statement about a domain of one's own as a question a certificate store keys
+    (``leanbridge.certify_programs.ask_missing`` asks it): its theorem, kind, text and content key."""
+
+    theorem: Statement
+
+    @property
+    def kind(self) -> str:
+        return self.theorem.kind
+
+    @property
+    def text(self) -> str:
+        return self.theorem.text
+
+    def key(self, library_hash: str, lean_githash: str) -> str:
+        """The theorem, the core library and the domain's module (``DomainModule.library_hash``) and the Lean build."""
+        return self.theorem.key(library_hash, lean_githash)

@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from leanbridge.certify_domain import is_domain_dataset
 from leanbridge.certify_programs import is_programs_dataset
 from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
-from prover.programs import ProgramsProveConfig, ProgramSearchError, prove_programs
+from prover.domain_search import DomainProveConfig, DomainSearchError, prove_domain
 from prover.run import ProveConfig, ProveError, prove
 from prover.search import SEARCHERS
 from training.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint
@@ -60,12 +61,12 @@ from training.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint
                    "lacks is refused before anything is written; the kernel searchers use no model.")
 def main(budget_calls, data, tracker, oracle, searcher, problems, distances, seed, prefix, out, jobs, timeout,
          memory_mb, store, unvisited, device) -> None:
-    """Search rewrite paths between trees of one class (or programs between two states), counting every
-    question to Lean."""
+    """Search rewrite paths between trees of one class (or programs, or histories of a domain of one's own, between
+    two states), counting every question to Lean."""
     if data is None:
         data = _dataset_of_run(oracle if searcher.startswith("oracle") else tracker, searcher) or KERNEL_DATA
-    if is_programs_dataset(data):
-        _programs(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
+    if is_programs_dataset(data) or is_domain_dataset(data):
+        _domain(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
                   device)
         return
     bar = PhaseBars()
@@ -101,16 +102,17 @@ def _dataset_of_run(run: Path, searcher: str) -> Path | None:
     return Path(path) if isinstance(path, str) else None
 
 
-def _programs(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
-              device) -> None:
-    """``prove`` on a programs dataset (``prover.programs``)."""
+def _domain(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
+            device) -> None:
+    """``prove`` on a programs dataset or one of a domain of one's own (``prover.domain_search``)."""
     context = click.get_current_context()
     for name in ("oracle", "prefix", "store", "unvisited"):
         if context.get_parameter_source(name) is not ParameterSource.DEFAULT:
-            raise click.UsageError(f"--{name} is for rewrite chains, not for a programs dataset")
+            raise click.UsageError(f"--{name} is for rewrite chains, not for a programs dataset or one of a domain "
+                                   "of one's own")
     device = "cpu" if device == "auto" else device
-    with user_errors(ProgramSearchError, interrupted="interrupted; no report written"):
-        report = prove_programs(ProgramsProveConfig(
+    with user_errors(DomainSearchError, interrupted="interrupted; no report written"):
+        report = prove_domain(DomainProveConfig(
             data=data, tracker=tracker, searcher=searcher, budget_calls=budget_calls, problems=problems,
             distances=distances, seed=seed, out=out, jobs=jobs, timeout_s=timeout, memory_mb=memory_mb,
             device=device))

@@ -174,13 +174,14 @@ class ExactImagination:
 
 
 def test_an_exact_imagination_solves_every_problem_with_one_kernel_call(bits, lean):
+    from chains.programs.domain import ProgramsDomain
     from leanbridge.process import LeanLimits
-    from prover.programs import Kernel, imagination_search, make_problems, training_statements
+    from prover.domain_search import Kernel, imagination_search, make_problems, training_events
 
-    machine = Machine(2)
-    kernel = Kernel(machine, LeanLimits(), jobs=1)
-    candidates = training_statements(bits, machine)
-    problems = make_problems(machine, (2, 5), 3, seed=1)
+    domain = ProgramsDomain(Machine(2))
+    kernel = Kernel(domain, LeanLimits(), jobs=1)
+    candidates = training_events(bits, domain)
+    problems = make_problems(domain, (2, 5), 3, seed=1)
     results = [imagination_search(p, ExactImagination(2), candidates, kernel, budget=1, beam=2, max_length=8)
                for p in problems]
     assert all(r.solved and r.calls == 1 and r.claims_rejected == 0 for r in results)

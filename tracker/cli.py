@@ -48,8 +48,8 @@ def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every:
          check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, sets: dict,
          out: Path | None, resume: bool, force: bool, threads: int | None,
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:
-    """Train a state tracker on a certified dataset (rewrite chains or programs) and evaluate it on long held-out
-    chains."""
+    """Train a state tracker on a certified dataset (rewrite chains, programs or a domain of one's own) and evaluate it
+    on long held-out chains."""
     where = command_device(device)
     # every other option, and every --set, is a TrainConfig field of the same name; the schedule
     # sets those not given

@@ -18,8 +18,10 @@ from typing import ClassVar
 
 import torch
 
+from chains.domains import domain_of_manifest
 from chains.files import OutputError
-from chains.manifest import PROGRAMS_FORMAT, DatasetError, dataset_id, manifest_bytes, manifest_path, read_manifest
+from chains.manifest import (DOMAIN_FORMAT, PROGRAMS_FORMAT, DatasetError, dataset_id, manifest_bytes, manifest_path,
+                             read_manifest)
 from chains.rewrite.dataset import read_split
 from chains.rewrite.holdout import HeldOut
 from chains.rewrite.rules import Event, apply, successors
@@ -317,7 +319,14 @@ def _build(directory: Path, manifest: dict) -> dict:
 
 
 def _build_domain(directory: Path, manifest: dict) -> dict:
-    """A dataset of another domain than rewrite chains (programs) through ``tracker.domain_data``."""
+    """A dataset of another domain than rewrite chains (programs, a domain of one's own) through
+    ``tracker.domain_data``."""
+    if manifest.get("format") == DOMAIN_FORMAT:
+        from chains.imported.records import read_splits
+        from tracker.domain_data import build_tensors
+
+        domain = domain_of_manifest(manifest, str(manifest_path(directory)))
+        return {"cache_version": CACHE_VERSION, **build_tensors(domain, read_splits(domain.domain, directory, manifest))}
     from chains.programs.dataset import HeldPrograms
     from chains.programs.domain import ProgramsDomain
     from chains.programs.files import machine_of, split_histories
@@ -367,7 +376,7 @@ def load_dataset(directory: Path | str, use_cache: bool = True, corrupted_checke
     directory = Path(directory)
     manifest = check_certified(directory, corrupted_checker)
     cached = cache_path(directory)
-    other_domain = manifest.get("format") == PROGRAMS_FORMAT
+    other_domain = manifest.get("format") in (PROGRAMS_FORMAT, DOMAIN_FORMAT)
     blob = _load_cache(cached, DOMAIN_CACHE_KEYS if other_domain else CACHE_KEYS) if use_cache else None
     if blob is None:
         blob = _build_domain(directory, manifest) if other_domain else _build(directory, manifest)

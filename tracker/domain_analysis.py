@@ -37,13 +37,12 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from chains.domains import recorded_histories
 from chains.manifest import DatasetError, dataset_id, manifest_path, read_manifest
-from chains.programs.files import read_programs
 from chains.protocol import EventRefused, StateDomain
 from chains.version import package_version
 from tracker.code_fits import (CHUNK, READ_BACK, RIDGE, AnalysisConfig, AnalysisError, Encoder, Progress, affine_apply,
-                               affine_fit, cluster_summary, components, procrustes, residual, spectrum,
-                               variance_curve)
+                               affine_fit, cluster_summary, components, procrustes, residual, spectrum, variance_curve)
 from tracker.domain_run import DomainRun
 from training.checkpoint import CHECKPOINT, load_checkpoint
 
@@ -111,11 +110,12 @@ def test_programs(data: Path, domain: StateDomain, config: AnalysisConfig) -> li
         raise AnalysisError(f"dataset {data} has no test split of {config.length} statements "
                             f"(it has {', '.join(map(str, have)) or 'none'}); pass --length")
     out = []
-    for record in read_programs(path, domain.machine):
+    for history, _ in recorded_histories(domain, path):
         if len(out) == config.chains:
             break
-        out.append((record.history.start, record.history.program))
+        out.append((history[0], tuple(history[1])))
     return out
+
 
 
 def end_state(domain: StateDomain, start, events: Sequence, where: str):
@@ -270,10 +270,22 @@ def _training(ends: Sequence, distinct: Sequence, visited: set, held: np.ndarray
 
 def _interpreted(enc: Encoder, h: np.ndarray, statements: Sequence, domain: StateDomain,
                  shape: tuple[int, int]) -> np.ndarray:
-    """Codes h (R, D) read back to states, each moved by its statement with the domain's rules, encoded (R, D)."""
-    read = enc.string(h).reshape(len(h), *shape).argmax(-1).tolist()  # (R, P): the state is its classes
-    after = [domain.apply(tuple(row), s) for row, s in zip(read, statements)]
-    return enc.code(one_hot_values(after, domain).reshape(len(after), -1))
+    """Codes h (R, D) read back to states, each moved by its statement with the domain's rules, encoded (R, D).
+    A read-back that names no state, or one the statement does not apply to, stays where it is (and is
+    judged wrong)."""
+    read = enc.string(h).reshape(len(h), *shape).argmax(-1).tolist()  # (R, P): each state's classes
+    after = [_moved_classes(domain, row, s) for row, s in zip(read, statements)]
+    out = np.zeros((len(after), *shape))
+    if after:
+        np.put_along_axis(out, np.array(after)[:, :, None], 1.0, axis=2)
+    return enc.code(out.reshape(len(after), -1))
+
+
+def _moved_classes(domain: StateDomain, classes: list[int], event) -> list[int]:
+    try:
+        return domain.state_classes(domain.apply(domain.state_of_classes(classes), event))
+    except ValueError:  # names no state, or the event does not apply there (EventRefused)
+        return classes
 
 
 def _statements(codes: np.ndarray, moved: np.ndarray, again: np.ndarray, moves: _Moves, half: np.ndarray,
@@ -385,12 +397,11 @@ def training_states(run: DomainRun) -> set | None:
         if dataset_id(read_manifest(where)) != trained_on.get("dataset_id"):
             return None
         seen = set()
-        for record in read_programs(where / "train.jsonl", run.domain.machine):
-            for history in (record.history, *record.partners):
-                state = history.start
+        for history, partners in recorded_histories(run.domain, where / "train.jsonl"):
+            for state, events in (history, *partners):
                 seen.add(state)
-                for statement in history.program:
-                    state = run.domain.apply(state, statement)
+                for event in events:
+                    state = run.domain.apply(state, event)
                     seen.add(state)
         return seen
     except DatasetError:

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from chains.domains import domain_of_manifest
-from chains.manifest import PROGRAMS_FORMAT, DatasetError
+from chains.manifest import DOMAIN_FORMAT, PROGRAMS_FORMAT, DatasetError
 from chains.protocol import EventRefused, StateDomain
 from tracker.build import build_model
 from tracker.config import TrainConfig
@@ -145,9 +145,10 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
     its checkpoint, when the caller has read it)."""
     run = run if run is not None else RunCheckpoint.read(directory, "tracker", TrainConfig)
     trained_on = run.blob.get("identity", {}).get("dataset", {})
-    manifest_like = {"format": PROGRAMS_FORMAT, "domain": trained_on.get("domain")}
     if not isinstance(trained_on.get("domain"), dict):
         raise RunUnavailable(f"tracker {run.run_dir}: trained on rewrite chains; read it with tracker.load_run")
+    own = "import" in trained_on["domain"]  # a domain of one's own, named by its import path
+    manifest_like = {"format": DOMAIN_FORMAT if own else PROGRAMS_FORMAT, "domain": trained_on["domain"]}
     try:
         domain = domain_of_manifest(manifest_like, str(run.run_dir))
     except DatasetError as e:

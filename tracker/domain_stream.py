@@ -155,6 +155,13 @@ def commonest_floor(at: dict[str, list[str]]) -> dict[str, float]:
     return out
 
 
+def commonest_state_floor(at: dict[str, list[str]]) -> dict[str, float]:
+    """Per step of ``at`` (each chain's state there, as text): the share of chains at the commonest
+    state among them, the floor of a tracker that always names it (a domain of one's own, whose
+    states' text has no columns to read)."""
+    return {step: max(Counter(texts).values()) / len(texts) for step, texts in at.items()}
+
+
 def describe_sampling(domain: StateDomain) -> str:
     """How the stream draws a chain of ``domain``, for the report."""
     return (f"chain n: random.Random(f'{{seed}}:stream:{{n}}'); the {domain.name} domain's start state, then its "

@@ -45,7 +45,7 @@ import torch.nn.functional as F
 
 from chains.domains import domain_of_manifest
 from chains.files import write_bytes_atomic
-from chains.manifest import ELABORATOR, PROGRAMS_FORMAT, DatasetError, read_manifest
+from chains.manifest import DOMAIN_FORMAT, ELABORATOR, PROGRAMS_FORMAT, DatasetError, read_manifest
 from chains.rewrite.dataset import read_split
 from chains.rewrite.rules import Event
 from chains.rewrite.sampling import random_walk
@@ -55,14 +55,15 @@ from chains.version import package_version
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import default_store
 from leanbridge.checker import Checker
-from leanbridge.confirm import ProgramsCertifier, StepCertifier
+from leanbridge.confirm import EvaluatedCertifier, ProgramsCertifier, StepCertifier
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
+from leanbridge.domain_lean import build_domain_module
 from leanbridge.programs import build_programs
 from tracker.domain_data import DomainBuilder
 from tracker.domain_run import DomainRun
-from tracker.domain_stream import (DomainChains, DomainRows, StoredBlocks, commonest_floor, describe_sampling,
-                                   generator_state)
+from tracker.domain_stream import (DomainChains, DomainRows, StoredBlocks, commonest_floor, commonest_state_floor,
+                                   describe_sampling, generator_state)
 from tracker.inference import RunUnavailable, TrackedRun, load_run
 from tracker.layouts import PAD_ID, laid_out
 from tracker.models import Recurrent, SlotRecurrence
@@ -608,17 +609,41 @@ def _programs_setup(config: StreamConfig, data: Path, manifest: dict, progress: 
     return _Setup(source, certifier, fields)
 
 
+def _imported_setup(config: StreamConfig, data: Path, manifest: dict, progress: Progress) -> _Setup:
+    """Histories of a domain of one's own drawn by its own sampling, every step certified by its
+    step statement (the kernel evaluating the domain's module); beside exact, the floor of always
+    naming the commonest state."""
+    domain = domain_of_manifest(manifest, str(data))
+    space = DomainBuilder(domain)
+    source = DomainChains(space, config.seed, config.chains, config.lengths)
+    lean = find_lean()
+    module = build_domain_module(domain.domain, lean)
+    store = config.store or default_store()
+    certifier = EvaluatedCertifier(space, domain.domain, lean, module, AskConfig(), store, progress)
+
+    def fields() -> dict:
+        return {"domain": manifest["domain"], "chain_sampling": describe_sampling(domain),
+                "beside_exact": {"floor": commonest_state_floor(source.at)},
+                "certification": {**certifier.counts, "certificate": "step: Eq (step e s) s' by rfl, the kernel "
+                                  "evaluating the domain module's step function",
+                                  "confirmed_steps": len(certifier.confirmed)},
+                "provenance": {"lean": {"version": lean.version, "githash": lean.githash, "source": lean.source},
+                               "core_hash": module.core.hash, "library_hash": module.library_hash}}
+    return _Setup(source, certifier, fields)
+
+
 def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progress = _quiet,
                     force: bool = False) -> dict:
     """Run ``config``'s evaluation (or continue it from the state in ``config.out`` with
     ``resume``); return the report, also written to ``config.out/report.json``. An evaluation of
     other settings already at ``config.out`` is replaced only with ``force``. The run's dataset
-    decides the domain: rewrite chains, or programs (``PROGRAMS_LENGTHS`` unless ``config.lengths``
-    names others, and the floor beside exact)."""
+    decides the domain: rewrite chains, or programs or a domain of one's own (``PROGRAMS_LENGTHS``
+    unless ``config.lengths`` names others, and the floor beside exact)."""
     started, cpu = time.perf_counter(), cpu_seconds()
     data, manifest = _open_dataset(config)
-    programs = manifest.get("format") == PROGRAMS_FORMAT
-    config = config.resolved(PROGRAMS_LENGTHS if programs else REWRITE_LENGTHS)
+    setups = {PROGRAMS_FORMAT: _programs_setup, DOMAIN_FORMAT: _imported_setup}
+    setup_of = setups.get(manifest.get("format"), _rewrite_setup)
+    config = config.resolved(REWRITE_LENGTHS if setup_of is _rewrite_setup else PROGRAMS_LENGTHS)
     if config.longest >= 1 << (63 - _KEY_BITS):
         raise StreamError("--lengths: too long")
     refuse_replacing(Path(config.out), _config_json(config), resume, force, STATE)
@@ -626,7 +651,7 @@ def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progre
         run = load_run(config.run, data, resolve_device(config.device))
     except RunUnavailable as e:
         raise StreamError(str(e)) from None
-    setup = (_programs_setup if programs else _rewrite_setup)(config, data, manifest, progress)
+    setup = setup_of(config, data, manifest, progress)
     before = Figures(**_saved(Path(config.out) / STATE, config)["figures"]) if resume else None  # for this call's share
     figures = stream(run, setup.source, setup.certifier, config, resume, progress)
     report = _report(config, run, data, setup, figures, before, started, cpu)

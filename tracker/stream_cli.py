@@ -1,6 +1,7 @@
 """The ``evaluate-tracker`` command: a trained tracker run free on chains drawn from a seed, to a
 million events and beyond, every step certified by Lean before it counts (``tracker.stream``); on
-rewrite chains or, for a run trained on programs, on programs drawn over its machine."""
+rewrite chains, for a run trained on programs on programs drawn over its machine, for a run trained on a
+domain of one's own on histories drawn by its own sampling."""
 from __future__ import annotations
 
 import json
@@ -26,7 +27,7 @@ def _silent(phase: str, done: int, total: int) -> None:
 @click.option("--lengths", callback=positive_ints, default=None,
               help="Comma-separated steps at which exact is reported; the chains run to the longest "
                    f"[default: {','.join(map(str, REWRITE_LENGTHS))} on rewrite chains, "
-                   f"{','.join(map(str, PROGRAMS_LENGTHS))} on programs].")
+                   f"{','.join(map(str, PROGRAMS_LENGTHS))} on programs and a domain of one's own].")
 @click.option("--chains", type=click.IntRange(1), default=D.chains, show_default=True,
               help="Chains run in lock-step.")
 @click.option("--seed", type=int, default=D.seed, show_default=True,
@@ -52,8 +53,9 @@ def _silent(phase: str, done: int, total: int) -> None:
 def main(run: Path, lengths: tuple[int, ...] | None, chains: int, seed: int, data: Path | None, out: Path | None,
          store: Path | None, block: int, save_every: float, device: str, resume: bool, force: bool, threads: int | None,
          quiet: bool) -> None:
-    """Run a trained tracker free on long chains drawn from a seed, every step certified by Lean (rewrite chains,
-    or programs for a run trained on programs, with the floor of each variable's commonest value beside exact)."""
+    """Run a trained tracker free on long chains drawn from a seed, every step certified by Lean (rewrite chains;
+    programs for a run trained on programs, with the floor of each variable's commonest value beside exact; a domain
+    of one's own for a run trained on one, drawn by its own sampling)."""
     out = out or run / f"stream-s{seed}"
     try:
         config = StreamConfig(run=run, lengths=lengths, chains=chains, seed=seed, data=data, out=out, device=device,

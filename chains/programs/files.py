@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from chains.manifest import PROGRAMS_FORMAT, DatasetError, manifest_path
+from chains.manifest import PROGRAMS_FORMAT, DatasetError, manifest_path, numbered_lines
 from chains.programs.syntax import Machine, ProgramSyntaxError, State, Statement, execute, parse_state, parse_statement
 
 CERT_ID_LENGTH = 16
@@ -110,13 +110,8 @@ def parse_record(line: str, machine: Machine, where: str, check_end: bool = True
 
 def read_programs(path: Path, machine: Machine, check_end: bool = True) -> Iterator[ProgramRecord]:
     """Every record of one file, strictly (see ``parse_record``)."""
-    try:
-        handle = open(path, encoding="utf-8")
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read it ({e.strerror or e})") from None
-    with handle:
-        for number, line in enumerate(handle, 1):
-            yield parse_record(line, machine, f"{path.name} line {number}", check_end)
+    for where, line in numbered_lines(path):
+        yield parse_record(line, machine, where, check_end)
 
 
 def machine_of(manifest: dict, where: str) -> Machine:

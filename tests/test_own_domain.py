@@ -1,0 +1,157 @@
+"""A domain of one's own through every command: ``certify --domain package.module:Name`` (the
+kernel evaluating the domain's module), ``--verify``, ``train-tracker``, ``evaluate-tracker`` and
+``prove``, on the dial of tests/dial_domain.py; and what each refuses."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from dial_domain import MOVES, POSITIONS, Dial
+
+from chains.domains import domain_of_manifest, own_domain
+from chains.imported.dataset import DomainSpec, sample_split
+from chains.imported.load import DomainImportError
+from chains.manifest import DOMAIN_FORMAT, DatasetError, read_manifest
+from chains.protocol import run_events
+from leanbridge.cli import main as certify
+from prover.cli import main as prove
+from tracker.cli import main as train_tracker
+from tracker.data import load_dataset
+from tracker.stream_cli import main as evaluate_tracker
+
+DIAL = "dial_domain:Dial"
+SMALL = ["--chains", "60", "--length", "6", "--test-lengths", "8,32", "--test-chains", "8", "--jobs", "1"]
+
+
+class LyingDial(Dial):
+    """Python's reading says ``turn`` moves two positions; the Lean module says one."""
+
+    name = "lying-dial"
+
+    def apply(self, state: int, event: str) -> int:
+        return (state + (2 if event == "turn" else MOVES[event])) % POSITIONS
+
+    def sample_partner(self, rng, start, events):
+        return start, list(events)
+
+
+def _certify(args: list[str]):
+    return CliRunner().invoke(certify, args)
+
+
+@pytest.fixture(scope="module")
+def dial(tmp_path_factory):
+    """A small certified dial dataset and the store it was certified through."""
+    root = tmp_path_factory.mktemp("dial")
+    result = _certify(["--domain", DIAL, *SMALL, "--out", str(root / "data"), "--store", str(root / "store.sqlite")])
+    assert result.exit_code == 0, result.output
+    return root
+
+
+def test_certify_writes_every_history_with_its_partners_certified(dial):
+    manifest = read_manifest(dial / "data")
+    assert manifest["format"] == DOMAIN_FORMAT and manifest["failed"] == 0
+    assert manifest["domain"] == {"name": "dial", "positions": POSITIONS, "import": DIAL}
+    assert manifest["certified"] == manifest["distinct_steps"] + manifest["distinct_equivalences"]
+    assert manifest["distinct_steps"] <= POSITIONS * len(MOVES)
+    assert manifest["files"]["train.jsonl"]["chains"] == 60 and manifest["files"]["test-32.jsonl"]["chains"] == 8
+    domain = domain_of_manifest(manifest, "here")
+    lines = (dial / "data" / "train.jsonl").read_text().splitlines()
+    spec = DomainSpec(domain=DIAL, chains=60, length=6, test_lengths=(8, 32), test_chains=8)
+    for line, sample in zip(lines, sample_split(Dial(), spec, "train", 6)):  # the lines are the seeded samples
+        (start, events), partners = domain.record_histories(domain.parse_record(line, "train.jsonl"))
+        assert (start, tuple(events)) == (sample.start, sample.events) and len(partners) == 2
+        end = run_events(Dial(), start, events)[-1]
+        assert all(run_events(Dial(), s, e)[-1] == end for s, e in partners)
+
+
+def test_verify_rechecks_every_statement_and_a_second_certify_makes_the_same_files(dial, tmp_path):
+    verified = _certify(["--verify", str(dial / "data")])
+    assert verified.exit_code == 0, verified.output
+    assert "distinct theorems certified by Lean" in verified.output
+    again = _certify(["--domain", DIAL, *SMALL, "--out", str(tmp_path / "again"), "--store", str(tmp_path / "s.sqlite")])
+    assert again.exit_code == 0, again.output
+    for name in ("train.jsonl", "test-8.jsonl", "test-32.jsonl"):
+        assert (tmp_path / "again" / name).read_bytes() == (dial / "data" / name).read_bytes()
+    other = _certify(["--domain", DIAL, *SMALL[:-4], "--seed", "1", "--jobs", "1", "--out", str(dial / "data"),
+                      "--store", str(dial / "store.sqlite")])
+    assert other.exit_code == 1 and "made with other settings" in other.output
+
+
+def test_a_damaged_dataset_is_refused_naming_file_chain_and_step(dial, tmp_path):
+    import shutil
+    damaged = tmp_path / "damaged"
+    shutil.copytree(dial / "data", damaged)
+    lines = (damaged / "train.jsonl").read_text().splitlines()
+    record = json.loads(lines[3])
+    record["events"][2] = next(m for m in MOVES if m != record["events"][2])  # another move: the end no longer follows
+    lines[3] = json.dumps(record)
+    (damaged / "train.jsonl").write_text("\n".join(lines) + "\n")
+    result = _certify(["--verify", str(damaged)])
+    assert result.exit_code == 1
+    assert "train.jsonl line 4 chain train-00003 step 2" in result.output and "Traceback" not in result.output
+    with pytest.raises(DatasetError, match="edited after certification"):
+        load_dataset(damaged, use_cache=False)
+
+
+def test_a_step_python_reads_otherwise_than_lean_is_rejected_and_nothing_written(tmp_path):
+    result = _certify(["--domain", "test_own_domain:LyingDial", *SMALL, "--out", str(tmp_path / "lying"),
+                       "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 1 and "Lean rejected" in result.output and "step" in result.output
+    assert not (tmp_path / "lying").exists()
+
+
+@pytest.mark.parametrize("path, why", [
+    ("no_such_module_here:Dial", "cannot import"),
+    ("dial_domain:Nothing", "has no Nothing"),
+    ("dial_domain:MOVES", "is not a domain"),
+    ("dial", "neither rewrite, programs nor an import path"),
+])
+def test_an_import_path_naming_no_domain_is_refused_in_one_line(path, why, tmp_path):
+    result = _certify(["--domain", path, "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and why in result.output and "Traceback" not in result.output
+
+
+def test_options_of_other_domains_are_refused_and_the_recorded_description_is_checked(dial):
+    result = _certify(["--domain", DIAL, "--tier", "2"])
+    assert result.exit_code == 2 and "--tier is not for a domain of one's own" in result.output
+    manifest = read_manifest(dial / "data")
+    with pytest.raises(DatasetError, match="describes itself otherwise"):
+        domain_of_manifest({**manifest, "domain": {**manifest["domain"], "positions": 7}}, "m.json")
+    with pytest.raises(DomainImportError, match="other than rewrite or programs"):
+        class Shipped(Dial):
+            name = "programs"
+        import dial_domain
+        dial_domain.Shipped = Shipped
+        try:
+            own_domain("dial_domain:Shipped")
+        finally:
+            del dial_domain.Shipped
+
+
+def test_train_evaluate_and_prove_run_on_the_dial(dial, tmp_path):
+    run = tmp_path / "run"
+    trained = CliRunner().invoke(train_tracker, ["--data", str(dial / "data"), "--steps", "40", "--objective", "combo",
+                                                 "--out", str(run), "--threads", "1", "--quiet"])
+    assert trained.exit_code == 0, trained.output
+    report = json.loads((run / "report.json").read_text())
+    assert report["dataset"]["domain"]["import"] == DIAL and set(report["exact"]) == {"8", "32"}
+    streamed = CliRunner().invoke(evaluate_tracker, [str(run), "--lengths", "16,64", "--chains", "4",
+                                                     "--store", str(dial / "store.sqlite"), "--quiet"])
+    assert streamed.exit_code == 0, streamed.output
+    stream = json.loads((run / "stream-s0" / "report.json").read_text())
+    assert stream["steps"] == 64 and stream["domain"]["name"] == "dial"
+    assert stream["certification"]["confirmed_steps"] == stream["certification"]["distinct_steps"] > 0
+    out = tmp_path / "prove"
+    proved = CliRunner().invoke(prove, ["--data", str(dial / "data"), "--tracker", str(run), "--searcher",
+                                        "imagination", "--problems", "3", "--distances", "1,2", "--budget-calls", "2",
+                                        "--jobs", "1", "--out", str(out)])
+    assert proved.exit_code == 0, proved.output
+    searched = json.loads((out / "report.json").read_text())
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert searched["kernel_calls"] == sum(r["calls"] for r in results) and searched["solutions_failing_audit"] == 0
+    assert all(r["calls"] <= 2 for r in results)
+    for problem, result in zip((json.loads(x) for x in (out / "problems.jsonl").read_text().splitlines()), results):
+        if result["solved"]:  # a solution is a history from the start to the target, by Python's reading too
+            assert run_events(Dial(), int(problem["start"]), result["program"])[-1] == int(problem["target"])
