@@ -57,10 +57,11 @@ def read_lengths(context: click.Context, param: click.Parameter, text: str | Non
 def main(eval_lengths: tuple[int, ...] | None, eval_chains: int, eval_batch: int, device: str, store: Path | None,
          sets: dict, out: Path | None, resume: bool, force: bool, threads: int | None, quiet: bool, log_every: int,
          tensorboard: bool, **settings) -> None:
-    """Train a causal transformer that writes the tree after every event of a rewrite chain, its whole
-    history in context, and evaluate it free-running (reading its own writing) on the held-out chains.
-    With --objective self-distill it is then taught long histories by its own predictions after a
-    certified short equivalent, in rounds of doubling length."""
+    """Train a causal transformer that writes the tree after every event of a rewrite chain (or the state after
+    every event of a programs dataset or one of a domain of one's own), its whole history in context, and evaluate it
+    free-running (reading its own writing) on the held-out chains. With --objective self-distill (rewrite chains) it
+    is then taught long histories by its own predictions after a certified short equivalent, in rounds of doubling
+    length."""
     where = command_device(device)
     given = given_settings(settings, sets)
     config = command_config(lambda: StepwiseConfig(**{**settings, **given, "data": str(settings["data"])}))

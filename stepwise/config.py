@@ -21,7 +21,8 @@ class StepwiseConfig(OptimConfig):
     batch_chains: int = setting(16, "Training chains per step, each one whole sequence.", low=2)
     lr: float = setting(1e-3, "Peak learning rate (cosine decay to final_lr_fraction of it).", low=0, low_open=True)
     warmup_steps: int = setting(100, "Steps of linear learning-rate warm-up.", low=0, rare=True)
-    data: str = setting("data/tier1-a4", "Certified rewrite dataset directory (made by certify).", path=True)
+    data: str = setting("data/tier1-a4", "Certified dataset directory (made by certify): rewrite chains, programs or "
+                                         "a domain of one's own.", path=True)
     width: int = setting(128, "Residual width of the transformer (a multiple of --heads).", low=8)
     depth: int = setting(4, "Transformer blocks.", low=1)
     heads: int = setting(4, "Attention heads per block.", low=1)

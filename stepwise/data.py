@@ -8,9 +8,10 @@ A chain's sequence, in the ids of ``StepwiseVocab`` (the tracker's vocabulary, t
 
 The start tree and the events are given; the model writes every tree after a SEP and the EOS that
 closes it: those are the *written* positions, and the training loss counts them only
-(``written_loss``). The start tree is closed by an EOS too, so that every state in the sequence
+(``stepwise.sequences.written_loss``). The start tree is closed by an EOS too, so that every state in the sequence
 reads alike. Training chains come from ``tracker.data.load_dataset`` (the same certified dataset,
 the same item tokens); the state after every event is replayed with ``chains.rewrite.rules.apply``.
+``load_stepwise`` reads a dataset of any other domain through ``stepwise.domain_data``.
 """
 from __future__ import annotations
 
@@ -19,15 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from chains.manifest import DatasetError
 from chains.rewrite.rules import Event, apply
 from chains.rewrite.trees import Tree, parse_tokens, tokens
+from stepwise.sequences import EOS, PAD_ID, SEP, written_sequence
 from tracker.data import TrackerData, Vocab, load_dataset
-
-SEP, EOS = "<sep>", "<eos>"
-PAD_ID = 0  # the tracker's padding, after a sequence's end
 
 Chain = tuple[Tree, tuple[Event, ...]]  # a start tree and the events applied to it in turn
 
@@ -60,6 +58,14 @@ class StepwiseVocab:
         index = self.base.index()
         return tuple(index[t] for t in tokens(tree))
 
+    def start_ids(self, tree: Tree) -> tuple[int, ...]:
+        """The ids a start is read as: its Polish tokens."""
+        return self.tree_ids(tree)
+
+    def state_ids(self, tree: Tree) -> tuple[int, ...]:
+        """The ids a state is written as: its Polish tokens."""
+        return self.tree_ids(tree)
+
     def event_ids(self, event: Event) -> tuple[int, ...]:
         """The rule's id, then one id per bit of the path (as the tracker's event items)."""
         index = self.base.index()
@@ -89,51 +95,6 @@ def sequence(vocab: StepwiseVocab, chain: Chain, states: Sequence[Tree] | None =
     state's token or its EOS); ``states`` are the trees after each event (replayed when None)."""
     states = replay(chain) if states is None else states
     return written_sequence(vocab, chain, [vocab.tree_ids(tree) for tree in states])
-
-
-def written_sequence(vocab: StepwiseVocab, chain: Chain, states: Sequence[Sequence[int]]
-                     ) -> tuple[list[int], list[bool]]:
-    """``sequence`` with the state after each event given as the token ids written for it (a
-    model's own writing, right or wrong), one per event."""
-    ids = [*vocab.tree_ids(chain[0]), vocab.eos]
-    written = [False] * len(ids)
-    for event, state_ids in zip(chain[1], states, strict=True):
-        given = [*vocab.event_ids(event), vocab.sep]
-        state = [*state_ids, vocab.eos]
-        ids += given + state
-        written += [False] * len(given) + [True] * len(state)
-    return ids, written
-
-
-def written_states(vocab: StepwiseVocab, ids: Sequence[int]) -> list[list[int]]:
-    """The token ids written after each SEP of a sequence, up to (not including) its EOS."""
-    states, current = [], None
-    for i in ids:
-        if i == vocab.sep:
-            current = []
-        elif i == vocab.eos and current is not None:
-            states.append(current)
-            current = None
-        elif current is not None:
-            current.append(i)
-    return states
-
-
-def written_loss(logits: torch.Tensor, ids: torch.Tensor, written: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy of the next token over the written positions only. ``logits`` (B, L, V)
-    at every position; ``ids`` and ``written`` (B, L): the logits at i predict token i + 1, counted
-    where token i + 1 is written (a state's token or EOS), never where it is given (an event, SEP)."""
-    target, counted = ids[:, 1:], written[:, 1:]  # (B, L - 1)
-    chosen = logits[:, :-1][counted]  # (M, V) the predictions of written tokens
-    return F.cross_entropy(chosen, target[counted])
-
-
-@dataclass(frozen=True)
-class Sequences:
-    """B chains' sequences, padded with PAD_ID after each one's end."""
-
-    ids: torch.Tensor  # (B, L) token ids
-    written: torch.Tensor  # (B, L) bool: the token is one the model writes
 
 
 class StepwiseData:
@@ -188,17 +149,18 @@ class StepwiseData:
         """The most tokens of any tree of the dataset."""
         return self.tracker.tree_len
 
+    @staticmethod
+    def replay(chain: Chain) -> list[Tree]:
+        """The tree after every event of ``chain`` (``replay``)."""
+        return replay(chain)
 
-def load_stepwise(directory: Path | str, corrupted_checker: bool = False) -> StepwiseData:
-    """The certified rewrite dataset in ``directory`` (``tracker.data.load_dataset``, its cache
-    shared) as the step-by-step model reads it; DatasetError for one it cannot read."""
-    return StepwiseData(load_dataset(directory, corrupted_checker=corrupted_checker))
 
-
-def sample_sequences(data: StepwiseData, chains: int, generator: torch.Generator) -> Sequences:
-    """B = ``chains`` training sequences drawn with ``generator`` (on the CPU: the same batches on
-    every device), trimmed to the longest of them."""
-    rows = torch.randint(0, data.train_ids.shape[0], (chains,), generator=generator)
-    ids, written = data.train_ids[rows], data.train_written[rows]  # (B, L)
-    length = int((ids != PAD_ID).sum(1).max())
-    return Sequences(ids[:, :length], written[:, :length])
+def load_stepwise(directory: Path | str, corrupted_checker: bool = False):
+    """The certified dataset in ``directory`` as the step-by-step model reads it: rewrite chains as a
+    ``StepwiseData`` (``tracker.data.load_dataset``, its cache shared), a dataset of any other domain
+    as a ``stepwise.domain_data.StepwiseDomainData``; DatasetError for one it cannot read."""
+    tracker = load_dataset(directory, corrupted_checker=corrupted_checker)
+    if isinstance(tracker.vocab, Vocab):
+        return StepwiseData(tracker)
+    from stepwise.domain_data import StepwiseDomainData
+    return StepwiseDomainData(Path(directory), tracker.identity)

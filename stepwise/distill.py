@@ -40,9 +40,10 @@ import torch.nn.functional as F
 from chains.rewrite.sampling import random_walk
 from chains.rewrite.space import StateSpace
 from leanbridge.confirm import StepCertifier
-from stepwise.data import PAD_ID, Chain, StepwiseVocab, sequence, written_sequence
+from stepwise.data import Chain, StepwiseVocab, sequence
 from stepwise.evaluate import free_run, free_run_cached
 from stepwise.model import KVCache, StepwiseModel
+from stepwise.sequences import PAD_ID, written_sequence
 
 DISTILLING = ("self-distill", "control")  # the objectives that draw a short history for a teacher
 

@@ -11,7 +11,7 @@ Per test length, on its first N chains: ``exact`` (the last written state is the
 ``right_throughout`` (every written state is right), ``first_wrong`` (over the chains that go
 wrong: how many, and the quartiles of the first event after which the written state is wrong,
 counted from 1), ``tokens_per_event`` (tokens written per event, each state's EOS included) and
-``seconds``. The truth is the dataset's events replayed with ``chains.rewrite.rules.apply``.
+``seconds``. The truth is the dataset's events replayed by its domain (``data.replay``).
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from typing import Any, Protocol
 import torch
 
 from leanbridge.cliutil import progress_bar
-from stepwise.data import PAD_ID, Chain, StepwiseData, StepwiseVocab, replay
+from stepwise.data import Chain, StepwiseData, StepwiseVocab
+from stepwise.sequences import PAD_ID
 
 
 class StepModel(Protocol):
@@ -66,7 +67,7 @@ class Reader:
     @classmethod
     def of(cls, vocab: StepwiseVocab, chain: Chain, cap: int) -> Reader:
         events = deque((*vocab.event_ids(e), vocab.sep) for e in chain[1])
-        reader = cls(vocab, events, deque([*vocab.tree_ids(chain[0]), vocab.eos]), cap, done=not events)
+        reader = cls(vocab, events, deque([*vocab.start_ids(chain[0]), vocab.eos]), cap, done=not events)
         reader.pending.extend(reader.events.popleft() if events else ())
         return reader
 
@@ -157,6 +158,6 @@ def evaluate(model: StepModel, data: StepwiseData, config: StepwiseEvalConfig = 
             readers += free_run(model, data.vocab, chains[at:at + config.batch], cap, device)
             bar.update(len(chains[at:at + config.batch]))
         bar.close()
-        truths = [[data.vocab.tree_ids(t) for t in replay(chain)] for chain in chains]
+        truths = [[data.vocab.state_ids(t) for t in data.replay(chain)] for chain in chains]
         out[str(length)] = {**scores(readers, truths), "seconds": round(time.perf_counter() - started, 2)}
     return out

@@ -27,10 +27,11 @@ from leanbridge.confirm import StepCertifier
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
 from stepwise.config import StepwiseConfig
-from stepwise.data import StepwiseData, load_stepwise, sample_sequences, written_loss
+from stepwise.data import StepwiseData, load_stepwise
 from stepwise.distill import DistillSchedule, LongHistories, PairCertifier
 from stepwise.evaluate import StepwiseEvalConfig, evaluate
 from stepwise.model import SHIFT, StepwiseModel
+from stepwise.sequences import sample_sequences, written_loss
 from tracker.stream import dataset_checker
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from training.device import cpu_kernels, resolve_device
@@ -120,6 +121,9 @@ def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress
         if show_progress:
             sys.stderr.write(f"reading {config.data}\n")
         data = load_stepwise(config.data)
+    if config.objective != "plain" and not isinstance(data, StepwiseData):
+        raise ValueError(f"{config.data}: --objective {config.objective} draws its long histories over rewrite chains "
+                         "only; on this dataset the objective is plain")
     unknown = sorted(set(eval_config.lengths or ()) - set(data.test_lengths))
     if unknown:
         raise ValueError(f"{config.data}: no test chains of {unknown[0]} events to evaluate (it has "

@@ -155,3 +155,25 @@ def test_train_evaluate_and_prove_run_on_the_dial(dial, tmp_path):
     for problem, result in zip((json.loads(x) for x in (out / "problems.jsonl").read_text().splitlines()), results):
         if result["solved"]:  # a solution is a history from the start to the target, by Python's reading too
             assert run_events(Dial(), int(problem["start"]), result["program"])[-1] == int(problem["target"])
+
+
+def test_the_step_by_step_model_writes_the_dial_s_states_and_refuses_long_histories(dial, tmp_path):
+    from stepwise.cli import main as train_stepwise
+    from stepwise.data import load_stepwise
+    from stepwise.sequences import written_sequence, written_states
+
+    data = load_stepwise(dial / "data")
+    chain = data.test_chains(8, 1)[0]
+    ids, written = written_sequence(data.vocab, chain, [data.vocab.state_ids(s) for s in data.replay(chain)])
+    states = written_states(data.vocab, ids)  # what the model is taught to write: each state's class token
+    assert [data.vocab.parse_state(s) for s in states] == run_events(Dial(), *chain)
+    assert sum(written) == 2 * len(chain[1])  # a class token and its EOS per event
+    run = tmp_path / "sw"
+    result = CliRunner().invoke(train_stepwise, ["--data", str(dial / "data"), "--steps", "20", "--eval-lengths", "8",
+                                                 "--eval-chains", "4", "--out", str(run), "--threads", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((run / "report.json").read_text())
+    assert report["evaluation"]["8"]["chains"] == 4 and report["dataset"]["domain"]["import"] == DIAL
+    refused = CliRunner().invoke(train_stepwise, ["--data", str(dial / "data"), "--objective", "self-distill",
+                                                  "--out", str(tmp_path / "sd"), "--quiet"])
+    assert refused.exit_code == 1 and "over rewrite chains only" in refused.output

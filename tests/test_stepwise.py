@@ -12,17 +12,18 @@ import torch
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stepwise_sizes import EVAL, TINY
+from strategies import tier1_trees
 
 from chains.rewrite.rules import Event, apply, successors, tier_rules
 from chains.rewrite.trees import ATOM_NAMES, TreeSyntaxError
 from stepwise.cli import main as train_stepwise
 from stepwise.config import StepwiseConfig
-from stepwise.data import PAD_ID, StepwiseVocab, load_stepwise, replay, sequence, written_loss, written_states
+from stepwise.data import StepwiseVocab, load_stepwise, replay, sequence
 from stepwise.evaluate import StepwiseEvalConfig, evaluate, free_run
 from stepwise.model import StepwiseModel
+from stepwise.sequences import PAD_ID, written_loss, written_states
 from stepwise.train import StepwiseTrainer, train
-from stepwise_sizes import EVAL, TINY
-from strategies import tier1_trees
 from tracker.data import Vocab
 from training.checkpoint import CHECKPOINT
 from training.loop import train_loop
