@@ -4,6 +4,7 @@ kernel evaluating the domain's module), ``--verify``, ``train-tracker``, ``evalu
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 from click.testing import CliRunner
@@ -57,6 +58,7 @@ def test_certify_writes_every_history_with_its_partners_certified(dial):
     assert manifest["distinct_steps"] <= POSITIONS * len(MOVES)
     assert manifest["files"]["train.jsonl"]["chains"] == 60 and manifest["files"]["test-32.jsonl"]["chains"] == 8
     domain = domain_of_manifest(manifest, "here")
+    assert pickle.loads(pickle.dumps(domain)).readout() == (POSITIONS,)  # as a DataLoader's workers receive it
     lines = (dial / "data" / "train.jsonl").read_text().splitlines()
     spec = DomainSpec(domain=DIAL, chains=60, length=6, test_lengths=(8, 32), test_chains=8)
     for line, sample in zip(lines, sample_split(Dial(), spec, "train", 6)):  # the lines are the seeded samples

@@ -148,6 +148,8 @@ class RecordedDomain:
         self.domain, self.import_path = domain, import_path
 
     def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("domain", "import_path"):  # copying and pickling look before __init__
+            raise AttributeError(name)
         return getattr(self.domain, name)
 
     def parse_record(self, line: str, where: str) -> DomainRecord:
