@@ -404,15 +404,20 @@ def rewrite_settings(manifest: dict) -> dict:
 
 def programs_settings(manifest: dict) -> dict:
     """The settings a programs manifest was made with (``ProgramsSpec.settings``)."""
-    holdout = manifest.get("holdout")
-    if holdout:
-        held = holdout.get("events") or holdout.get("pairs") or ()
-        holdout = holdout["kind"] if holdout.get("kind") == "states" else f"{holdout.get('kind')}:{len(held)}"
     domain = manifest.get("domain") or {}
     return {"domain": domain.get("name"), "values": domain.get("values"), "chains": manifest.get("chains"),
             "min_length": manifest.get("min_length"), "max_length": manifest.get("max_length"),
             "partners": manifest.get("partners"), "test_lengths": list(manifest.get("test_lengths") or ()),
-            "test_chains": manifest.get("test_chains"), "seed": manifest.get("seed"), "hold_out": holdout or None}
+            "test_chains": manifest.get("test_chains"), "seed": manifest.get("seed"),
+            "hold_out": _hold_out_text(manifest.get("holdout"))}
+
+
+def _hold_out_text(holdout: dict | None) -> str | None:
+    """A manifest's ``holdout`` as ``--hold-out`` wrote it: ``events:K``, ``pairs:K`` or ``states``."""
+    if not holdout:
+        return None
+    held = holdout.get("events") or holdout.get("pairs") or ()
+    return holdout["kind"] if holdout.get("kind") == "states" else f"{holdout.get('kind')}:{len(held)}"
 
 
 def imported_settings(manifest: dict) -> dict:
@@ -420,7 +425,8 @@ def imported_settings(manifest: dict) -> dict:
     domain = manifest.get("domain") or {}
     return {"domain": domain.get("import"), "chains": manifest.get("chains"), "length": manifest.get("length"),
             "partners": manifest.get("partners"), "test_lengths": list(manifest.get("test_lengths") or ()),
-            "test_chains": manifest.get("test_chains"), "seed": manifest.get("seed")}
+            "test_chains": manifest.get("test_chains"), "seed": manifest.get("seed"),
+            "hold_out": _hold_out_text(manifest.get("holdout"))}
 
 
 def settings_of(manifest: dict) -> dict:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from chains.domains import imported_domain, own_domain
 from chains.imported.dataset import DomainSpec, Sample, sample_split
+from chains.imported.holdout import HeldOut, choose, held_of
 from chains.imported.records import History, history_fields, read_records
 from chains.manifest import DOMAIN_FORMAT, DatasetError, manifest_path, read_manifest_json
 from chains.protocol import EventRefused, StateDomain, run_events
@@ -89,15 +90,17 @@ def certify_domain(spec: DomainSpec, out: Path, store_path: Path, bridge: AskCon
     other settings, unless ``force``."""
     started = time.perf_counter()
     domain = own_domain(spec.domain)
+    held = None if spec.holdout is None else choose(domain, spec.holdout, spec.seed)
     writer = DatasetWriter(out, spec.settings(), force)
     try:
         lean, module = _module(domain, bridge)
         questions = Questions(module.library_hash, lean.githash)
         lines: dict[str, list[str]] = {}
+        samples: dict[str, list[Sample]] = {}
         steps = equivalences = 0
         for name, length in spec.split_names():
-            lines[name] = []
-            for n, sample in enumerate(sample_split(domain, spec, name, length)):
+            lines[name], samples[name] = [], list(sample_split(domain, spec, name, length, held))
+            for n, sample in enumerate(samples[name]):
                 chain_id = f"{name}-{n:05d}"
                 line, used = _line(questions, domain, chain_id, sample, f"{name}.jsonl chain {chain_id}")
                 lines[name].append(line)
@@ -126,11 +129,32 @@ def certify_domain(spec: DomainSpec, out: Path, store_path: Path, bridge: AskCon
             "library_hash": module.library_hash, "package_version": package_version(), "files": files,
             "store": portable_path(store_path), "seconds": round(time.perf_counter() - started, 3),
         }
+        if held is not None:
+            manifest["holdout"] = _holdout_field(domain, held, samples)
         writer.commit(manifest)
         return manifest
     except BaseException:
         writer.abort()
         raise
+
+
+def _holdout_field(domain: StateDomain, held: HeldOut, samples: dict[str, list[Sample]]) -> dict:
+    """The manifest's ``holdout``: what was held out (in the domain's text), the states training
+    visits, and per test split the histories ending at a state training never visited."""
+    field_: dict = {"kind": held.kind}
+    if held.kind == "events":
+        field_["events"] = [domain.event_text(e) for e in held.events]
+    elif held.kind == "pairs":
+        field_["pairs"] = [[domain.event_text(a), domain.event_text(b)] for a, b in held.pairs]
+    visited = set()
+    for sample in samples["train"]:
+        for start, events in ((sample.start, sample.events), *sample.partners):
+            visited.update([start, *run_events(domain, start, events)])
+    field_["visited_states"] = len(visited)
+    field_["unseen_end_chains"] = {
+        name: sum((run_events(domain, s.start, s.events)[-1] if s.events else s.start) not in visited for s in split)
+        for name, split in sorted(samples.items()) if name != "train"}
+    return field_
 
 
 def is_domain_dataset(directory: Path) -> bool:
@@ -152,6 +176,18 @@ def _check_history(questions: Questions, domain: StateDomain, history: History, 
                            f"{domain.state_text(end)}")
 
 
+def _check_held(held: HeldOut | None, name: str, where: str, history: History, partners) -> None:
+    """A training history and its partners hold nothing held out; a test history holds it."""
+    if held is None or held.kind == "states":
+        return
+    if name == "train.jsonl":
+        for what, h in (("", history), *((f" partner {p}", m) for p, m in enumerate(partners))):
+            if not held.allows(h.events):
+                raise DatasetError(f"{where}{what}: holds a held-out {held.kind[:-1]} in training")
+    elif held.first_held(history.events) is None:
+        raise DatasetError(f"{where}: a test history without a held-out {held.kind[:-1]}")
+
+
 def verify_domain(directory: Path, bridge: AskConfig, progress: Progress = quiet) -> dict:
     """Re-read a dataset of a domain of one's own strictly and re-check every statement in Lean,
     trusting nothing stored: every file's hash and count, every history replayed, every certificate
@@ -170,6 +206,7 @@ def verify_domain(directory: Path, bridge: AskConfig, progress: Progress = quiet
         raise DatasetError(f"{where}: certified against another core library or domain module "
                            f"({str(manifest.get('library_hash'))[:12]}, this one is {module.library_hash[:12]})")
     questions = Questions(module.library_hash, lean.githash)
+    held = held_of(domain, manifest, where)
     steps = equivalences = 0
     for name, meta in sorted(files.items()):
         path = directory / name
@@ -180,6 +217,7 @@ def verify_domain(directory: Path, bridge: AskConfig, progress: Progress = quiet
             count += 1
             here = f"{name} line {number} chain {record.id}"
             h = record.history
+            _check_held(held, name, here, h, record.partners)
             _check_history(questions, domain, h, here, h.end)
             for p, mate in enumerate(record.partners):
                 _check_history(questions, domain, mate, f"{here} partner {p}", h.end)

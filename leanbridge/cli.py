@@ -74,7 +74,7 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "partner's equivalence certified by the kernel evaluating the programs library; "
                    "package.module:Name: a domain of one's own, importable here (docs/guide/bring-your-own-domain.md), "
                    "every step and equivalence certified by the kernel evaluating its Lean module (--chains, --length, "
-                   "--partners, --test-lengths, --test-chains, --seed).")
+                   "--partners, --test-lengths, --test-chains, --seed, --hold-out).")
 @click.option("--values", type=click.Choice(["2", "16"]), default="2", show_default=True,
               help="With --domain programs: 2, the Bits machine (not, and, or, xor); 16, the Arithmetic machine "
                    "(+, -, * modulo 16 and if a < b then c else d).")
@@ -113,7 +113,8 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "partner, and every test chain holds one (test lengths of at least 2). states: sampling "
                    "unchanged. Under each, the manifest's holdout field records what was held out, the trees "
                    "training visits and, per test split, the chains ending at a tree training never visited; "
-                   "--verify checks them.")
+                   "--verify checks them. On programs and on a domain of one's own the events are the statements or events "
+                   "their own histories use.")
 @click.option("--corrupt-partners", "corrupt", default=None, metavar="KIND:SHARE", callback=_corruption,
               help="A soft checker on purpose: replace this share of the training partners by wrong ones, drawn "
                    "from the seed. near:F: a near miss, a history ending one rewrite from the chain's end; far:F: "
@@ -215,8 +216,8 @@ def main(**options) -> None:
 # The options of one mode only, in the order a refusal names the first one given.
 MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
 PROGRAMS_ONLY = ("values", "program_lengths")
-IMPORTED_OPTIONS = ("domain", "chains", "length", "partners", "test_lengths", "test_chains", "jobs", "store", "timeout",
-                    "memory_mb", "force")
+IMPORTED_OPTIONS = ("domain", "chains", "length", "partners", "test_lengths", "test_chains", "hold_out", "jobs", "store",
+                    "timeout", "memory_mb", "force")
 REWRITE_ONLY = ("atoms", "tier", "max_size", "length", "starts", "start_walk", "tier2_weight", "corrupt", "probes",
                 "probe_chains", "checker")
 CHAIN_ONLY = ("domain", "values", "program_lengths", "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
@@ -329,7 +330,8 @@ def _build_imported(options: dict, bridge: AskConfig) -> None:
         name = own_domain(options["domain"]).name
         spec = DomainSpec(domain=options["domain"], chains=options["chains"], length=options["length"],
                           partners=options["partners"], test_lengths=options["test_lengths"] or IMPORTED_TEST_LENGTHS,
-                          test_chains=options["test_chains"] or IMPORTED_TEST_CHAINS, seed=options["seed"])
+                          test_chains=options["test_chains"] or IMPORTED_TEST_CHAINS, seed=options["seed"],
+                          holdout=options["hold_out"])
     except (DomainImportError, ValueError) as e:
         raise click.UsageError(f"--domain {options['domain']}: {e}" if isinstance(e, DomainImportError) else str(e)
                                ) from None
@@ -337,10 +339,15 @@ def _build_imported(options: dict, bridge: AskConfig) -> None:
     bars = PhaseBars()
     with user_errors(CertificationFailed, cleanup=bars.close,
                      interrupted="interrupted; certificates committed so far are kept in the store"):
-        manifest = certify_domain(spec, out, options["store"] or default_store(), bridge, bars, options["force"])
+        try:
+            manifest = certify_domain(spec, out, options["store"] or default_store(), bridge, bars, options["force"])
+        except HoldOutRefused as e:
+            bars.close()
+            raise click.UsageError(f"--hold-out {options['hold_out']}: {e}") from None
         bars.close()
     shown = {k: manifest[k] for k in ("domain", "chains", "steps", "distinct_steps", "equivalences",
-                                      "distinct_equivalences", "kernel_checked", "certified", "failed", "seconds")}
+                                      "distinct_equivalences", "kernel_checked", "certified", "failed", "holdout",
+                                      "seconds") if k in manifest}
     click.echo(json.dumps(shown, indent=2))
     click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
 

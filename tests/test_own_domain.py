@@ -179,3 +179,38 @@ def test_the_step_by_step_model_writes_the_dial_s_states_and_refuses_long_histor
     refused = CliRunner().invoke(train_stepwise, ["--data", str(dial / "data"), "--objective", "self-distill",
                                                   "--out", str(tmp_path / "sd"), "--quiet"])
     assert refused.exit_code == 1 and "over rewrite chains only" in refused.output
+
+
+@pytest.mark.parametrize("protocol", ["events:1", "pairs:2", "states"])
+def test_a_held_out_protocol_keeps_training_clear_and_every_test_history_holding_it(protocol, tmp_path):
+    out = tmp_path / "held"
+    result = _certify(["--domain", DIAL, *SMALL, "--hold-out", protocol, "--out", str(out),
+                       "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 0, result.output
+    manifest = read_manifest(out)
+    holdout = manifest["holdout"]
+    assert holdout["kind"] == protocol.split(":")[0] and holdout["visited_states"] <= POSITIONS
+    held_events = set(holdout.get("events", []))
+    held_pairs = {tuple(p) for p in holdout.get("pairs", [])}
+
+    def holds(events):
+        return bool(held_events & set(events)) or bool(held_pairs & set(zip(events, events[1:])))
+
+    for name in ("train.jsonl", "test-8.jsonl", "test-32.jsonl"):
+        for line in (out / name).read_text().splitlines():
+            record = json.loads(line)
+            if name == "train.jsonl":
+                assert not any(holds(h["events"]) for h in (record, *record["partners"]))
+            elif protocol != "states":
+                assert holds(record["events"])
+    data = load_dataset(out, use_cache=False)
+    if protocol != "states":  # the trackers know where each test history meets what training never saw
+        assert all((data.tests[n]["first_heldout"] >= 0).all() for n in (8, 32))
+    verified = _certify(["--verify", str(out)])
+    assert verified.exit_code == 0, verified.output
+
+
+def test_a_protocol_the_domain_cannot_satisfy_is_refused_in_one_line(tmp_path):
+    result = _certify(["--domain", DIAL, *SMALL, "--hold-out", "events:2", "--out", str(tmp_path / "x"),
+                       "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2 and "--hold-out events:2" in result.output and not (tmp_path / "x").exists()

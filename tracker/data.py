@@ -322,11 +322,16 @@ def _build_domain(directory: Path, manifest: dict) -> dict:
     """A dataset of another domain than rewrite chains (programs, a domain of one's own) through
     ``tracker.domain_data``."""
     if manifest.get("format") == DOMAIN_FORMAT:
+        from chains.imported.holdout import held_of
         from chains.imported.records import read_splits
         from tracker.domain_data import build_tensors
 
-        domain = domain_of_manifest(manifest, str(manifest_path(directory)))
-        return {"cache_version": CACHE_VERSION, **build_tensors(domain, read_splits(domain.domain, directory, manifest))}
+        where = str(manifest_path(directory))
+        domain = domain_of_manifest(manifest, where)
+        held = held_of(domain, manifest, where)
+        first_held = None if held is None or held.kind == "states" else held.first_held
+        return {"cache_version": CACHE_VERSION,
+                **build_tensors(domain, read_splits(domain.domain, directory, manifest), first_held)}
     from chains.programs.dataset import HeldPrograms
     from chains.programs.domain import ProgramsDomain
     from chains.programs.files import machine_of, split_histories
