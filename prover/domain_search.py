@@ -88,7 +88,7 @@ def make_problems(domain: StateDomain, distances: Sequence[int], per_distance: i
     start is redrawn."""
     problems = []
     for d in distances:
-        rng = split_rng(seed, f"programs-problems-{d}")  # the name fixes the draws recorded results rest on
+        rng = split_rng(seed, f"programs-problems-{d}")  # its name fixes the draws recorded results rest on
         n = 0
         while n < per_distance:
             start = domain.start_state(rng)
@@ -252,7 +252,8 @@ def prove_domain(config: DomainProveConfig) -> dict:
             results.append(imagination_search(problem, tracker, candidates, kernel, config.budget_calls, config.beam,
                                               config.max_length))
         else:
-            rng = split_rng(config.seed, f"programs-search-{problem.id}")  # the name fixes the draws recorded results rest on
+            # the generator's name fixes the draws that recorded results rest on
+            rng = split_rng(config.seed, f"programs-search-{problem.id}")
             results.append(kernel_uniform_search(problem, candidates, kernel, config.budget_calls, rng))
     searched_questions = kernel.questions
     solved = [(p, r) for p, r in zip(problems, results) if r.solved]
