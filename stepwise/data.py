@@ -24,7 +24,7 @@ import torch
 from chains.manifest import DatasetError
 from chains.rewrite.rules import Event, apply
 from chains.rewrite.trees import Tree, parse_tokens, tokens
-from stepwise.sequences import EOS, PAD_ID, SEP, written_sequence
+from stepwise.sequences import EOS, PAD_ID, SEP, padded, written_sequence
 from tracker.data import TrackerData, Vocab, load_dataset
 
 Chain = tuple[Tree, tuple[Event, ...]]  # a start tree and the events applied to it in turn
@@ -116,12 +116,7 @@ class StepwiseData:
             self._items[item] = (parse_tokens(text, tracker.vocab.atoms) if item <= n_trees
                                  else Event(text[0], "".join(text[1:])))
         train = [sequence(self.vocab, chain) for chain in self.chains(tracker.train["chain_items"])]
-        length = max(len(ids) for ids, _ in train)
-        self.train_ids = torch.full((len(train), length), PAD_ID, dtype=torch.long)  # (N, L)
-        self.train_written = torch.zeros(len(train), length, dtype=torch.bool)  # (N, L)
-        for n, (ids, written) in enumerate(train):
-            self.train_ids[n, : len(ids)] = torch.tensor(ids)
-            self.train_written[n, : len(ids)] = torch.tensor(written)
+        self.train_ids, self.train_written = padded(train)  # (N, L) each
 
     def chains(self, items: torch.Tensor) -> list[Chain]:
         """The chains of rows of item ids (N, T), 0 after a chain's end."""

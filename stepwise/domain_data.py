@@ -13,12 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-
 from chains.domains import domain_of_manifest, recorded_histories
 from chains.manifest import manifest_path
 from chains.protocol import StateDomain, run_events
-from stepwise.sequences import EOS, PAD_ID, SEP, written_sequence
+from stepwise.sequences import EOS, SEP, padded, written_sequence
 from tracker.data import check_certified
 
 Chain = tuple[object, tuple]  # a start state and the events applied to it in turn
@@ -74,12 +72,7 @@ class StepwiseDomainData:
             self.domain, Path(directory) / name)] for name in manifest["files"]}
         train = [written_sequence(self.vocab, chain, [self.vocab.state_ids(s) for s in self.replay(chain)])
                  for chain in self._splits["train.jsonl"]]
-        length = max(len(ids) for ids, _ in train)
-        self.train_ids = torch.full((len(train), length), PAD_ID, dtype=torch.long)  # (N, L)
-        self.train_written = torch.zeros(len(train), length, dtype=torch.bool)  # (N, L)
-        for n, (ids, written) in enumerate(train):
-            self.train_ids[n, : len(ids)] = torch.tensor(ids)
-            self.train_written[n, : len(ids)] = torch.tensor(written)
+        self.train_ids, self.train_written = padded(train)  # (N, L) each
 
     def replay(self, chain: Chain) -> list:
         """The state after every event of ``chain``."""

@@ -59,6 +59,17 @@ def written_loss(logits: torch.Tensor, ids: torch.Tensor, written: torch.Tensor)
     return F.cross_entropy(chosen, target[counted])
 
 
+def padded(sequences: Sequence[tuple[list[int], list[bool]]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(ids, written) per history -> (N, L) token ids padded with PAD_ID and (N, L) written flags."""
+    length = max(len(ids) for ids, _ in sequences)
+    ids_out = torch.full((len(sequences), length), PAD_ID, dtype=torch.long)
+    written_out = torch.zeros(len(sequences), length, dtype=torch.bool)
+    for n, (ids, written) in enumerate(sequences):
+        ids_out[n, : len(ids)] = torch.tensor(ids)
+        written_out[n, : len(ids)] = torch.tensor(written)
+    return ids_out, written_out
+
+
 @dataclass(frozen=True)
 class Sequences:
     """B chains' sequences, padded with PAD_ID after each one's end."""
