@@ -54,10 +54,9 @@ def own_domain(path: str) -> StateDomain:
 
 def imported_domain(manifest: dict, where: str) -> StateDomain:
     """The domain of one's own a manifest names by its import path, reading its dataset's lines
-    (``chains.imported.records.RecordedDomain``); DatasetError naming ``where`` when it cannot be
+    (``chains.imported.load.RecordedDomain``); DatasetError naming ``where`` when it cannot be
     imported or no longer describes itself as the manifest recorded it."""
-    from chains.imported.load import DomainImportError
-    from chains.imported.records import RecordedDomain
+    from chains.imported.load import DomainImportError, RecordedDomain
 
     recorded = manifest.get("domain")
     if not isinstance(recorded, dict) or not isinstance(recorded.get("import"), str):

@@ -38,7 +38,7 @@ MANIFEST = "manifest.json"  # the manifest's file name inside a dataset director
 FORMAT_VERSION = 1  # the chain datasets' format
 MATHLIB_FORMAT = "mathlib-probes/1"  # the Mathlib probe records' format
 PROGRAMS_FORMAT = "programs/1"  # a programs dataset's format (chains.programs.files)
-DOMAIN_FORMAT = "domain/1"  # a dataset of a domain of one's own (chains.imported.records)
+DOMAIN_FORMAT = "domain/1"  # a dataset of a domain of one's own (chains.records)
 DATASET_FORMATS = (FORMAT_VERSION, MATHLIB_FORMAT, PROGRAMS_FORMAT, DOMAIN_FORMAT)  # every format this project writes
 # the formats of histories with partners (rewrite chains, programs, a domain of one's own)
 CHAIN_FORMATS = (FORMAT_VERSION, PROGRAMS_FORMAT, DOMAIN_FORMAT)

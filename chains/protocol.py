@@ -99,6 +99,16 @@ class Recorded(Protocol[State, Event]):
 
 
 @runtime_checkable
+class ShortHistories(Protocol[State, Event]):
+    """A domain that names a short history between two states without search (the short
+    equivalents of self-distillation, ``stepwise.domain_pairs``); another domain's are searched for
+    breadth-first over its ``successors``."""
+
+    def short_history(self, start: State, end: State) -> list[Event] | None:
+        """A history of few events from ``start`` to ``end``; None when the domain knows none."""
+
+
+@runtime_checkable
 class KernelEvaluated(Protocol[State, Event]):
     """A domain Lean certifies by evaluation: its prelude-mode module (importing the core library)
     defines ``step : Event → State → State`` in namespace ``lean_namespace()``, and a step is the

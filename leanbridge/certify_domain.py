@@ -23,20 +23,19 @@ from pathlib import Path
 from chains.domains import imported_domain, own_domain
 from chains.imported.dataset import DomainSpec, Sample, sample_split
 from chains.imported.holdout import HeldOut, choose, held_of
-from chains.imported.records import History, history_fields, read_records
 from chains.manifest import DOMAIN_FORMAT, DatasetError, manifest_path, read_manifest_json
 from chains.protocol import EventRefused, StateDomain, run_events
+from chains.records import History, Record, Words, history_fields, read_records
 from chains.version import package_version
 from chains.writer import DatasetWriter, file_sha256
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
-from leanbridge.certify_programs import Questions, ask_missing, reason
+from leanbridge.certify_programs import Questions, ask_afresh, ask_missing, reread
 from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
 from leanbridge.domain_lean import DomainQuestion, build_domain_module, equivalence_statement, step_statement
 from leanbridge.paths import portable_path
-from leanbridge.programs.check import LocalExecutor, check_programs
+from leanbridge.programs.check import LocalExecutor
 from leanbridge.store import CertificateStore
-from leanbridge.verdicts import Complete
 
 CERTIFICATE_FORMS = {"step": "Eq (step e s) s' by rfl: the kernel evaluates the domain module's step function",
                      "equivalence": "Eq (run of one history) (run of the other) by rfl, both from their own starts"}
@@ -198,52 +197,28 @@ def verify_domain(directory: Path, bridge: AskConfig, progress: Progress = quiet
     where = str(manifest_path(directory))
     manifest = read_manifest_json(directory)
     domain = imported_domain(manifest, where).domain
-    files = manifest.get("files")
-    if not isinstance(files, dict) or "train.jsonl" not in files:
-        raise DatasetError(f"{where}: lists no train.jsonl")
     lean, module = _module(domain, bridge)
     if manifest.get("library_hash") != module.library_hash:
         raise DatasetError(f"{where}: certified against another core library or domain module "
                            f"({str(manifest.get('library_hash'))[:12]}, this one is {module.library_hash[:12]})")
     questions = Questions(module.library_hash, lean.githash)
     held = held_of(domain, manifest, where)
-    steps = equivalences = 0
-    for name, meta in sorted(files.items()):
-        path = directory / name
-        if not path.is_file():
-            raise DatasetError(f"{path}: listed in the manifest but missing")
-        count = 0
-        for number, record in enumerate(read_records(domain, path, check_end=False), 1):
-            count += 1
-            here = f"{name} line {number} chain {record.id}"
-            h = record.history
-            _check_held(held, name, here, h, record.partners)
-            _check_history(questions, domain, h, here, h.end)
-            for p, mate in enumerate(record.partners):
-                _check_history(questions, domain, mate, f"{here} partner {p}", h.end)
-                key = questions.add(DomainQuestion(equivalence_statement(domain, h.start, h.events, mate.start,
-                                                                         mate.events)), f"{here} partner {p}")
-                if cert_id(key) != mate.equivalence:
-                    raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
-                equivalences += 1
-            steps += len(h.events) + sum(len(m.events) for m in record.partners)
-        if count != meta.get("chains"):
-            raise DatasetError(f"{path}: {count} histories, the manifest says {meta.get('chains')}")
-        if file_sha256(path) != meta.get("sha256"):
-            raise DatasetError(f"{path}: contents differ from the manifest's hash (edited after certification)")
-    if steps != manifest.get("steps") or equivalences != manifest.get("equivalences"):
-        raise DatasetError(f"{where}: the files hold {steps} steps and {equivalences} equivalences, the "
-                           f"manifest says {manifest.get('steps')} and {manifest.get('equivalences')}")
-    keys = list(questions.by_key)
-    started = time.perf_counter()
-    answers, processes = check_programs([questions.by_key[k] for k in keys], lean, module, bridge.limits,
-                                        executor=LocalExecutor(lean, module, bridge.jobs))
-    for key, answer in zip(keys, answers):
-        if not isinstance(answer, Complete):
-            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({reason(answer)})")
-    progress("verify", len(keys), len(keys))
+
+    def check(name: str, here: str, record: Record) -> int:
+        h = record.history
+        _check_held(held, name, here, h, record.partners)
+        _check_history(questions, domain, h, here, h.end)
+        for p, mate in enumerate(record.partners):
+            _check_history(questions, domain, mate, f"{here} partner {p}", h.end)
+            key = questions.add(DomainQuestion(equivalence_statement(domain, h.start, h.events, mate.start,
+                                                                     mate.events)), f"{here} partner {p}")
+            if cert_id(key) != mate.equivalence:
+                raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
+        return len(record.partners)
+
+    steps, equivalences = reread(directory, manifest, where, lambda path: read_records(domain, path, check_end=False),
+                                 check, Words())
+    asked = ask_afresh(questions, lean, module, bridge.limits, LocalExecutor(lean, module, bridge.jobs), progress)
     return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
-            "distinct_statements": len(keys), "lean_processes": processes,
-            "seconds": round(time.perf_counter() - started, 3),
-            "lean": {"version": lean.version, "githash": lean.githash}, "library_hash": module.library_hash}
+            **asked}
 

@@ -31,14 +31,17 @@ from pathlib import Path
 
 from chains.manifest import DatasetError, manifest_path, read_manifest_json
 from chains.programs.dataset import HeldPrograms, ProgramsSpec, Sample, choose, sample_split, start_state, trace
-from chains.programs.files import PROGRAMS_FORMAT, History, machine_of, read_programs
+from chains.programs.domain import PROGRAM_WORDS, ProgramsDomain
+from chains.programs.files import PROGRAMS_FORMAT, machine_of, read_programs
 from chains.programs.syntax import VARIABLES, Machine, State, Statement, state_text
+from chains.records import History, Record, Words, history_fields
 from chains.version import package_version
 from chains.writer import DatasetWriter, file_sha256
 from leanbridge.asker import AskConfig, cluster_module
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
 from leanbridge.discovery import PROBE_TIMEOUT_S, LeanInstall, find_lean
 from leanbridge.paths import portable_path
+from leanbridge.process import LeanLimits
 from leanbridge.programs import (TRACE_CHUNK, EquivalenceQuestion, Executor, LocalExecutor, ProgramQuestion,
                                  ProgramsLibrary, StepQuestion, TraceQuestion, build_programs, check_programs,
                                  equivalence_form, trace_questions)
@@ -73,15 +76,10 @@ def _trace_keys(questions: Questions, machine: Machine, start: State, program: t
     return keys, (states[-1] if states else start)
 
 
-def _history_json(start: State, program, end: State, keys: list[str]) -> str:
-    return (f'"start":{json.dumps(state_text(start))},"events":{json.dumps([str(s) for s in program])},'
-            f'"end":{json.dumps(state_text(end))},"certs":{json.dumps([cert_id(k) for k in keys])}')
-
-
 def _line(questions: Questions, machine: Machine, chain_id: str, sample: Sample, where: str,
           equivalence_start: State | None) -> tuple[str, int]:
     """A program's JSON line; the questions it needs added to ``questions``; its statements counted."""
-    start = start_state()
+    start, domain = start_state(), ProgramsDomain(machine)
     keys, end = _trace_keys(questions, machine, start, sample.program, where)
     partners = []
     steps = len(sample.program)
@@ -91,11 +89,11 @@ def _line(questions: Questions, machine: Machine, chain_id: str, sample: Sample,
         if mate_end != end:
             raise AssertionError(f"{here}: the partner's sampler made an inequivalent program")
         equivalence = questions.add(EquivalenceQuestion(machine, sample.program, mate, equivalence_start), here)
-        partners.append(f'{{{_history_json(start, mate, end, mate_keys)},'
+        partners.append(f'{{{history_fields(domain, start, mate, end, [cert_id(k) for k in mate_keys])},'
                         f'"equivalence":{json.dumps(cert_id(equivalence))}}}')
         steps += len(mate)
-    line = f'{{"id":{json.dumps(chain_id)},{_history_json(start, sample.program, end, keys)},' \
-           f'"partners":[{",".join(partners)}]}}'
+    fields = history_fields(domain, start, sample.program, end, [cert_id(k) for k in keys])
+    line = f'{{"id":{json.dumps(chain_id)},{fields},"partners":[{",".join(partners)}]}}'
     return line, steps
 
 
@@ -138,6 +136,51 @@ def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, 
 
 def reason(answer: Answer) -> str:
     return f"{answer.error_class}: {answer.message}" if isinstance(answer, Rejected) else "not certified"
+
+
+def reread(directory: Path, manifest: dict, where: str, read: Callable[[Path], Iterable[Record]],
+           check: Callable[[str, str, Record], int], words: Words) -> tuple[int, int]:
+    """Every file ``manifest`` lists, read strictly by ``read`` and each record checked by
+    ``check(file name, where the record is, record)`` (which returns its equivalences counted), then
+    the file's count and hash and the dataset's totals held against the manifest: (steps,
+    equivalences). DatasetError naming the first fault (``where`` names the manifest)."""
+    files = manifest.get("files")
+    if not isinstance(files, dict) or "train.jsonl" not in files:
+        raise DatasetError(f"{where}: lists no train.jsonl")
+    steps = equivalences = 0
+    for name, meta in sorted(files.items()):
+        path = Path(directory) / name
+        if not path.is_file():
+            raise DatasetError(f"{path}: listed in the manifest but missing")
+        count = 0
+        for number, record in enumerate(read(path), 1):
+            count += 1
+            equivalences += check(name, f"{name} line {number} {words.history} {record.id}", record)
+            steps += len(record.history.events) + sum(len(m.events) for m in record.partners)
+        if count != meta.get("chains"):
+            raise DatasetError(f"{path}: {count} {words.history}s, the manifest says {meta.get('chains')}")
+        if file_sha256(path) != meta.get("sha256"):
+            raise DatasetError(f"{path}: contents differ from the manifest's hash (edited after certification)")
+    if steps != manifest.get("steps") or equivalences != manifest.get("equivalences"):
+        raise DatasetError(f"{where}: the files hold {steps} {words.events} and {equivalences} equivalences, the "
+                           f"manifest says {manifest.get('steps')} and {manifest.get('equivalences')}")
+    return steps, equivalences
+
+
+def ask_afresh(questions: Questions, lean: LeanInstall, library, limits: LeanLimits, executor: Executor,
+               progress: Progress) -> dict:
+    """Every distinct question asked of Lean, nothing taken from the store: CertificationFailed at the
+    first it does not certify, naming the statement's first use; else what was asked and how long it took."""
+    keys = list(questions.by_key)
+    started = time.perf_counter()
+    answers, processes = check_programs([questions.by_key[k] for k in keys], lean, library, limits, executor=executor)
+    for key, answer in zip(keys, answers):
+        if not isinstance(answer, Complete):
+            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({reason(answer)})")
+    progress("verify", len(keys), len(keys))
+    return {"distinct_statements": len(keys), "lean_processes": processes,
+            "seconds": round(time.perf_counter() - started, 3),
+            "lean": {"version": lean.version, "githash": lean.githash}, "library_hash": library.library_hash}
 
 
 @dataclass(frozen=True)
@@ -328,9 +371,6 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
     where = str(manifest_path(directory))
     manifest = read_manifest_json(directory)
     machine = machine_of(manifest, where)
-    files = manifest.get("files")
-    if not isinstance(files, dict) or "train.jsonl" not in files:
-        raise DatasetError(f"{where}: lists no train.jsonl")
     lean = find_lean(min(PROBE_TIMEOUT_S, bridge.limits.timeout_s))
     library = build_programs(lean, bridge.limits)
     if manifest.get("library_hash") != library.library_hash:
@@ -338,52 +378,31 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
                            f"({str(manifest.get('library_hash'))[:12]}, this one is {library.library_hash[:12]})")
     questions = Questions(library.library_hash, lean.githash)
     equivalence_start = None if machine.values == 2 else start_state()
-    steps = equivalences = 0
-    for name, meta in sorted(files.items()):
-        path = directory / name
-        if not path.is_file():
-            raise DatasetError(f"{path}: listed in the manifest but missing")
-        count = 0
-        for number, record in enumerate(read_programs(path, machine, check_end=False), 1):
-            count += 1
-            here = f"{name} line {number} program {record.id}"
-            _check_history(questions, machine, record.history, here, record.history.end)
-            for p, mate in enumerate(record.partners):
-                _check_history(questions, machine, mate, f"{here} partner {p}", record.history.end)
-                key = questions.add(EquivalenceQuestion(machine, record.history.program, mate.program,
-                                                        equivalence_start), f"{here} partner {p}")
-                if cert_id(key) != mate.equivalence:
-                    raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
-                equivalences += 1
-            steps += len(record.history.program) + sum(len(m.program) for m in record.partners)
-        if count != meta.get("chains"):
-            raise DatasetError(f"{path}: {count} programs, the manifest says {meta.get('chains')}")
-        if file_sha256(path) != meta.get("sha256"):
-            raise DatasetError(f"{path}: contents differ from the manifest's hash (edited after certification)")
-    if steps != manifest.get("steps") or equivalences != manifest.get("equivalences"):
-        raise DatasetError(f"{where}: the files hold {steps} statements and {equivalences} equivalences, the "
-                           f"manifest says {manifest.get('steps')} and {manifest.get('equivalences')}")
-    keys = list(questions.by_key)
-    started = time.perf_counter()
-    answers, processes = check_programs([questions.by_key[k] for k in keys], lean, library, bridge.limits,
-                                        executor=programs_executor(lean, library, bridge))
-    for key, answer in zip(keys, answers):
-        if not isinstance(answer, Complete):
-            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({reason(answer)})")
-    progress("verify", len(keys), len(keys))
+
+    def check(name: str, here: str, record: Record) -> int:
+        _check_history(questions, machine, record.history, here, record.history.end)
+        for p, mate in enumerate(record.partners):
+            _check_history(questions, machine, mate, f"{here} partner {p}", record.history.end)
+            key = questions.add(EquivalenceQuestion(machine, record.history.events, mate.events, equivalence_start),
+                                f"{here} partner {p}")
+            if cert_id(key) != mate.equivalence:
+                raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
+        return len(record.partners)
+
+    steps, equivalences = reread(directory, manifest, where, lambda path: read_programs(path, machine, check_end=False),
+                                 check, PROGRAM_WORDS)
+    asked = ask_afresh(questions, lean, library, bridge.limits, programs_executor(lean, library, bridge), progress)
     return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
-            "distinct_statements": len(keys), "lean_processes": processes,
-            "seconds": round(time.perf_counter() - started, 3),
-            "lean": {"version": lean.version, "githash": lean.githash}, "library_hash": library.library_hash}
+            **asked}
 
 
 def _check_history(questions: Questions, machine: Machine, history: History, where: str, end: State) -> None:
     """Each statement's certificate id is that of the trace question covering it (an edit is named
     by the steps its trace covers), and the statements end at ``end``, the program's recorded end."""
-    keys, reached = _trace_keys(questions, machine, history.start, history.program, where)
+    keys, reached = _trace_keys(questions, machine, history.start, history.events, where)
     for k, (key, cert) in enumerate(zip(keys, history.certs)):
         if cert_id(key) != cert:
-            last = min(len(history.program), k - k % TRACE_CHUNK + TRACE_CHUNK) - 1
+            last = min(len(history.events), k - k % TRACE_CHUNK + TRACE_CHUNK) - 1
             raise DatasetError(f"{where} steps {k - k % TRACE_CHUNK}-{last}: not the statements their trace "
                                "certificate states (edited after certification)")
     if reached != history.end or history.end != end:

@@ -11,7 +11,8 @@ hold, raises ``StepNotCertified`` naming the chain and step.
 ``StepCertifier`` confirms rewrite steps by their step statements (``leanbridge.render``);
 ``ProgramsCertifier`` confirms program steps by trace questions (``leanbridge.certify_programs``),
 each run of consecutive steps along a chain one trace; ``EvaluatedCertifier`` confirms the steps of
-a domain of one's own by its step statements (``leanbridge.domain_lean``).
+a domain of one's own by its step statements (``leanbridge.domain_lean``); ``claim_certifier``
+chooses between the last two for a domain.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
+from chains.programs.domain import ProgramsDomain
 from chains.programs.syntax import Machine
 from chains.protocol import KernelEvaluated
 from chains.rewrite.rules import Event
@@ -30,10 +32,10 @@ from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, certify_steps
 from leanbridge.certify_programs import Questions, Trace, ask_missing, certify_traces
 from leanbridge.corelib import CoreLibrary
-from leanbridge.discovery import LeanInstall
-from leanbridge.domain_lean import DomainModule, DomainQuestion
+from leanbridge.discovery import LeanInstall, find_lean
+from leanbridge.domain_lean import DomainModule, DomainQuestion, build_domain_module
 from leanbridge.domain_lean import step_statement as step_statement_of
-from leanbridge.programs import ProgramsLibrary
+from leanbridge.programs import ProgramsLibrary, build_programs
 from leanbridge.programs.check import LocalExecutor
 from leanbridge.render import step_statement
 from leanbridge.store import CertificateStore
@@ -244,3 +246,14 @@ class EvaluatedCertifier(ClaimCertifier):
                 raise StepNotCertified(f"{where}: not certified in the store {self.store} for this Lean build and "
                                        "this domain's module; not counted")
         return {"from_store": len(keys) - asked, "asked": asked, "lean_processes": processes}
+
+
+def claim_certifier(domain, space: Interned, store: Path, progress: Progress) -> ClaimCertifier:
+    """The certifier of the steps of a domain other than rewrite trees, as
+    ``chains.domains.domain_of_manifest`` gives it: programs by trace questions, a domain of one's
+    own (``chains.imported.load.RecordedDomain``) by its step statements."""
+    lean = find_lean()
+    if isinstance(domain, ProgramsDomain):
+        return ProgramsCertifier(space, domain.machine, lean, build_programs(lean), AskConfig(), store, progress)
+    own = domain.domain
+    return EvaluatedCertifier(space, own, lean, build_domain_module(own, lean), AskConfig(), store, progress)

@@ -26,6 +26,7 @@ from leanbridge.discovery import LeanInstall
 from leanbridge.process import LeanLimits
 from leanbridge.programs.check import CheckConfig, answer_statements
 from leanbridge.programs.library import ProgramsLibraryError, audit_source, build_module, library_hash
+from leanbridge.programs.questions import TheoremQuestion
 from leanbridge.render import Statement
 from leanbridge.verdicts import Answer
 
@@ -102,20 +103,11 @@ def check_statements(module: DomainModule, statements: Sequence[Statement], lean
 
 
 @dataclass(frozen=True)
-class DomainQuestion:
+class DomainQuestion(TheoremQuestion):
     """One statement about a domain of one's own as a question a certificate store keys
-    (``leanbridge.certify_programs.ask_missing`` asks it): its theorem, kind, text and content key."""
+    (``leanbridge.certify_programs.ask_missing`` asks it) and ``check_statements`` answers."""
 
-    theorem: Statement
+    statement: Statement
 
-    @property
-    def kind(self) -> str:
-        return self.theorem.kind
-
-    @property
-    def text(self) -> str:
-        return self.theorem.text
-
-    def key(self, library_hash: str, lean_githash: str) -> str:
-        """The theorem, the core library and the domain's module (``DomainModule.library_hash``) and the Lean build."""
-        return self.theorem.key(library_hash, lean_githash)
+    def _render(self) -> Statement:
+        return self.statement

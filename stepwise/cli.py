@@ -59,9 +59,8 @@ def main(eval_lengths: tuple[int, ...] | None, eval_chains: int, eval_batch: int
          tensorboard: bool, **settings) -> None:
     """Train a causal transformer that writes the tree after every event of a rewrite chain (or the state after
     every event of a programs dataset or one of a domain of one's own), its whole history in context, and evaluate it
-    free-running (reading its own writing) on the held-out chains. With --objective self-distill (rewrite chains) it
-    is then taught long histories by its own predictions after a certified short equivalent, in rounds of doubling
-    length."""
+    free-running (reading its own writing) on the held-out chains. With --objective self-distill it is then taught
+    long histories by its own predictions after a certified short equivalent, in rounds of doubling length."""
     where = command_device(device)
     given = given_settings(settings, sets)
     config = command_config(lambda: StepwiseConfig(**{**settings, **given, "data": str(settings["data"])}))

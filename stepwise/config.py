@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from stepwise.model import POSITIONS, StepwiseModelConfig
+from training.config import OptimConfig, setting
 
 OBJECTIVES = ("plain", "self-distill", "control", "labelled")
-from training.config import OptimConfig, setting
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class StepwiseConfig(OptimConfig):
     objective: str = setting("plain", "plain: the loss on the short training chains alone; self-distill: also, in "
                                       "rounds of doubling length, a long history's predictions drawn to the "
                                       "model's own after a certified short equivalent; control: the same from a "
-                                      "short history ending elsewhere; labelled: the true trees of the long "
+                                      "short history ending elsewhere; labelled: the true states of the long "
                                       "histories instead (a ceiling).", choices=OBJECTIVES)
     rounds: int = setting(5, "Rounds of doubling length (round k: long histories of up to 2^k times the training "
                              "chains' length), the last rounds x round_steps steps.", low=1)

@@ -23,15 +23,19 @@ from chains.rewrite.space import StateSpace, domain_of
 from chains.version import package_version
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import default_store, quiet
-from leanbridge.confirm import StepCertifier
+from leanbridge.confirm import StepCertifier, claim_certifier
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
 from stepwise.config import StepwiseConfig
 from stepwise.data import StepwiseData, load_stepwise
-from stepwise.distill import DistillSchedule, LongHistories, PairCertifier
+from stepwise.distill import DistillSchedule, LongHistories
+from stepwise.domain_data import StepwiseDomainData
+from stepwise.domain_pairs import DomainPairs
 from stepwise.evaluate import StepwiseEvalConfig, evaluate
 from stepwise.model import SHIFT, StepwiseModel
+from stepwise.rewrite_pairs import RewritePairs
 from stepwise.sequences import sample_sequences, written_loss
+from tracker.domain_data import DomainBuilder
 from tracker.stream import dataset_checker
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from training.device import cpu_kernels, resolve_device
@@ -91,17 +95,23 @@ def config_from_checkpoint(blob: dict) -> StepwiseConfig:
     return settings_from_checkpoint(blob, StepwiseConfig)
 
 
-def long_histories(config: StepwiseConfig, data: StepwiseData, store: Path | None,
+def long_histories(config: StepwiseConfig, data: StepwiseData | StepwiseDomainData, store: Path | None,
                    rounds: DistillSchedule) -> LongHistories:
     """The objective's term on long histories over the dataset's domain in the trainer's ``rounds``,
-    its steps certified by the checker that certified the dataset, through ``store``."""
-    manifest = read_manifest(Path(config.data))
-    space = StateSpace(domain_of(manifest, config.data))
-    lean = find_lean()
-    steps = StepCertifier(space, lean, build_core(lean), AskConfig(checker=dataset_checker(manifest)),
-                          store or default_store(), quiet)
+    its steps certified through ``store``: rewrite steps by the checker that certified the dataset
+    (``stepwise.rewrite_pairs``), another domain's by its own certifier (``stepwise.domain_pairs``)."""
+    store = store or default_store()
+    if isinstance(data, StepwiseData):
+        manifest = read_manifest(Path(config.data))
+        space = StateSpace(domain_of(manifest, config.data))
+        lean = find_lean()
+        steps = StepCertifier(space, lean, build_core(lean), AskConfig(checker=dataset_checker(manifest)), store, quiet)
+        source = RewritePairs(space, rounds.base, steps)
+    else:
+        builder = DomainBuilder(data.domain)
+        source = DomainPairs(data.domain, rounds.base, claim_certifier(data.domain, builder, store, quiet), builder)
     return LongHistories(config.objective, rounds, config.seed, config.long_chains, config.cuts, config.long_weight,
-                         data.vocab, space, PairCertifier(steps), data.max_state_tokens + 1)
+                         data.vocab, source, data.replay, data.max_state_tokens + 1)
 
 
 def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress: bool = True,
@@ -121,9 +131,6 @@ def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress
         if show_progress:
             sys.stderr.write(f"reading {config.data}\n")
         data = load_stepwise(config.data)
-    if config.objective != "plain" and not isinstance(data, StepwiseData):
-        raise ValueError(f"{config.data}: --objective {config.objective} draws its long histories over rewrite chains "
-                         "only; on this dataset the objective is plain")
     unknown = sorted(set(eval_config.lengths or ()) - set(data.test_lengths))
     if unknown:
         raise ValueError(f"{config.data}: no test chains of {unknown[0]} events to evaluate (it has "

@@ -50,8 +50,8 @@ def test_every_statement_and_equivalence_is_certified(which, request):
     for name in m["files"]:
         for record in read_programs(directory / name, machine):
             programs += 1
-            assert run(record.history.program, zero_state(), machine.values) == record.history.end
-            assert len(record.history.certs) == len(record.history.program)
+            assert run(record.history.events, zero_state(), machine.values) == record.history.end
+            assert len(record.history.certs) == len(record.history.events)
             assert all(mate.equivalence for mate in record.partners)
     assert programs == 40 + 4 + 4
     assert set(m["floor"]) == {"test-16", "test-80"}
@@ -93,7 +93,7 @@ def _other_statement(records):
 @pytest.mark.parametrize("name, edit, expected", [
     ("train.jsonl", _other_statement, "train.jsonl line 4 program train-00003 steps 0-"),
     ("train.jsonl", lambda r: r[0]["events"].__setitem__(1, "v1 = v2 nand v3"), "line 1 program train-00000 step 1"),
-    ("test-16.jsonl", lambda r: r[1].__setitem__("end", "ffffffff"), "line 2 program test-16-00001: 'ffffffff'"),
+    ("test-16.jsonl", lambda r: r[1].__setitem__("end", "ffffffff"), "line 2 program test-16-00001 end: 'ffffffff'"),
     ("test-80.jsonl", lambda r: r[0]["partners"][0]["certs"].__setitem__(70, "0" * 16), "partner 0 steps 64-"),
     ("train.jsonl", lambda r: r[2]["partners"][1].__setitem__("equivalence", "1" * 16), "partner 1: its equivalence"),
     ("train.jsonl", lambda r: r[0].__setitem__("id", "renamed"), "edited after certification"),
@@ -112,9 +112,9 @@ def test_a_held_out_statement_is_in_every_test_program_and_in_no_training_one(ar
     held = {parse_statement(text, machine) for text in m["holdout"]["events"]}
     assert len(held) == 2 and m["holdout"]["visited_states"] > 0
     for record in read_programs(arithmetic / "train.jsonl", machine):
-        assert not held & {s for p in (record.history, *record.partners) for s in p.program}
+        assert not held & {s for p in (record.history, *record.partners) for s in p.events}
     for name in ("test-16.jsonl", "test-80.jsonl"):
-        assert all(held & set(r.history.program) for r in read_programs(arithmetic / name, machine))
+        assert all(held & set(r.history.events) for r in read_programs(arithmetic / name, machine))
 
 
 @pytest.mark.parametrize("args, message", [

@@ -159,7 +159,7 @@ def test_train_evaluate_and_prove_run_on_the_dial(dial, tmp_path):
             assert run_events(Dial(), int(problem["start"]), result["program"])[-1] == int(problem["target"])
 
 
-def test_the_step_by_step_model_writes_the_dial_s_states_and_refuses_long_histories(dial, tmp_path):
+def test_the_step_by_step_model_writes_the_dial_s_states_and_distils_its_long_histories(dial, tmp_path):
     from stepwise.cli import main as train_stepwise
     from stepwise.data import load_stepwise
     from stepwise.sequences import written_sequence, written_states
@@ -176,9 +176,12 @@ def test_the_step_by_step_model_writes_the_dial_s_states_and_refuses_long_histor
     assert result.exit_code == 0, result.output
     report = json.loads((run / "report.json").read_text())
     assert report["evaluation"]["8"]["chains"] == 4 and report["dataset"]["domain"]["import"] == DIAL
-    refused = CliRunner().invoke(train_stepwise, ["--data", str(dial / "data"), "--objective", "self-distill",
-                                                  "--out", str(tmp_path / "sd"), "--quiet"])
-    assert refused.exit_code == 1 and "over rewrite chains only" in refused.output
+    distilled = CliRunner().invoke(train_stepwise, [
+        "--data", str(dial / "data"), "--objective", "self-distill", "--steps", "6", "--rounds", "1", "--round-steps",
+        "2", "--set", "long_chains=1", "--set", "cuts=2", "--eval-lengths", "8", "--eval-chains", "2",
+        "--store", str(dial / "store.sqlite"), "--out", str(tmp_path / "sd"), "--threads", "1", "--quiet"])
+    assert distilled.exit_code == 0, distilled.output
+    assert set(json.loads((tmp_path / "sd" / "report.json").read_text())["final_losses"]) == {"ce", "distill"}
 
 
 @pytest.mark.parametrize("protocol", ["events:1", "pairs:2", "states"])

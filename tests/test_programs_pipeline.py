@@ -133,7 +133,7 @@ def test_figures_are_the_stored_evaluations_on_the_same_programs(tiny, lean_libr
     stored = evaluate(run.model, load_dataset(tiny / "data"), EvalConfig(pair_lengths=(16,)))
     space = DomainBuilder(ProgramsDomain(BITS))
     records = list(read_programs(tiny / "data" / "test-40.jsonl", BITS))
-    chains = StoredDomainChains(space, [(r.history.start, r.history.program) for r in records])
+    chains = StoredDomainChains(space, [(r.history.start, r.history.events) for r in records])
     # blocks and readout chunks that divide nothing evenly: the boundaries must not matter
     config = StreamConfig(run=tiny / "run", lengths=(16, 40), chains=chains.count, block=15, readout_chunk=7)
     figures = stream(run, chains, certifier(space, lean_library, tiny / "store.sqlite"), config, save=False)
@@ -349,15 +349,15 @@ def test_the_dataset_items_decode_to_the_interpreters_states(tiny, split):
                 (mate, item["partner_trees"][p], item["partner_items"][p]) for p, mate in enumerate(record.partners)]:
             state = history.start
             assert dataset.tree_text(trees[0]) == state_text(state)
-            for t, statement in enumerate(history.program, 1):
+            for t, statement in enumerate(history.events, 1):
                 state = execute(statement, state, 2)  # Python's interpreter is the referee
                 assert dataset.tree_text(trees[t]) == state_text(state)
-            steps = len(history.program) + 1
+            steps = len(history.events) + 1
             assert not trees[steps:].any() and int((items != 0).sum()) == steps  # padding after its end
             assert state == record.history.end
-        read = [[names[j] for j in row if j] for row in item["tokens"][:len(record.history.program) + 1].tolist()]
+        read = [[names[j] for j in row if j] for row in item["tokens"][:len(record.history.events) + 1].tolist()]
         assert read[0] == [f"c{v}" for v in record.history.start]
-        assert [words[:2] for words in read[1:]] == [[f"v{s.target}", s.op] for s in record.history.program]
+        assert [words[:2] for words in read[1:]] == [[f"v{s.target}", s.op] for s in record.history.events]
     batch = next(iter(torch.utils.data.DataLoader(dataset, batch_size=4)))
     assert batch["trees"].shape[:2] == batch["items"].shape == (4, dataset.chain_items.shape[1])
     assert batch["partner_lengths"].shape == (4, 1)

@@ -1,5 +1,5 @@
-"""Nerode self-distillation of the step-by-step model (``stepwise.distill``): the pairs are what they
-claim (v a shortest certified equivalent of u, or for the control a history ending elsewhere; w
+"""Nerode self-distillation of the step-by-step model (``stepwise.distill``) on rewrite chains
+(``stepwise.rewrite_pairs``): the pairs are what they claim (v a shortest certified equivalent of u, or for the control a history ending elsewhere; w
 applies after both), no tree of a long history is ever tokenised for the loss, a pair whose long
 history is its short one costs nothing, reading a tail through a copied cache is the forward pass,
 and a run with rounds certifies its histories and resumes bit for bit."""
@@ -12,16 +12,17 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from stepwise_sizes import EVAL, TINY
 
 from chains.manifest import read_manifest
 from chains.rewrite.rules import apply
 from chains.rewrite.space import Domain, StateSpace, domain_of
 from stepwise.config import StepwiseConfig
 from stepwise.data import load_stepwise, sequence
-from stepwise.distill import (DistillPair, DistillSchedule, LongChain, PairSampler, distill_loss, labelled_loss)
+from stepwise.distill import DistillPair, DistillSchedule, LongChain, distill_loss, labelled_loss
 from stepwise.model import StepwiseModel
+from stepwise.rewrite_pairs import PairSampler, as_values
 from stepwise.train import StepwiseTrainer, long_histories, train
-from stepwise_sizes import EVAL, TINY
 from training.checkpoint import CHECKPOINT
 from training.loop import train_loop
 
@@ -104,16 +105,16 @@ def model_for(data) -> StepwiseModel:
 def test_no_tree_of_a_long_history_is_tokenised_for_the_loss(data, monkeypatch):
     """The distillation tokenises start trees only (what the model is given); the ceiling, which
     reads labels, tokenises the trees along its histories (so the spy would see them)."""
-    chains, pairs = PairSampler(SPACE, 8).draw(random.Random(3), 2, 3, (9, 16))
-    starts = {SPACE.trees[c.states[0]] for c in chains}
+    chains, pairs = as_values(SPACE, *PairSampler(SPACE, 8).draw(random.Random(3), 2, 3, (9, 16)))
+    starts = {c.states[0] for c in chains}
     seen = []
     tree_ids = type(data.vocab).tree_ids
     monkeypatch.setattr(type(data.vocab), "tree_ids", lambda self, tree: seen.append(tree) or tree_ids(self, tree))
     model = model_for(data)
-    distill_loss(model, model, data.vocab, SPACE, chains, pairs, data.max_state_tokens + 1).backward()
+    distill_loss(model, model, data.vocab, chains, pairs, data.max_state_tokens + 1).backward()
     assert seen and set(seen) <= starts
     seen.clear()
-    labelled_loss(model, data.vocab, SPACE, chains, pairs)
+    labelled_loss(model, data.vocab, data.replay, chains, pairs)
     assert set(seen) - starts
 
 
@@ -129,7 +130,7 @@ def test_a_pair_whose_long_history_is_its_short_one_costs_nothing(data):
     chain = LongChain((*states, extra[event]), (*events, event))
     pair = DistillPair(0, len(events), far, states, events, then)
     model = model_for(data)
-    loss = distill_loss(model, model, data.vocab, SPACE, [chain], [pair], data.max_state_tokens + 1)
+    loss = distill_loss(model, model, data.vocab, *as_values(SPACE, [chain], [pair]), data.max_state_tokens + 1)
     assert len(events) >= 2 and float(loss.detach()) == pytest.approx(0.0, abs=1e-6)
 
 
@@ -155,7 +156,7 @@ def test_a_run_with_rounds_certifies_its_histories_and_resumes_bit_for_bit(tiny,
     trainer.long = long_histories(config, data, store, trainer.rounds)
     (tmp_path / "resumed").mkdir()
     train_loop(trainer, config, tmp_path / "resumed" / CHECKPOINT, show_progress=False, until=3)
-    assert trainer.long.certifier.steps.counts["distinct_steps"] > 0  # the long histories went through the store
+    assert trainer.long.source.certifier.steps.counts["distinct_steps"] > 0  # the long histories went through the store
     assert trainer.long.teacher_round == 1 and "teacher" in torch.load(tmp_path / "resumed" / CHECKPOINT,
                                                                        weights_only=False)
     resumed = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=data,

@@ -323,7 +323,7 @@ def _build_domain(directory: Path, manifest: dict) -> dict:
     ``tracker.domain_data``."""
     if manifest.get("format") == DOMAIN_FORMAT:
         from chains.imported.holdout import held_of
-        from chains.imported.records import read_splits
+        from chains.records import read_splits
         from tracker.domain_data import build_tensors
 
         where = str(manifest_path(directory))
@@ -331,7 +331,7 @@ def _build_domain(directory: Path, manifest: dict) -> dict:
         held = held_of(domain, manifest, where)
         first_held = None if held is None or held.kind == "states" else held.first_held
         return {"cache_version": CACHE_VERSION,
-                **build_tensors(domain, read_splits(domain.domain, directory, manifest), first_held)}
+                **build_tensors(domain, read_splits(domain.domain, directory, manifest, where), first_held)}
     from chains.programs.dataset import HeldPrograms
     from chains.programs.domain import ProgramsDomain
     from chains.programs.files import machine_of, split_histories

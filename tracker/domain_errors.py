@@ -98,7 +98,7 @@ def length_errors(run: DomainRun, data: Path, config: ErrorsConfig = ErrorsConfi
     for name in sorted((n for n in manifest["files"] if n.startswith("test-")),
                        key=lambda n: int(n.split("-")[1].split(".")[0])):
         rows = [r.history for r in islice(read_programs(Path(data) / name, machine), config.chains)]
-        starts, programs = [h.start for h in rows], [h.program for h in rows]
+        starts, programs = [h.start for h in rows], [h.events for h in rows]
         right, ends = _free_run(run, starts, programs)
         truths = [run.domain.state_classes(_replayed(run, s, p)) for s, p in zip(starts, programs)]
         wrong = [sum(e[v] != t[v] for e, t in zip(ends, truths)) / len(rows) for v in range(VARIABLES)]

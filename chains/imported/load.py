@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Sequence
 
 from chains.protocol import KernelEvaluated, StateDomain
+from chains.records import Record, parse_record
 
 _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*")
-
 
 
 class DomainImportError(ValueError):
@@ -54,3 +55,22 @@ def import_domain(path: str) -> StateDomain:
     if not isinstance(getattr(domain, "name", None), str):
         raise DomainImportError(f"{path}: a domain needs a name (a string)")
     return domain
+
+
+class RecordedDomain:
+    """A domain of one's own that reads its datasets' lines (``chains.protocol.Recorded``, in the
+    format of ``chains.records``): every other attribute is the domain's own."""
+
+    def __init__(self, domain: StateDomain, import_path: str) -> None:
+        self.domain, self.import_path = domain, import_path
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name in ("domain", "import_path"):  # copying and pickling look before __init__
+            raise AttributeError(name)
+        return getattr(self.domain, name)
+
+    def parse_record(self, line: str, where: str) -> Record:
+        return parse_record(self.domain, line, where)
+
+    def record_histories(self, record: Record) -> tuple[tuple[object, Sequence], list[tuple[object, Sequence]]]:
+        return (record.history.start, record.history.events), [(m.start, m.events) for m in record.partners]

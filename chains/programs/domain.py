@@ -6,15 +6,20 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import product
 
-from chains.programs.files import ProgramRecord, parse_record
 from chains.programs.sampling import random_partner, random_program
-from chains.programs.syntax import (VARIABLES, Machine, ProgramSyntaxError, State, Statement,
-                                    check_statement, const, execute, parse_state, parse_statement, state_text, var)
+from chains.programs.syntax import (VARIABLES, Machine, ProgramSyntaxError, State, Statement, check_statement, const,
+                                    execute, parse_state, parse_statement, state_text, var)
 from chains.protocol import EventRefused
+from chains.records import Record, Words, parse_record
 
 EVENT_WIDTH = 6  # tokens an event is read as: target, operation, four operand slots (padded)
+PROGRAM_WORDS = Words(history="program", events="statements")  # how a bad line of a programs file is named
+
+# A statement checked once against a machine: a dataset repeats its statements (Bits has 2,560)
+_checked = lru_cache(maxsize=1 << 17)(check_statement)
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,10 @@ class ProgramsDomain:
 
     def apply(self, state: State, event: Statement) -> State:
         try:
-            check_statement(event, self.machine)
+            _checked(event, self.machine)
         except ProgramSyntaxError as e:
             raise EventRefused(f"'{event}' is not a statement of the {self.machine.name} machine: {e}") from None
-        if len(state) != VARIABLES or any(not 0 <= v < self.machine.values for v in state):
+        if len(state) != VARIABLES or min(state) < 0 or max(state) >= self.machine.values:
             raise EventRefused(f"{state!r:.60} is not a state of the {self.machine.name} machine")
         return execute(event, state, self.machine.values)
 
@@ -75,6 +80,11 @@ class ProgramsDomain:
                        ) -> tuple[State, list[Statement]]:
         return start, list(random_partner(rng, self.machine, tuple(events)))
 
+    def short_history(self, start: State, end: State) -> list[Statement]:
+        """One constant assignment for each variable that differs (``chains.protocol.ShortHistories``):
+        at most eight statements, whatever led from ``start`` to ``end``."""
+        return [Statement(v, "set", (const(value),)) for v, (was, value) in enumerate(zip(start, end)) if was != value]
+
     def vocabulary(self) -> tuple[str, ...]:
         return (("pad", "=") + tuple(f"v{i}" for i in range(VARIABLES)) + tuple(f"c{c}" for c in range(self.machine.values))
                 + tuple(self.machine.ops))
@@ -92,12 +102,12 @@ class ProgramsDomain:
     def state_classes(self, state: State) -> list[int]:
         return list(state)
 
-    def parse_record(self, line: str, where: str) -> ProgramRecord:
-        return parse_record(line, self.machine, where)
+    def parse_record(self, line: str, where: str) -> Record:
+        return parse_record(self, line, where, words=PROGRAM_WORDS)
 
-    def record_histories(self, record: ProgramRecord) -> tuple[tuple[State, Sequence[Statement]],
-                                                               list[tuple[State, Sequence[Statement]]]]:
-        return (record.history.start, record.history.program), [(m.start, m.program) for m in record.partners]
+    def record_histories(self, record: Record) -> tuple[tuple[State, Sequence[Statement]],
+                                                        list[tuple[State, Sequence[Statement]]]]:
+        return (record.history.start, record.history.events), [(m.start, m.events) for m in record.partners]
 
     def state_of_classes(self, classes: Sequence[int]) -> State:
         state = tuple(int(c) for c in classes)

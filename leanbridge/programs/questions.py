@@ -31,8 +31,9 @@ State = tuple[int, ...]
 TRACE_CHUNK = 64
 
 
-class _Theorem:
-    """What every question offers: its theorem, the theorem's kind and text, its store key."""
+class TheoremQuestion:
+    """What every question offers: its theorem, the theorem's kind and text, its store key (a
+    subclass renders the theorem)."""
 
     @cached_property
     def theorem(self) -> Statement:
@@ -48,8 +49,8 @@ class _Theorem:
         return self.theorem.text
 
     def key(self, library_hash: str, lean_githash: str) -> str:
-        """Content address: the theorem, both libraries (``ProgramsLibrary.library_hash``) and the Lean
-        build."""
+        """Content address: the theorem, the libraries it is stated against (``ProgramsLibrary.library_hash``,
+        ``DomainModule.library_hash``) and the Lean build."""
         return self.theorem.key(library_hash, lean_githash)
 
     def _render(self) -> Statement:
@@ -57,7 +58,7 @@ class _Theorem:
 
 
 @dataclass(frozen=True)
-class StepQuestion(_Theorem):
+class StepQuestion(TheoremQuestion):
     """``statement`` run from ``before`` gives ``after``."""
 
     machine: Machine
@@ -70,7 +71,7 @@ class StepQuestion(_Theorem):
 
 
 @dataclass(frozen=True)
-class TraceQuestion(_Theorem):
+class TraceQuestion(TheoremQuestion):
     """``statements`` run in turn from ``start`` pass through ``states``, one after each."""
 
     machine: Machine
@@ -83,7 +84,7 @@ class TraceQuestion(_Theorem):
 
 
 @dataclass(frozen=True)
-class EquivalenceQuestion(_Theorem):
+class EquivalenceQuestion(TheoremQuestion):
     """``left`` and ``right`` end in the same state from ``start``; from every start state when
     ``start`` is None (the Bits machine only)."""
 
@@ -97,7 +98,7 @@ class EquivalenceQuestion(_Theorem):
 
 
 @dataclass(frozen=True)
-class RunQuestion(_Theorem):
+class RunQuestion(TheoremQuestion):
     """``statements`` run from ``start`` end at ``end`` (the intermediate states are not claimed)."""
 
     machine: Machine

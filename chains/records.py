@@ -1,4 +1,4 @@
-"""The datasets of a domain of one's own on disk: one JSON object a line, in the domain's own text.
+"""A dataset's lines for any domain but rewrite chains: one JSON object a line, in the domain's own text.
 
 A line holds one history and its certified partners::
 
@@ -8,7 +8,9 @@ A line holds one history and its certified partners::
 
 States and events are written by the domain's ``state_text`` and ``event_text`` and read back by
 its ``parse_state`` and ``parse_event``; every history is replayed with its ``apply``. A bad line
-is refused naming its file, line, history and step.
+is refused naming its file, line, history and step, in the domain's words (``Words``: a programs
+file names a program and its statements). The programs datasets (``chains.programs.files``) and
+those of a domain of one's own (``chains.imported``) are read here.
 """
 from __future__ import annotations
 
@@ -24,6 +26,14 @@ CERT_ID_LENGTH = 16
 
 
 @dataclass(frozen=True)
+class Words:
+    """How a domain's refusals name a history and its events."""
+
+    history: str = "chain"  # "line 4 chain train-00003 step 2"
+    events: str = "events"  # "its events end at …"
+
+
+@dataclass(frozen=True)
 class History:
     """A start state, its events, the end state and each step's certificate id."""
 
@@ -35,7 +45,7 @@ class History:
 
 
 @dataclass(frozen=True)
-class DomainRecord:
+class Record:
     id: str
     history: History
     partners: tuple[History, ...]
@@ -56,7 +66,7 @@ def _parsed(parse, text, where: str):
         raise DatasetError(f"{where}: {e}") from None
 
 
-def _history(domain: StateDomain, obj, where: str, partner: bool, check_end: bool) -> History:
+def _history(domain: StateDomain, obj, where: str, partner: bool, check_end: bool, words: Words) -> History:
     if not isinstance(obj, dict):
         raise DatasetError(f"{where}: not an object")
     texts = obj.get("events")
@@ -73,7 +83,7 @@ def _history(domain: StateDomain, obj, where: str, partner: bool, check_end: boo
         events.append(event)
     end = _parsed(domain.parse_state, obj.get("end"), f"{where} end")
     if check_end and state != end:
-        raise DatasetError(f"{where}: its events end at {domain.state_text(state)}, not at the recorded end "
+        raise DatasetError(f"{where}: its {words.events} end at {domain.state_text(state)}, not at the recorded end "
                            f"{str(obj.get('end'))[:40]}")
     certs = obj.get("certs")
     if not isinstance(certs, list) or len(certs) != len(events):
@@ -84,52 +94,55 @@ def _history(domain: StateDomain, obj, where: str, partner: bool, check_end: boo
     return History(start, tuple(events), end, tuple(certs), equivalence)
 
 
-def parse_record(domain: StateDomain, line: str, where: str, check_end: bool = True) -> DomainRecord:
+def parse_record(domain: StateDomain, line: str, where: str, check_end: bool = True, words: Words = Words()
+                 ) -> Record:
     """One line of a file; DatasetError naming ``where`` (file and line), the history and the step
     when it is not a history of ``domain`` (with ``check_end``, also when a history's events do not
-    lead to its recorded end)."""
+    lead to its recorded end; ``certify --verify`` checks the certificates first, to name the steps
+    an edit touched)."""
     try:
         obj = json.loads(line)
     except ValueError as e:
         raise DatasetError(f"{where}: not JSON ({e})") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("id"), str):
-        raise DatasetError(f"{where}: not a history record (no id)")
-    here = f"{where} chain {obj['id'][:40]}"
-    history = _history(domain, obj, here, partner=False, check_end=check_end)
+        raise DatasetError(f"{where}: not a {words.history} record (no id)")
+    here = f"{where} {words.history} {obj['id'][:40]}"
+    history = _history(domain, obj, here, False, check_end, words)
     partners = obj.get("partners")
     if not isinstance(partners, list):
         raise DatasetError(f"{here}: partners is not a list")
-    mates = tuple(_history(domain, p, f"{here} partner {i}", partner=True, check_end=check_end)
-                  for i, p in enumerate(partners))
+    mates = tuple(_history(domain, p, f"{here} partner {i}", True, check_end, words) for i, p in enumerate(partners))
     for i, mate in enumerate(mates):
         if check_end and mate.end != history.end:
-            raise DatasetError(f"{here} partner {i}: ends at another state than its history")
-    return DomainRecord(obj["id"], history, mates)
+            raise DatasetError(f"{here} partner {i}: ends at another state than its {words.history}")
+    return Record(obj["id"], history, mates)
 
 
-def read_records(domain: StateDomain, path: Path, check_end: bool = True) -> Iterator[DomainRecord]:
+def read_records(domain: StateDomain, path: Path, check_end: bool = True, words: Words = Words()
+                 ) -> Iterator[Record]:
     """Every record of one file, strictly (see ``parse_record``)."""
     for where, line in numbered_lines(path):
-        yield parse_record(domain, line, where, check_end)
+        yield parse_record(domain, line, where, check_end, words)
 
 
-def read_splits(domain: StateDomain, directory: Path, manifest: dict) -> dict[str, list[tuple[object, tuple, list]]]:
+def read_splits(domain: StateDomain, directory: Path, manifest: dict, where: str, words: Words = Words()
+                ) -> dict[str, list[tuple[object, tuple, list[tuple[object, tuple]]]]]:
     """Every file of a dataset, strictly read, as (start, events, [(partner start, partner events)])
-    per history, checked against the manifest's counts."""
+    per history, checked against the manifest's counts (``where`` names the manifest)."""
     out = {}
     steps = 0
     for name in sorted(manifest["files"]):
         rows = []
-        for record in read_records(domain, Path(directory) / name):
+        for record in read_records(domain, Path(directory) / name, words=words):
             h = record.history
             rows.append((h.start, h.events, [(p.start, p.events) for p in record.partners]))
             steps += len(h.events) + sum(len(p.events) for p in record.partners)
         if len(rows) != manifest["files"][name].get("chains"):
-            raise DatasetError(f"{Path(directory) / name}: {len(rows)} histories, the manifest says "
+            raise DatasetError(f"{Path(directory) / name}: {len(rows)} {words.history}s, the manifest says "
                                f"{manifest['files'][name].get('chains')}")
         out[name] = rows
     if steps != manifest.get("steps"):
-        raise DatasetError(f"{directory}: the manifest says {manifest.get('steps')} steps, the files hold {steps}")
+        raise DatasetError(f"{where}: the manifest says {manifest.get('steps')} steps, the files hold {steps}")
     return out
 
 
@@ -138,22 +151,3 @@ def history_fields(domain: StateDomain, start, events: Sequence, end, certs: Seq
     return (f'"start":{json.dumps(domain.state_text(start))},'
             f'"events":{json.dumps([domain.event_text(e) for e in events])},'
             f'"end":{json.dumps(domain.state_text(end))},"certs":{json.dumps(list(certs))}')
-
-
-class RecordedDomain:
-    """A domain of one's own that reads its datasets' lines (``chains.protocol.Recorded``): every
-    other attribute is the domain's own."""
-
-    def __init__(self, domain: StateDomain, import_path: str) -> None:
-        self.domain, self.import_path = domain, import_path
-
-    def __getattr__(self, name: str):
-        if name.startswith("__") or name in ("domain", "import_path"):  # copying and pickling look before __init__
-            raise AttributeError(name)
-        return getattr(self.domain, name)
-
-    def parse_record(self, line: str, where: str) -> DomainRecord:
-        return parse_record(self.domain, line, where)
-
-    def record_histories(self, record: DomainRecord) -> tuple[tuple[object, Sequence], list[tuple[object, Sequence]]]:
-        return (record.history.start, record.history.events), [(m.start, m.events) for m in record.partners]
