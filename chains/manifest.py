@@ -60,6 +60,20 @@ def numbered_lines(path: Path) -> Iterator[tuple[str, str]]:
             yield f"{Path(path).name} line {number}", line
 
 
+def check_count(path: Path | str, count: int, listed, noun: str) -> None:
+    """DatasetError unless the file at ``path``, holding ``count`` records (each a ``noun``), holds the
+    ``listed`` count its manifest gives."""
+    if count != listed:
+        raise DatasetError(f"{path}: {count} {noun}s, the manifest says {listed}")
+
+
+def check_steps(where: str, steps: int, manifest: dict) -> None:
+    """DatasetError unless the files' ``steps`` (chains and partners, every split) are the manifest's
+    (``where`` names the manifest)."""
+    if steps != manifest.get("steps"):
+        raise DatasetError(f"{where}: the manifest says {manifest.get('steps')} steps, the files hold {steps}")
+
+
 MANIFEST_WHERE = "manifest.json"  # how messages name a manifest read from no particular directory
 ELABORATOR = "elaborator"  # the checker of datasets written before the manifest named one
 

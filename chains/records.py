@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from chains.manifest import DatasetError, numbered_lines
+from chains.manifest import DatasetError, check_count, check_steps, numbered_lines
 from chains.protocol import EventRefused, StateDomain
 
 CERT_ID_LENGTH = 16
@@ -137,12 +137,9 @@ def read_splits(domain: StateDomain, directory: Path, manifest: dict, where: str
             h = record.history
             rows.append((h.start, h.events, [(p.start, p.events) for p in record.partners]))
             steps += len(h.events) + sum(len(p.events) for p in record.partners)
-        if len(rows) != manifest["files"][name].get("chains"):
-            raise DatasetError(f"{Path(directory) / name}: {len(rows)} {words.history}s, the manifest says "
-                               f"{manifest['files'][name].get('chains')}")
+        check_count(Path(directory) / name, len(rows), manifest["files"][name].get("chains"), words.history)
         out[name] = rows
-    if steps != manifest.get("steps"):
-        raise DatasetError(f"{where}: the manifest says {manifest.get('steps')} steps, the files hold {steps}")
+    check_steps(where, steps, manifest)
     return out
 
 

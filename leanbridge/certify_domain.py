@@ -30,9 +30,9 @@ from chains.version import package_version
 from chains.writer import DatasetWriter, file_sha256
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
-from leanbridge.certify_programs import Questions, ask_afresh, ask_missing, reread
 from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
 from leanbridge.domain_lean import DomainQuestion, build_domain_module, equivalence_statement, step_statement
+from leanbridge.history_questions import Questions, ask_afresh, ask_missing, reread
 from leanbridge.paths import portable_path
 from leanbridge.programs.check import LocalExecutor
 from leanbridge.store import CertificateStore

@@ -30,11 +30,12 @@ from chains.rewrite.space import StateSpace
 from chains.rewrite.trees import Tree, polish
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, certify_steps
-from leanbridge.certify_programs import Questions, Trace, ask_missing, certify_traces
+from leanbridge.certify_programs import Trace, certify_traces
 from leanbridge.corelib import CoreLibrary
 from leanbridge.discovery import LeanInstall, find_lean
 from leanbridge.domain_lean import DomainModule, DomainQuestion, build_domain_module
 from leanbridge.domain_lean import step_statement as step_statement_of
+from leanbridge.history_questions import Questions, ask_missing
 from leanbridge.programs import ProgramsLibrary, build_programs
 from leanbridge.programs.check import LocalExecutor
 from leanbridge.render import step_statement

@@ -105,7 +105,7 @@ def check_statements(module: DomainModule, statements: Sequence[Statement], lean
 @dataclass(frozen=True)
 class DomainQuestion(TheoremQuestion):
     """One statement about a domain of one's own as a question a certificate store keys
-    (``leanbridge.certify_programs.ask_missing`` asks it) and ``check_statements`` answers."""
+    (``leanbridge.history_questions.ask_missing`` asks it) and ``check_statements`` answers."""
 
     statement: Statement
 

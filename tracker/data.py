@@ -20,8 +20,8 @@ import torch
 
 from chains.domains import domain_of_manifest
 from chains.files import OutputError
-from chains.manifest import (DOMAIN_FORMAT, PROGRAMS_FORMAT, DatasetError, dataset_id, manifest_bytes, manifest_path,
-                             read_manifest)
+from chains.manifest import (DOMAIN_FORMAT, PROGRAMS_FORMAT, DatasetError, check_count, check_steps, dataset_id,
+                             manifest_bytes, manifest_path, read_manifest)
 from chains.rewrite.dataset import read_split
 from chains.rewrite.holdout import HeldOut
 from chains.rewrite.rules import Event, apply, successors
@@ -228,12 +228,9 @@ def _replay_splits(directory: Path, manifest: dict, domain: Domain, builder: _Bu
                 mates.append(builder.history(mate, f"{where} partner {p}"))
             steps += len(record.events) + sum(len(m.events) for m in record.partners)
             rows.append((chain, mates))
-        if len(rows) != manifest["files"][name].get("chains"):
-            raise DatasetError(f"{directory / name}: {len(rows)} chains, the manifest says "
-                               f"{manifest['files'][name].get('chains')}")
+        check_count(directory / name, len(rows), manifest["files"][name].get("chains"), "chain")
         splits[name] = rows
-    if steps != manifest.get("steps"):
-        raise DatasetError(f"{where_manifest}: steps is {manifest.get('steps')}, the files hold {steps}")
+    check_steps(where_manifest, steps, manifest)
     return splits
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from chains.manifest import MATHLIB_FORMAT, DatasetError, manifest_path
+from chains.manifest import MATHLIB_FORMAT, DatasetError, check_count, manifest_path
 from chains.writer import file_sha256
 from oracle.mathlib.tokens import UNK, TextVocab, TokenizerSpec, split
 from oracle.tensors import HARD_KIND, OracleData, ordered_kinds, pack_probe_rows
@@ -120,8 +120,8 @@ def read_records(directory: Path, name: str, kinds: tuple[str, ...], verdicts: t
     for n, record in _lines(path):
         check_record(record, kinds, verdicts, f"{path} line {n} (record {str(record.get('id'))[:40]})")
         records.append(record)
-    if isinstance(expected, int) and len(records) != expected:
-        raise DatasetError(f"{path}: {len(records)} records, the manifest says {expected}")
+    if isinstance(expected, int):
+        check_count(path, len(records), expected, "record")
     if not records:
         raise DatasetError(f"{path}: no proofs")
     return records

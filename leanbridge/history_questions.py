@@ -1,0 +1,121 @@
+"""Asking Lean the questions of a dataset of histories (programs, a domain of one's own) and
+re-reading such a dataset against its manifest.
+
+``Questions`` gathers the distinct questions by certificate-store key, each with the first place it
+is used, so that a rejection names a chain and a step. ``ask_missing`` asks Lean the questions the
+store does not hold as certified for this Lean build and library and records every answer;
+``ask_afresh`` asks them all, trusting nothing stored (a dataset's verification). ``reread`` reads a
+dataset's files strictly, each record checked, and holds counts, hashes and totals against the
+manifest.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chains.manifest import DatasetError, check_count
+from chains.records import Record, Words
+from chains.writer import file_sha256
+from leanbridge.asker import AskConfig
+from leanbridge.certificates import CertificationFailed, Progress
+from leanbridge.discovery import LeanInstall
+from leanbridge.process import LeanLimits
+from leanbridge.programs import Executor, ProgramQuestion, check_programs
+from leanbridge.store import CertificateStore
+from leanbridge.verdicts import Answer, Complete, Rejected
+
+
+@dataclass
+class Questions:
+    """Distinct questions by store key, with the first place each is used."""
+
+    library_hash: str
+    githash: str
+    by_key: dict[str, ProgramQuestion] = field(default_factory=dict)
+    first_use: dict[str, str] = field(default_factory=dict)
+
+    def add(self, question: ProgramQuestion, where: str) -> str:
+        key = question.key(self.library_hash, self.githash)
+        if key not in self.by_key:
+            self.by_key[key] = question
+            self.first_use[key] = where
+        return key
+
+
+def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, bridge: AskConfig, lean, library,
+                progress: Progress, executor: Executor, explain: Callable[[str, Answer], str] | None = None
+                ) -> tuple[int, int]:
+    """Ask Lean every key the store does not hold as certified, through ``executor``; (statements
+    asked, processes). CertificationFailed at the first rejected statement, its message
+    ``explain(key, answer)`` (by default the statement's first use and Lean's reason)."""
+    held = store.certified(keys) if keys else set()
+    missing = [k for k in dict.fromkeys(keys) if k not in held]
+    processes = 0
+    done = 0
+    batch_size = 512 * executor.slots  # questions between progress reports and store commits
+    for i in range(0, len(missing), batch_size):
+        batch = missing[i:i + batch_size]
+        started = time.perf_counter()
+        answers, used = check_programs([questions.by_key[k] for k in batch], lean, library, bridge.limits,
+                                       executor=executor)
+        processes += used
+        share = (time.perf_counter() - started) / max(1, len(batch))
+        store.record((k, questions.by_key[k].kind, questions.by_key[k].text, a, share) for k, a in zip(batch, answers))
+        for k, a in zip(batch, answers):
+            if not isinstance(a, Complete):
+                if explain is not None:
+                    raise CertificationFailed(explain(k, a))
+                raise CertificationFailed(f"{questions.first_use[k]}: Lean rejected the statement ({reason(a)})")
+        done += len(batch)
+        progress("certify", done, len(missing))
+    return len(missing), processes
+
+
+def reason(answer: Answer) -> str:
+    return f"{answer.error_class}: {answer.message}" if isinstance(answer, Rejected) else "not certified"
+
+
+def reread(directory: Path, manifest: dict, where: str, read: Callable[[Path], Iterable[Record]],
+           check: Callable[[str, str, Record], int], words: Words) -> tuple[int, int]:
+    """Every file ``manifest`` lists, read strictly by ``read`` and each record checked by
+    ``check(file name, where the record is, record)`` (which returns its equivalences counted), then
+    the file's count and hash and the dataset's totals held against the manifest: (steps,
+    equivalences). DatasetError naming the first fault (``where`` names the manifest)."""
+    files = manifest.get("files")
+    if not isinstance(files, dict) or "train.jsonl" not in files:
+        raise DatasetError(f"{where}: lists no train.jsonl")
+    steps = equivalences = 0
+    for name, meta in sorted(files.items()):
+        path = Path(directory) / name
+        if not path.is_file():
+            raise DatasetError(f"{path}: listed in the manifest but missing")
+        count = 0
+        for number, record in enumerate(read(path), 1):
+            count += 1
+            equivalences += check(name, f"{name} line {number} {words.history} {record.id}", record)
+            steps += len(record.history.events) + sum(len(m.events) for m in record.partners)
+        check_count(path, count, meta.get("chains"), words.history)
+        if file_sha256(path) != meta.get("sha256"):
+            raise DatasetError(f"{path}: contents differ from the manifest's hash (edited after certification)")
+    if steps != manifest.get("steps") or equivalences != manifest.get("equivalences"):
+        raise DatasetError(f"{where}: the files hold {steps} {words.events} and {equivalences} equivalences, the "
+                           f"manifest says {manifest.get('steps')} and {manifest.get('equivalences')}")
+    return steps, equivalences
+
+
+def ask_afresh(questions: Questions, lean: LeanInstall, library, limits: LeanLimits, executor: Executor,
+               progress: Progress) -> dict:
+    """Every distinct question asked of Lean, nothing taken from the store: CertificationFailed at the
+    first it does not certify, naming the statement's first use; else what was asked and how long it took."""
+    keys = list(questions.by_key)
+    started = time.perf_counter()
+    answers, processes = check_programs([questions.by_key[k] for k in keys], lean, library, limits, executor=executor)
+    for key, answer in zip(keys, answers):
+        if not isinstance(answer, Complete):
+            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({reason(answer)})")
+    progress("verify", len(keys), len(keys))
+    return {"distinct_statements": len(keys), "lean_processes": processes,
+            "seconds": round(time.perf_counter() - started, 3),
+            "lean": {"version": lean.version, "githash": lean.githash}, "library_hash": library.library_hash}
