@@ -134,9 +134,12 @@ class ClaimCertifier:
     raises ``StepNotCertified`` naming the chain and step of the first step Lean did not certify, or
     one the store does not then hold."""
 
-    def __init__(self, space: Interned, lean: LeanInstall, bridge: AskConfig, store: Path, progress: Progress,
-                 counts: dict[str, int]) -> None:
-        self.space, self.lean, self.bridge, self.store, self.progress = space, lean, bridge, Path(store), progress
+    certificate = ""  # what certifies a step, in words, as a report records it
+
+    def __init__(self, space: Interned, lean: LeanInstall, library: ProgramsLibrary | DomainModule, bridge: AskConfig,
+                 store: Path, progress: Progress, counts: dict[str, int]) -> None:
+        self.space, self.lean, self.library, self.bridge = space, lean, library, bridge
+        self.store, self.progress = Path(store), progress
         self.confirmed = np.zeros(0, dtype=np.int64)  # sorted (state before << 32 | event) of confirmed steps
         self.reached = np.zeros(0, dtype=np.int64)  # the state each of them was certified to reach
         self.counts = counts
@@ -174,17 +177,25 @@ class ClaimCertifier:
     def progress_of_certify(self, phase: str, done: int, total: int) -> None:
         self.progress("certify", done, total)
 
+    def provenance(self) -> dict:
+        """The Lean build and libraries every confirmed step was certified against, as reports record them."""
+        return {"lean": {"version": self.lean.version, "githash": self.lean.githash, "source": self.lean.source},
+                "core_hash": self.library.core.hash, "library_hash": self.library.library_hash}
+
 
 class ProgramsCertifier(ClaimCertifier):
     """Program steps confirmed by trace questions: the claims not yet confirmed, taken in chain
     order, are cut into runs of consecutive steps along each chain, each run one trace (from the
     state before it, the state after each statement)."""
 
+    certificate = ("trace: the state after each of a run of consecutive statements, from the state before them, "
+                   "by kernel evaluation")
+
     def __init__(self, space: Interned, machine: Machine, lean: LeanInstall, library: ProgramsLibrary,
                  bridge: AskConfig, store: Path, progress: Progress) -> None:
-        super().__init__(space, lean, bridge, store, progress,
+        super().__init__(space, lean, library, bridge, store, progress,
                          {"distinct_steps": 0, "traces": 0, "from_store": 0, "asked": 0, "lean_processes": 0})
-        self.machine, self.library = machine, library
+        self.machine = machine
 
     def certify(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> dict[str, int]:
         traces = self.traces(states, events, needed, first_step)
@@ -218,15 +229,17 @@ class EvaluatedCertifier(ClaimCertifier):
     """Steps of a domain of one's own confirmed by its step statements (``Eq (step e s) s'``, the
     kernel evaluating the domain's module), one a distinct claim."""
 
+    certificate = "step: Eq (step e s) s' by rfl, the kernel evaluating the domain module's step function"
+
     def __init__(self, space: Interned, domain: KernelEvaluated, lean: LeanInstall, module: DomainModule,
                  bridge: AskConfig, store: Path, progress: Progress) -> None:
-        super().__init__(space, lean, bridge, store, progress,
+        super().__init__(space, lean, module, bridge, store, progress,
                          {"distinct_steps": 0, "from_store": 0, "asked": 0, "lean_processes": 0})
-        self.domain, self.module = domain, module
+        self.domain = domain
 
     def certify(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> dict[str, int]:
         space = self.space
-        questions = Questions(self.module.library_hash, self.lean.githash)
+        questions = Questions(self.library.library_hash, self.lean.githash)
         keys: dict[str, str] = {}
         for n, k in zip(*np.nonzero(needed)):
             before, event, after = (space.states[states[n, k]], space.events[events[n, k]],
@@ -234,11 +247,11 @@ class EvaluatedCertifier(ClaimCertifier):
             here = f"chain {n} step {first_step + k}"
             keys.setdefault(questions.add(DomainQuestion(step_statement_of(self.domain, before, event, after)),
                                           here), here)
-        with CertificateStore(self.store, self.module.library_hash, self.lean.githash) as store:
+        with CertificateStore(self.store, self.library.library_hash, self.lean.githash) as store:
             try:
-                asked, processes = ask_missing(questions, list(keys), store, self.bridge, self.lean, self.module,
+                asked, processes = ask_missing(questions, list(keys), store, self.bridge, self.lean, self.library,
                                                self.progress_of_certify,
-                                               LocalExecutor(self.lean, self.module, self.bridge.jobs))
+                                               LocalExecutor(self.lean, self.library, self.bridge.jobs))
             except CertificationFailed as e:
                 raise StepNotCertified(f"not certified by Lean, so not counted: {e}") from None
             held = store.certified(keys)

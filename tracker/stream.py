@@ -55,11 +55,9 @@ from chains.version import package_version
 from leanbridge.asker import AskConfig
 from leanbridge.certificates import default_store
 from leanbridge.checker import Checker
-from leanbridge.confirm import EvaluatedCertifier, ProgramsCertifier, StepCertifier
+from leanbridge.confirm import ClaimCertifier, StepCertifier, claim_certifier
 from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
-from leanbridge.domain_lean import build_domain_module
-from leanbridge.programs import build_programs
 from tracker.domain_data import DomainBuilder
 from tracker.domain_run import DomainRun
 from tracker.domain_stream import (DomainChains, DomainRows, StoredBlocks, commonest_floor, commonest_state_floor,
@@ -427,7 +425,7 @@ def _quiet(phase: str, done: int, total: int) -> None:
 
 
 def stream(run: TrackedRun | DomainRun, source: DrawnChains | StoredChains | DomainChains,
-           certifier: StepCertifier | ProgramsCertifier, config: StreamConfig, resume: bool = False,
+           certifier: StepCertifier | ClaimCertifier, config: StreamConfig, resume: bool = False,
            progress: Progress = _quiet, save: bool = True) -> Figures:
     """Step ``run`` over ``source``'s chains to ``config.longest`` steps, every block's steps
     confirmed by ``certifier`` before they are judged (StepNotCertified names the first that Lean
@@ -562,7 +560,7 @@ class _Setup:
     depend on the domain (read after the stream: the certifier's counts, the floor)."""
 
     source: DrawnChains | DomainChains
-    certifier: StepCertifier | ProgramsCertifier
+    certifier: StepCertifier | ClaimCertifier
     fields: Callable[[], dict]  # domain, chain_sampling, beside_exact, certification, provenance
 
 
@@ -587,48 +585,26 @@ def _rewrite_setup(config: StreamConfig, data: Path, manifest: dict, progress: P
     return _Setup(source, certifier, fields)
 
 
-def _programs_setup(config: StreamConfig, data: Path, manifest: dict, progress: Progress) -> _Setup:
-    """Programs drawn over the run's machine, every step certified by trace questions
-    (``tracker.domain_stream``); beside exact, the floor of each variable's commonest value."""
+def _domain_setup(config: StreamConfig, data: Path, manifest: dict, progress: Progress) -> _Setup:
+    """Programs or a domain of one's own: histories drawn by the domain's own sampling
+    (``tracker.domain_stream``), every step certified by the domain's certifier
+    (``leanbridge.confirm.claim_certifier``); beside exact, the floor of naming the commonest value
+    (each variable's for programs, the whole state's for a domain of one's own, whose states' text
+    has no columns to read)."""
     domain = domain_of_manifest(manifest, str(data))
     space = DomainBuilder(domain)
     source = DomainChains(space, config.seed, config.chains, config.lengths)
-    lean = find_lean()
-    library = build_programs(lean)
-    store = config.store or default_store()
-    certifier = ProgramsCertifier(space, domain.machine, lean, library, AskConfig(), store, progress)
+    certifier = claim_certifier(domain, space, config.store or default_store(), progress)
+    programs = manifest.get("format") == PROGRAMS_FORMAT
+    floor = commonest_floor if programs else commonest_state_floor
 
     def fields() -> dict:
-        return {"domain": domain.describe(), "chain_sampling": describe_sampling(domain),
-                "beside_exact": {"floor": commonest_floor(source.at)},
-                "certification": {**certifier.counts, "certificate": "trace: the state after each of a run of "
-                                  "consecutive statements, from the state before them, by kernel evaluation",
+        return {"domain": domain.describe() if programs else manifest["domain"],
+                "chain_sampling": describe_sampling(domain),
+                "beside_exact": {"floor": floor(source.at)},
+                "certification": {**certifier.counts, "certificate": certifier.certificate,
                                   "confirmed_steps": len(certifier.confirmed)},
-                "provenance": {"lean": {"version": lean.version, "githash": lean.githash, "source": lean.source},
-                               "core_hash": library.core.hash, "library_hash": library.library_hash}}
-    return _Setup(source, certifier, fields)
-
-
-def _imported_setup(config: StreamConfig, data: Path, manifest: dict, progress: Progress) -> _Setup:
-    """Histories of a domain of one's own drawn by its own sampling, every step certified by its
-    step statement (the kernel evaluating the domain's module); beside exact, the floor of always
-    naming the commonest state."""
-    domain = domain_of_manifest(manifest, str(data))
-    space = DomainBuilder(domain)
-    source = DomainChains(space, config.seed, config.chains, config.lengths)
-    lean = find_lean()
-    module = build_domain_module(domain.domain, lean)
-    store = config.store or default_store()
-    certifier = EvaluatedCertifier(space, domain.domain, lean, module, AskConfig(), store, progress)
-
-    def fields() -> dict:
-        return {"domain": manifest["domain"], "chain_sampling": describe_sampling(domain),
-                "beside_exact": {"floor": commonest_state_floor(source.at)},
-                "certification": {**certifier.counts, "certificate": "step: Eq (step e s) s' by rfl, the kernel "
-                                  "evaluating the domain module's step function",
-                                  "confirmed_steps": len(certifier.confirmed)},
-                "provenance": {"lean": {"version": lean.version, "githash": lean.githash, "source": lean.source},
-                               "core_hash": module.core.hash, "library_hash": module.library_hash}}
+                "provenance": certifier.provenance()}
     return _Setup(source, certifier, fields)
 
 
@@ -641,8 +617,7 @@ def evaluate_stream(config: StreamConfig, resume: bool = False, progress: Progre
     unless ``config.lengths`` names others, and the floor beside exact)."""
     started, cpu = time.perf_counter(), cpu_seconds()
     data, manifest = _open_dataset(config)
-    setups = {PROGRAMS_FORMAT: _programs_setup, DOMAIN_FORMAT: _imported_setup}
-    setup_of = setups.get(manifest.get("format"), _rewrite_setup)
+    setup_of = _domain_setup if manifest.get("format") in (PROGRAMS_FORMAT, DOMAIN_FORMAT) else _rewrite_setup
     config = config.resolved(REWRITE_LENGTHS if setup_of is _rewrite_setup else PROGRAMS_LENGTHS)
     if config.longest >= 1 << (63 - _KEY_BITS):
         raise StreamError("--lengths: too long")
