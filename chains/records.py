@@ -51,8 +51,12 @@ class Record:
     partners: tuple[History, ...]
 
 
+def _is_cert(value) -> bool:
+    return isinstance(value, str) and len(value) == CERT_ID_LENGTH and not value.strip("0123456789abcdef")
+
+
 def _cert(value, where: str) -> str:
-    if not (isinstance(value, str) and len(value) == CERT_ID_LENGTH and not value.strip("0123456789abcdef")):
+    if not _is_cert(value):
         raise DatasetError(f"{where}: {str(value)[:30]!r} is not a certificate id")
     return value
 
@@ -74,8 +78,13 @@ def _history(domain: StateDomain, obj, where: str, partner: bool, check_end: boo
         raise DatasetError(f"{where}: events is not a list")
     start = state = _parsed(domain.parse_state, obj.get("start"), f"{where} start")
     events = []
-    for k, text in enumerate(texts):
-        event = _parsed(domain.parse_event, text, f"{where} step {k}")
+    for k, text in enumerate(texts):  # the place is written out only for a message: a dataset has millions of steps
+        if not isinstance(text, str):
+            raise DatasetError(f"{where} step {k}: {str(text)[:30]!r} is not text")
+        try:
+            event = domain.parse_event(text)
+        except ValueError as e:
+            raise DatasetError(f"{where} step {k}: {e}") from None
         try:
             state = domain.apply(state, event)
         except EventRefused as e:
@@ -89,7 +98,8 @@ def _history(domain: StateDomain, obj, where: str, partner: bool, check_end: boo
     if not isinstance(certs, list) or len(certs) != len(events):
         raise DatasetError(f"{where}: certs must hold one certificate id per step")
     for k, c in enumerate(certs):
-        _cert(c, f"{where} step {k}")
+        if not _is_cert(c):
+            raise DatasetError(f"{where} step {k}: {str(c)[:30]!r} is not a certificate id")
     equivalence = _cert(obj.get("equivalence"), f"{where} equivalence") if partner else None
     return History(start, tuple(events), end, tuple(certs), equivalence)
 

@@ -6,20 +6,18 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import product
 
 from chains.programs.sampling import random_partner, random_program
-from chains.programs.syntax import (VARIABLES, Machine, ProgramSyntaxError, State, Statement, check_statement, const,
-                                    execute, parse_state, parse_statement, state_text, var)
+from chains.programs.syntax import (MACHINE_VALUES, VARIABLES, Machine, ProgramSyntaxError, State, Statement,
+                                    check_statement, const, execute, parse_state, parse_statement, state_text, var)
 from chains.protocol import EventRefused
 from chains.records import Record, Words, parse_record
 
 EVENT_WIDTH = 6  # tokens an event is read as: target, operation, four operand slots (padded)
 PROGRAM_WORDS = Words(history="program", events="statements")  # how a bad line of a programs file is named
 
-# A statement checked once against a machine: a dataset repeats its statements (Bits has 2,560)
-_checked = lru_cache(maxsize=1 << 17)(check_statement)
+_VALUES = {values: frozenset(range(values)) for values in MACHINE_VALUES}  # a machine's values, by their count
 
 
 @dataclass(frozen=True)
@@ -51,10 +49,10 @@ class ProgramsDomain:
 
     def apply(self, state: State, event: Statement) -> State:
         try:
-            _checked(event, self.machine)
+            check_statement(event, self.machine)
         except ProgramSyntaxError as e:
             raise EventRefused(f"'{event}' is not a statement of the {self.machine.name} machine: {e}") from None
-        if len(state) != VARIABLES or min(state) < 0 or max(state) >= self.machine.values:
+        if len(state) != VARIABLES or not _VALUES[self.machine.values].issuperset(state):
             raise EventRefused(f"{state!r:.60} is not a state of the {self.machine.name} machine")
         return execute(event, state, self.machine.values)
 
