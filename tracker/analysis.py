@@ -1,4 +1,4 @@
-"""What the exact state is (seed section 48): a trained tracker's held-out states measured as a code.
+"""What the exact state is: a trained tracker's held-out states measured as a code.
 
 A tracker of any architecture reads held-out histories (the test chains of its dataset, or fresh
 ones drawn from a seed); the views of their end states (what the readout reads, ``TrackedRun.view``)

@@ -1,13 +1,13 @@
-"""The tracker's losses: the cross-entropy on the tree after every event and the Nerode terms of
-sections 43-47, as functions of the trackers' normalised views (the oracle's own are ``oracle.losses``).
+"""The tracker's losses: the cross-entropy on the tree after every event and the Nerode terms, as
+functions of the trackers' normalised views (the oracle's own are ``oracle.losses``).
 
 - ``centred_cosine_distance``: d(z_u, z_v) = 1 - cos(z_u - mean z_u, z_v - mean z_v). It factors
   through the readout's LayerNorm (blind to a common shift of every coordinate and to scale).
 - ``invariance``: mean d over sampled pairs (the caller multiplies by mu and the schedule).
 - ``nextlat``: predict z_{t+1} from z_t and item t+1 with a small head; target under stop-gradient.
-- ``metric``: the Nerode metric loss of section 47,
+- ``metric``: the Nerode metric loss,
   [d_N(h(u), h(v)) - (1 - gamma) ||o(u) - o(v)||_TV - gamma sg d_N(h(ux), h(vx))]^2, d_N = d / 2.
-- ``self_distill``: Nerode self-distillation (section 52) over certified pairs: the readout after the
+- ``self_distill``: Nerode self-distillation over certified pairs: the readout after the
   longer history u (the student) pulled to the readout after its certified short equivalent v (the
   teacher, under stop-gradient), mean KL(p_teacher || p_student) over pairs and readout positions;
   ``distill_pairs`` takes it at a batch's chain ends and after one common next event w. No tree

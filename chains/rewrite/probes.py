@@ -1,7 +1,7 @@
 """Probe events tried at each step of a chain, and Python's referee for Lean's verdicts on them.
 
 At step ``t`` of a chain (the tree reached after ``t`` events, before event ``t``) five probes
-are tried, one of each kind of section 50:
+are tried, one of each kind:
 
 - ``gold``: the chain's next event;
 - ``misplaced``: the event of another step of the same chain (the hard class: it is often
@@ -28,7 +28,7 @@ from chains.rewrite.space import Domain, StateSpace
 from chains.rewrite.trees import ADD, MUL, Tree, parse_polish, skeleton, subtree
 
 PROBE_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
-# Accepted fraction per kind on the natural proofs of section 50, for comparison in manifests.
+# Accepted fraction per kind on natural Mathlib proofs, for comparison in manifests.
 # what an accepted probe's successor shares with the chain's end: the end itself, its skeleton, neither
 PROBE_GROUPS = ("complete", "same skeleton", "other skeleton")
 SEED_ACCEPTED = {"misplaced": 0.219, "swap": 0.103, "permuted": 0.448, "random": 0.057}
