@@ -183,7 +183,7 @@ def tracker_losses(cfg: TrainConfig, model: Tracker, nextlat_head: NextLatHead |
         tv = output_tv(data.tree_tokens[ends[u]], data.tree_tokens[ends[v]])
         neq = metric(chain_end[u], chain_end[v], tv, zux, zvx, found, cfg.gamma)
         out["metric"] = w * (eq * b * k + neq * b) / (b * k + b)
-    if "distill" in cfg.terms:  # its next events drawn last: the other terms' draws stay as they were
+    if "distill" in cfg.terms:  # its next events drawn last: the other terms draw as they do without it
         out["distill"] = cfg.weight("distill", step) * distill_pairs(model, data, state, chain_end, partner_end,
                                                                      ends, generator)
     if cfg.table_sharpness > 0:
