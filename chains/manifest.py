@@ -75,7 +75,7 @@ def check_steps(where: str, steps: int, manifest: dict) -> None:
 
 
 MANIFEST_WHERE = "manifest.json"  # how messages name a manifest read from no particular directory
-ELABORATOR = "elaborator"  # the checker of datasets written before the manifest named one
+ELABORATOR = "elaborator"  # the checker of a dataset whose manifest names none
 
 PARTNER_SAMPLING = ("per partner, a length uniform in [0, chain length]; a uniformly random "
                     "backward walk of that length from the chain's end, read forwards")
@@ -151,8 +151,8 @@ class Manifest:
         return dataset_id(self.to_json())
 
     def to_json(self) -> dict:
-        """The JSON object of ``manifest.json``, the keys in the order certify has always built
-        them (the file sorts them)."""
+        """The JSON object of ``manifest.json``, the keys in the order certify builds them
+        (the file sorts them)."""
         out = {
             "format": self.format,
             "atoms": self.atoms,
@@ -219,7 +219,7 @@ class Manifest:
     def from_json(cls, obj, where: str | Path = MANIFEST_WHERE) -> Manifest:
         """The manifest of parsed JSON ``obj``; DatasetError naming ``where`` and the first field
         that is missing or of the wrong type. ``checker`` absent reads as ``elaborator`` and the
-        timings absent as None (datasets written before the manifest had them); ``starts`` absent
+        timings absent as None (a manifest may lack them); ``starts`` absent
         reads as ``start``, and any value but those of ``STARTS`` is refused."""
         check_manifest(obj, Path(where))
         values = {}
@@ -285,9 +285,9 @@ def manifest_bytes(directory: Path | str) -> bytes:
 
 def manifest_text(manifest: Manifest | dict) -> str:
     """The text of ``manifest.json`` for ``manifest`` (a typed chain manifest, or the JSON object
-    of a manifest of any format): two-space indent, keys sorted, a final newline. Datasets
-    written since the first format have exactly these bytes; their files' hashes and the caches
-    keyed on them depend on it."""
+    of a manifest of any format): two-space indent, keys sorted, a final newline. Every
+    dataset's manifest has exactly these bytes; its files' hashes and the caches keyed on them
+    depend on it."""
     obj = manifest.to_json() if isinstance(manifest, Manifest) else manifest
     return json.dumps(obj, indent=2, sort_keys=True) + "\n"
 

@@ -10,7 +10,7 @@ The checker (``AskConfig.checker``, a ``leanbridge.checker.Checker``) is part of
 identity. Datasets are made by the kernel route unless the caller asks for the elaborator
 (``DATASET_BRIDGE``; ``certify --checker elaborator``): a kernel-route statement's key names
 ``kernel:<kcheck sources' sha256>``, and the manifest's ``checker`` says which one certified the
-dataset (``elaborator`` when absent: datasets written before there was a choice).
+dataset (``elaborator`` when the manifest names none).
 """
 from __future__ import annotations
 

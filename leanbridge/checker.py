@@ -8,8 +8,8 @@ axioms``; ``Checker.KERNEL``: explicit kernel terms straight to the kernel throu
 The checker is part of a certificate's identity: a kernel-route statement's key and a dataset's
 manifest name ``kernel:<sha256 of kcheck's sources>`` (``Checker.identity``), so a kernel-route
 certificate never answers for the elaborator's, nor the other way round, nor for another kcheck's.
-The elaborator's keys are the keys of every dataset made before the kernel route, and its
-identity is ``elaborator`` (what a manifest without a checker reads as).
+An elaborator statement's key is the statement alone (the keys of the stores and datasets it
+certified), and its identity is ``elaborator`` (what a manifest without a checker reads as).
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ class Checker(enum.Enum):
     @property
     def keyed(self) -> str | None:
         """What a statement's key names besides the statement (``render.Statement.key``): the
-        kernel route's identity; nothing for the elaborator, whose keys predate the choice."""
+        kernel route's identity; nothing for the elaborator, whose keys are the statement alone."""
         return self.identity if self is Checker.KERNEL else None
 
     @classmethod

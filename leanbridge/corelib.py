@@ -131,7 +131,7 @@ def compile_module(lean: LeanInstall, directory: Path, module: str, label: str, 
 
 def audited_constants(lean: LeanInstall, core: CoreLibrary, limits: LeanLimits = LeanLimits()) -> frozenset[str]:
     """The constants whose ``#print axioms`` Lean confirmed for this build of the core library:
-    the audit's record, or (a core built before the record was kept, or with a shorter list)
+    the audit's record, or (a core without the record, or with a shorter list)
     the audit run again now."""
     record = core.olean_dir / AUDIT_RECORD
     with file_lock(core.olean_dir.parent / f".{core.olean_dir.name}.lock"):

@@ -36,7 +36,6 @@ from leanbridge.verdicts import Accepted, Answer, Complete, Rejected
 _ARITY = {"N.add_comm": 2, "N.mul_comm": 2, "N.add_assoc": 3, "N.mul_assoc": 3,
           "N.left_distrib": 3, "N.right_distrib": 3}
 _NAVIGATE = {"0": "congr_fst", "1": "congr_snd"}
-PROBE_CLASSES = ("leaf", "operator", "pattern")
 
 
 @dataclass(frozen=True)

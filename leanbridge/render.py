@@ -99,7 +99,7 @@ def bound_atoms(atoms: Sequence[str], trees: Sequence[Tree]) -> list[str]:
 def _leaves(tree: Tree) -> frozenset[str]:
     try:
         return _cached_leaves(tree)
-    except TypeError:  # unhashable, so not a tree: as before, the walk meets what is wrong
+    except TypeError:  # unhashable, so not a tree: the uncached walk meets what is wrong
         return _walk_leaves(tree)
 
 

@@ -1,4 +1,4 @@
-"""The kernel oracle (section 50 of the seed paper): predict Lean's verdict on probe rewrites
+"""The kernel oracle: predict Lean's verdict on probe rewrites
 several steps ahead without asking it.
 
 data: probe verdicts of a certified dataset as tensors; tensors: those tensors, whichever dataset

@@ -1,7 +1,7 @@
 """The oracle's losses: the cross-entropy of Lean's verdict on every probe, and the terms added to it
 (``verdict_losses``, one step's terms for the objective an ``oracle.config.OracleConfig`` names).
 
-The distinction half for the oracle: the metric loss of section 47 on inequivalent pairs of
+The distinction half for the oracle: the tracker's Nerode metric loss on inequivalent pairs of
 probed states, with targets read off Lean's verdicts (no certificate of inequivalence needed).
 
 A state's output is its verdict on every probe event. Two probed states u, v of a batch that

@@ -1,4 +1,4 @@
-"""The verdict head and the oracle's arms (section 50), built on the tracker's models.
+"""The verdict head and the oracle's arms, built on the tracker's models.
 
 Every arm turns a chain into a *reader* r_t (one vector of width C per probe step t) and
 scores each probe pi tried there from it:
@@ -14,7 +14,7 @@ scores each probe pi tried there from it:
 - ``probe-slot``: the seed's failed configuration, kept as a control: r_t = w_t, the raw slot;
   the slot reads the probe as one more item and a linear head reads LN of the result.
 
-All but the control score with the bilinear head of the figure of section 50,
+All but the control score with the bilinear head,
 logits_v = z^T B_v e_pi + a_v . e_pi + b_v, linear in the state for each probe, with e_pi
 the probe's encoding (its own position-bound token embedding and an MLP).
 
@@ -46,7 +46,7 @@ class OracleModelConfig:
     arch: str = "recurrence"  # one of ARCHS
     width: int = 128  # C: the slot's width (the transformer's residual width)
     probe_width: int = 64  # D: width of the probe encoding e_pi
-    fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (section 52)
+    fixed_norm: bool = True  # recurrence: rescale the slot to a fixed norm after every event (no clock in its norm)
     embedding: str = "bound"  # items and probes: "bound" (rewrite chains) or "factored" (Lean text); tracker.models
 
     @property

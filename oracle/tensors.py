@@ -14,7 +14,7 @@ import torch
 
 from tracker.data import TrackerData
 
-# The probe kinds of section 50 in a fixed order for reports; kinds the manifest names beyond
+# The probe kinds of ``chains.rewrite.probes`` in a fixed order for reports; kinds the manifest names beyond
 # these follow them, sorted.
 KNOWN_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
 HARD_KIND = "misplaced"  # the event of another step of the same chain: the hard class

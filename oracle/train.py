@@ -4,7 +4,7 @@ One step: sample B training chains (with their K certified partners for ``combo`
 ``nerode``), run the histories through the arm, and take the cross-entropy of every probe's
 verdict class against Lean's. ``combo`` adds the tracker's NextLat and invariance terms on the
 carried state, with the tracker's schedules. ``nerode`` adds to those the distinction half, the
-metric loss of section 47 on inequivalent pairs of probed states whose targets come from the
+Nerode metric loss on inequivalent pairs of probed states whose targets come from the
 verdicts themselves, and the comparison's own pairs (each accepted probe's imagined successor
 against the goal read as a start: one state when Lean said complete, two otherwise;
 ``oracle.losses``). The switch (the fraction of steps NextLat and

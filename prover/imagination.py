@@ -4,20 +4,15 @@ An ``Imagination`` reads a history (a start state and its events) into a latent 
 latent states by events, and decodes latent states into the domain's states (trees on rewrite
 chains). The searcher never looks inside a latent state; it batches many of them per call.
 
-- ``OracleImagination``: exact replay by the domain's own ``apply``. For tests only: a perfect tracker.
-- ``CorruptImagination``: decodes wrong trees (for the test that a tracker whose decoding is
-  wrong cannot get a solution accepted).
 - ``TrackerImagination``: a trained tracker from a ``train-tracker`` run directory, a thin
   adapter over ``tracker.inference`` (``load_run``, ``TrackedRun``), which loads it and reads,
   moves and decodes its states in batches.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-from chains.protocol import EventRefused, StateDomain
 
 if TYPE_CHECKING:  # torch is imported only when a tracker is loaded
     from tracker.inference import TrackedRun
@@ -45,66 +40,6 @@ class Imagination(Protocol):
 
 class TrackerUnavailable(Exception):
     """No usable tracker at the given place; the message says why and what to run."""
-
-
-def moved(domain: StateDomain, state: State | None, event: Event) -> State | None:
-    """Where ``event`` leads from ``state`` by the domain's ``apply``; None where it does not apply
-    (or from None)."""
-    if state is None:
-        return None
-    try:
-        return domain.apply(state, event)
-    except EventRefused:
-        return None
-
-
-class OracleImagination:
-    """A perfect tracker: the latent state is the domain's state itself, moved by the domain's
-    ``apply``. An event that does not apply leads to the state None, which decodes to no state."""
-
-    def __init__(self, domain: StateDomain) -> None:
-        self.domain = domain
-
-    def encode(self, histories: Sequence[History]) -> list[Latent]:
-        out = []
-        for start, events in histories:
-            state = start
-            for event in events:
-                state = moved(self.domain, state, event)
-            out.append(state)
-        return out
-
-    def step(self, states: Sequence[Latent], events: Sequence[Event]) -> list[Latent]:
-        return [moved(self.domain, s, e) for s, e in zip(states, events, strict=True)]
-
-    def decode(self, states: Sequence[Latent]) -> list[State | None]:
-        return list(states)
-
-    def describe(self) -> dict:
-        return {"kind": "oracle"}
-
-
-class CorruptImagination(OracleImagination):
-    """Moves exactly but decodes ``wrong(state)`` instead of the state, for every state that has
-    taken at least ``after`` steps since it was encoded (``after=0``: every state)."""
-
-    def __init__(self, domain: StateDomain, wrong: Callable[[State], State], after: int = 1) -> None:
-        super().__init__(domain)
-        self.wrong, self.after = wrong, after
-
-    # the latent state is (state, steps taken since encoding)
-    def encode(self, histories: Sequence[History]) -> list[Latent]:
-        return [(t, 0) for t in super().encode(histories)]
-
-    def step(self, states: Sequence[Latent], events: Sequence[Event]) -> list[Latent]:
-        moved = super().step([s[0] for s in states], events)
-        return [(t, s[1] + 1) for t, s in zip(moved, states)]
-
-    def decode(self, states: Sequence[Latent]) -> list[State | None]:
-        return [None if t is None else (self.wrong(t) if n >= self.after else t) for t, n in states]
-
-    def describe(self) -> dict:
-        return {"kind": "corrupt", "after": self.after}
 
 
 class TrackerImagination:

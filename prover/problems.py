@@ -64,12 +64,6 @@ def distances_from(space: StateSpace, start: int, limit: int | None = None) -> d
     return dist
 
 
-def shortest_distance(domain: Domain, start: Tree, target: Tree) -> int | None:
-    """Length of a shortest path from ``start`` to ``target``, None in different classes."""
-    space = StateSpace(domain)
-    return distances_from(space, space.id(start)).get(space.id(target))
-
-
 def max_distance(domain: Domain) -> int:
     """The largest distance between two trees of one class (the diameter of the class graphs),
     over the classes of the domain's start trees."""

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from chains.protocol import StateDomain
-from prover.imagination import Event, State, moved
+from prover.imagination import Event, State
 
 if TYPE_CHECKING:  # torch is imported only when an oracle is loaded
     import torch
@@ -28,27 +27,6 @@ class VerdictOracle(Protocol):
 
 class OracleUnavailable(Exception):
     """The oracle run cannot be loaded; the message is one line for the user."""
-
-
-class RulesOracle:
-    """A perfect verdict oracle: replays the history with the domain's own ``apply`` and says 1.0
-    exactly for the events that apply. The upper bound of the oracle searcher (and its tests)."""
-
-    def __init__(self, domain: StateDomain) -> None:
-        self.domain = domain
-
-    def score(self, histories: Sequence[tuple[State, State, Sequence[Event]]],
-              candidates: Sequence[Sequence[Event]]) -> list[list[float]]:
-        out = []
-        for (start, _, events), events_now in zip(histories, candidates, strict=True):
-            state = start
-            for event in events:
-                state = moved(self.domain, state, event)
-            out.append([float(moved(self.domain, state, e) is not None) for e in events_now])
-        return out
-
-    def describe(self) -> dict:
-        return {"kind": "rules"}
 
 
 def load_oracle(run: Path, data: Path, device: torch.device | str = "cpu") -> VerdictOracle:

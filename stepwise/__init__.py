@@ -1,6 +1,6 @@
 """The step-by-step model: a causal transformer that writes the state after every event of a
 rewrite chain, its whole history (and its own writing) in context -- the chain-of-thought arm that
-Nerode self-distillation (section 52 of the seed paper) is planned on.
+Nerode self-distillation (``stepwise.distill``) trains.
 
 data: a chain as one token sequence (start tree, then per event its tokens, SEP, the tree after
 it, EOS), batches, and the loss on written positions; model: the transformer and its key-value

@@ -105,6 +105,34 @@ def test_the_commands_help_speaks_of_the_project_only():
     assert not found, "\n".join(found)
 
 
+# ---- the library in its own words: it says what its code does and why, citing no paper's section ----
+
+LIBRARY = ("chains", "leanbridge", "training", "tracker", "stepwise", "oracle", "prover")  # docs and benchmarks may cite
+CITATION = re.compile(r"\bsections?\s+\d+|§\s*\d+", re.IGNORECASE)
+
+
+def citations(text: str, name: str) -> list[str]:
+    """``name:line: citation`` for every numbered section the Python ``text`` cites."""
+    return [f"{name}:{number}: {match.group(0)!r} in {line.strip()[:120]!r}"
+            for number, line in enumerate(text.splitlines(), 1) for match in CITATION.finditer(line)]
+
+
+def test_the_citation_rule_catches_what_it_is_for():
+    caught = ["(section 48)", "sections 43-47 of the seed", "Section 50's figure", "§51", "(§ 52)"]
+    for text in caught:
+        assert citations(text, "m.py"), text
+    kept = ["# ---- certification ----", "the manifest's sections", "a section of 4 steps", "sections: 2"]
+    for text in kept:
+        assert not citations(text, "m.py"), text
+
+
+@pytest.mark.parametrize("path", [p for place in LIBRARY for p in sorted((ROOT / place).rglob("*.py"))],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_the_library_cites_no_section_of_a_paper(path):
+    found = citations(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
+    assert not found, "\n".join(found)
+
+
 # ---- structure: a function a newcomer reads in one screen ----
 
 LONGEST = 80  # lines of one function, its signature, docstring and nested functions included

@@ -4,6 +4,7 @@ import itertools
 import json
 import random
 import shutil
+from collections.abc import Sequence
 
 import pytest
 from click.testing import CliRunner
@@ -11,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from chains.manifest import DatasetError
 from chains.rewrite.dataset import parse_chain_line
-from chains.rewrite.probes import PROBE_KINDS, ProbeSampler, referee, sample_probes
+from chains.rewrite.probes import PROBE_KINDS, ProbeSampler, referee
 from chains.rewrite.rules import Event, apply, successors, tier_rules
 from chains.rewrite.space import Domain, StateSpace
 from chains.rewrite.trees import all_trees, parse_polish, polish
@@ -25,6 +26,35 @@ from tests.strategies import tier1_trees
 DOMAIN = Domain()
 TINY = ["--chains", "30", "--test-lengths", "8,16", "--test-chains", "6", "--probe-chains", "3", "--jobs", "2",
         "--probes"]
+
+
+def sample_probes(rng: random.Random, events: Sequence[Event], step: int, domain: Domain,
+                  other_chain: Sequence[Event]) -> list[tuple[str, Event]]:
+    """The plain reference ``ProbeSampler`` is held to: the five probes of ``step`` of a chain with
+    ``events``; ``other_chain`` is the event list of another chain of the split (the random probe is
+    drawn from it)."""
+    gold = events[step]
+    swap_rules = [r for r in domain.rules if r != gold.rule]
+    moved = [p for p in domain.positions if p != gold.path]
+    return [("gold", gold),
+            ("misplaced", _misplaced(rng, events, step)),
+            ("swap", Event(rng.choice(swap_rules), gold.path)),
+            ("permuted", Event(gold.rule, rng.choice(moved))),
+            ("random", rng.choice(other_chain))]
+
+
+def _misplaced(rng: random.Random, events: Sequence[Event], step: int, tries: int = 8) -> Event:
+    """The event of a uniformly random other step, preferring one that differs from the gold
+    (a few draws, so that long chains cost no more than short ones)."""
+    if len(events) == 1:
+        return events[0]
+    gold = events[step]
+    for _ in range(tries):
+        other = events[(step + 1 + rng.randrange(len(events) - 1)) % len(events)]
+        if other != gold:
+            return other
+    different = [e for e in events if e != gold]
+    return rng.choice(different) if different else gold
 
 
 def walk(tree, rng, length):

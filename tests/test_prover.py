@@ -15,12 +15,11 @@ from leanbridge.certify import certify_dataset
 from leanbridge.checker import Checker
 from leanbridge.paths import portable_path
 from prover.cli import main
-from prover.imagination import CorruptImagination, OracleImagination
 from prover.kernel import BudgetExceeded, Kernel, KernelConfig, PathClaim, Probe
-from prover.problems import make_problems, shortest_distance
+from prover.problems import make_problems
 from prover.run import audit_solutions
 from prover.search import SEARCHERS, SearchConfig, proposals, run_searches
-from prover.verdict_oracle import RulesOracle
+from tests.doubles import CorruptImagination, OracleImagination, RulesOracle, shortest_distance
 
 ATOMS = ("a", "b", "c", "d")
 DOMAIN = Domain()

@@ -1,5 +1,5 @@
-"""State trackers trained on certified histories with Nerode objectives (seed sections 42-47), on any
-domain a dataset names.
+"""State trackers trained on certified histories with Nerode objectives, on any domain a dataset
+names.
 
 data, domain_data: datasets as tensors (rewrite chains; any other domain through its protocol);
 models, registers, variables: slot recurrence, transformer, DeltaProduct, a register per tree position

@@ -1,4 +1,4 @@
-"""What the exact state is (seed section 48): a trained tracker's held-out states measured as a code.
+"""What the exact state is: a trained tracker's held-out states measured as a code.
 
 A tracker of any architecture reads held-out histories (the test chains of its dataset, or fresh
 ones drawn from a seed); the views of their end states (what the readout reads, ``TrackedRun.view``)
@@ -56,7 +56,7 @@ from chains.rewrite.rules import Event, apply, successors
 from chains.rewrite.space import Domain, domain_of
 from chains.rewrite.trees import OPS, Tree, all_trees, count_trees, random_tree, tokens
 from chains.version import package_version
-from tracker.code_fits import (  # noqa: F401  (the names this module has always offered)
+from tracker.code_fits import (  # noqa: F401  (its callers import them from here)
     CHUNK, READ_BACK, READ_BACK_RCOND, RIDGE, STRINGS, AnalysisConfig, AnalysisError, Encoder, Progress,
     affine_apply, affine_fit, cluster_summary, components, in_chunks, procrustes, residual, spectrum,
     variance_curve)

@@ -96,7 +96,7 @@ def flatten(value: object, path: str) -> dict[str, object]:
 
 def compare_figures(report: dict, reproduced: dict, figures: tuple[str, ...], max_length: int | None) -> dict:
     """The headline figures of ``report`` against ``reproduced``, number by number (``==``), at the
-    lengths evaluated; the figures the report lacks (an older run) are skipped and named. A figure
+    lengths evaluated; the figures the report lacks (a run that did not record them) are skipped and named. A figure
     marked ``+`` (pooled over every length) is skipped when the lengths are cut to ``max_length``."""
     compared, mismatches, skipped = 0, [], []
     for name in figures:

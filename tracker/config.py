@@ -27,7 +27,7 @@ OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "co
 # settings declared alike by the tracker and the oracle
 WIDTH = Setting("Slot (residual) width.", low=8)  # the seed's 128
 FIXED_NORM = Setting("Recurrence: rescale the slot to a fixed norm after every event, or leave its "
-                     "norm free.", flag="--fixed-norm/--free-norm")  # section 52's closure
+                     "norm free.", flag="--fixed-norm/--free-norm")  # fixed: no clock in its norm
 
 
 def schedule(step: int, total: int, delay: float, ramp: float) -> float:
@@ -44,7 +44,7 @@ def schedule(step: int, total: int, delay: float, ramp: float) -> float:
 @dataclass(frozen=True)
 class TermsConfig(OptimConfig):
     """The Nerode terms' weights and when they act, on top of the optimiser's settings. The
-    metric loss is the tracker's (section 47, on chain pairs) or the oracle's (``oracle.losses``,
+    metric loss is the tracker's (``tracker.losses``, on chain pairs) or the oracle's (``oracle.losses``,
     on pairs of probed states); both take the same weight, schedule and discount."""
 
     mu: float = setting(1.0, "Weight of the invariance (and control, self-distill) term.", low=0,
@@ -60,7 +60,7 @@ class TermsConfig(OptimConfig):
     metric_delay: float = setting(0.2, "Fraction of steps the metric loss is held at zero.", **FRACTION, rare=True)
     metric_ramp: float = setting(0.1, "Fraction of steps of the metric loss's ramp.", **FRACTION, rare=True)
     gamma: float = setting(0.9, "Discount of the metric loss.", low=0, high=1, low_open=True, high_open=True,
-                           rare=True)  # section 47
+                           rare=True)  # weight of the next step's distance in the metric target
 
     def __post_init__(self) -> None:
         if not 0 < self.gamma < 1:

@@ -358,7 +358,7 @@ def identity_of(directory: Path, manifest: dict) -> dict:
                "seed": manifest.get("seed"), "tier": manifest.get("tier"), "atoms": manifest.get("atoms")}
     if manifest.get("corrupt_partners") is not None:
         dataset["corrupt_partners"] = manifest["corrupt_partners"]
-    if "domain" in manifest:  # another domain than rewrite chains (whose identities stay as they were)
+    if "domain" in manifest:  # another domain than rewrite chains (a rewrite identity names no domain)
         dataset["domain"] = manifest["domain"]
     return {"dataset": dataset,
             "lean": {"version": lean.get("version"), "githash": lean.get("githash"),

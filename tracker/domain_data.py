@@ -6,8 +6,8 @@ class a position (``domain.readout()``), and every history is a row of item ids 
 id after each step. Output ids come first in the vocabulary: 0 is padding, then ``o0 … o{n-1}``
 (the readout's classes), then the domain's input tokens.
 
-The programs domain is read this way; the rewrite domain keeps its own loader (its cached tensors
-and registered checkpoints predate this one and stay bit for bit as they are).
+The programs domain is read this way; the rewrite domain has its own loader (``tracker.data``),
+whose tensors its cached files and registered checkpoints hold bit for bit.
 """
 from __future__ import annotations
 

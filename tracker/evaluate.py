@@ -15,7 +15,7 @@ in lockstep. Reported per chain length L:
   a tracker that fits the first and not the second memorised its chains;
 - ``pair_growth``: pair_distance at the longest pair length over that at the shortest (256 over
   8 by default). Above 1 the states of equivalent histories drift apart along the chain: the
-  drift diagnostic of section 43. None when either distance is missing or the shortest is 0.
+  drift diagnostic. None when either distance is missing or the shortest is 0.
 - ``state_rms[L]`` (with ``state_norms``, the slot recurrence): the slot's mean RMS coordinate after
   the last event; 1 at a fixed norm, and where the norm is free a clock if it grows with L (the
   seed's reading of why its programs trackers lose exactness past 256 statements).

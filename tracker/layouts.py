@@ -8,7 +8,7 @@ every later position, so the same event moves tokens by an amount that depends o
 children of position i are 2i + 1 and 2i + 2), PAD where the tree has no node. A rewrite event
 (one lemma at one position) then moves, copies or drops whole subtrees by the same map in every
 tree it applies to: the event acts on the readout as one fixed linear map of the position code,
-the shape section 48 found the exact state to take.
+the shape an exact tracker's state takes (``tracker.analysis`` measures it).
 
 The heap geometry lives here once: a path and its heap position (``heap_index``, ``heap_path``), a
 tree's Polish tokens and its tokens by heap position (``heap_positions``, ``heap_tokens``), and the

@@ -1,13 +1,13 @@
-"""The tracker's losses: the cross-entropy on the tree after every event and the Nerode terms of
-sections 43-47, as functions of the trackers' normalised views (the oracle's own are ``oracle.losses``).
+"""The tracker's losses: the cross-entropy on the tree after every event and the Nerode terms, as
+functions of the trackers' normalised views (the oracle's own are ``oracle.losses``).
 
 - ``centred_cosine_distance``: d(z_u, z_v) = 1 - cos(z_u - mean z_u, z_v - mean z_v). It factors
   through the readout's LayerNorm (blind to a common shift of every coordinate and to scale).
 - ``invariance``: mean d over sampled pairs (the caller multiplies by mu and the schedule).
 - ``nextlat``: predict z_{t+1} from z_t and item t+1 with a small head; target under stop-gradient.
-- ``metric``: the Nerode metric loss of section 47,
+- ``metric``: the Nerode metric loss,
   [d_N(h(u), h(v)) - (1 - gamma) ||o(u) - o(v)||_TV - gamma sg d_N(h(ux), h(vx))]^2, d_N = d / 2.
-- ``self_distill``: Nerode self-distillation (section 52) over certified pairs: the readout after the
+- ``self_distill``: Nerode self-distillation over certified pairs: the readout after the
   longer history u (the student) pulled to the readout after its certified short equivalent v (the
   teacher, under stop-gradient), mean KL(p_teacher || p_student) over pairs and readout positions;
   ``distill_pairs`` takes it at a batch's chain ends and after one common next event w. No tree
@@ -183,7 +183,7 @@ def tracker_losses(cfg: TrainConfig, model: Tracker, nextlat_head: NextLatHead |
         tv = output_tv(data.tree_tokens[ends[u]], data.tree_tokens[ends[v]])
         neq = metric(chain_end[u], chain_end[v], tv, zux, zvx, found, cfg.gamma)
         out["metric"] = w * (eq * b * k + neq * b) / (b * k + b)
-    if "distill" in cfg.terms:  # its next events drawn last: the other terms' draws stay as they were
+    if "distill" in cfg.terms:  # its next events drawn last: the other terms draw as they do without it
         out["distill"] = cfg.weight("distill", step) * distill_pairs(model, data, state, chain_end, partner_end,
                                                                      ends, generator)
     if cfg.table_sharpness > 0:

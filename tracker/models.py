@@ -1,4 +1,4 @@
-"""Trackers: the slot recurrence of section 43, a causal transformer over events, and DeltaProduct.
+"""Trackers: the slot recurrence, a causal transformer over events, and DeltaProduct.
 
 Every tracker reads a history one item at a time (the start tree, then one rewrite event per
 step) and exposes the same interface:
@@ -33,7 +33,7 @@ class ModelConfig:
     arch: str = "recurrence"  # one of ARCHS
     width: int = 128  # C: the slot's width (the residual width of the baselines)
     ticks: int = 4  # recurrence: attention + MLP updates per event
-    fixed_norm: bool = True  # recurrence: rescale the slot to norm sqrt(C) after every event (section 52)
+    fixed_norm: bool = True  # recurrence: rescale the slot to norm sqrt(C) after every event (no clock in its norm)
     heads: int = 4  # transformer and DeltaProduct heads
     householders: int = 2  # DeltaProduct: Householder factors per event
     blocks: int = 2  # DeltaProduct blocks

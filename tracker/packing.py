@@ -21,7 +21,7 @@ def pack(rows: list[Row], n_trees: int, with_trees: bool) -> dict[str, torch.Ten
     """Rows as padded tensors: chain_items (N, T), end (N,), partner_items (N, K, T); with trees,
     chain_trees (N, T) and partner_trees (N, K, T) too, -1 at padding."""
     # the longest history, a partner's included (a program's partner may be longer than it; a rewrite
-    # chain's partners never are, so its tensors are those they always were)
+    # chain's partners never are, so its tensors are as long as its longest chain)
     length = max(len(history[0]) for chain, mates in rows for history in (chain, *mates))
     k = max(len(mates) for _, mates in rows)
     out = {"chain_items": torch.zeros(len(rows), length, dtype=torch.int32),

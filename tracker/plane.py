@@ -1,5 +1,5 @@
-"""The loss surface on the plane through three trained runs' weights (seed section 52, a cut through
-weight space): can the training loss alone pick the exact tracker?
+"""The loss surface on the plane through three trained runs' weights (a cut through weight
+space): can the training loss alone pick the exact tracker?
 
 Three ``train-tracker`` runs of one model on one dataset (in the seed's cut: ordinary training,
 which drifts; + NextLat; + NextLat + invariance, both exact) are three points θA, θB, θC of weight

@@ -52,7 +52,7 @@ SCHEDULES: dict[str, dict] = {
     # (0.38 exact at 4,096; inherited tables passed there), and on tier 2 the hard moves alone left
     # every rule's root heads level (0.00-0.56 at 256; inherited tables with the move readout passed
     # there). Both together on every protocol, on fresh data, is what the registers-recipe batch
-    # asks (benchmarks/tracker_registers.py). That batch's earlier variants: hard moves with free
+    # asks (benchmarks/tracker_registers.py). The variants it is weighed against: hard moves with free
     # tables is --set tables=free --set move_readout=0 (or --tables free --move-readout 0),
     # inherited tables alone --set move_readout=0.
     "registers": {"arch": "registers", "layout": "paths", "width": 32, "objective": "combo", "steps": 4_000,

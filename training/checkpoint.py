@@ -58,8 +58,8 @@ Trainer = TypeVar("Trainer")
 
 
 def settings_from_checkpoint(blob: dict, kind: type[Config]) -> Config:
-    """The ``kind`` config a checkpoint was trained with. Keys the dataclass no longer has are
-    dropped; a setting it gained since takes its default (what the run trained with)."""
+    """The ``kind`` config a checkpoint was trained with. Keys the dataclass does not have are
+    dropped; a setting the checkpoint does not hold takes its default (what the run trained with)."""
     known = {f.name for f in fields(kind)}
     try:
         return kind(**{k: v for k, v in blob["config"].items() if k in known})
@@ -174,7 +174,7 @@ def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: 
     differs when ``out`` holds a finished run (its report.json) of another config, or an unfinished
     one (its ``state`` file and no report), unless ``resume`` (which continues it) or ``force``. A
     finished run of the same config is run again (the same bits at the same thread count); a
-    setting added since that run counts at its value in ``defaults`` (what the run trained with)."""
+    setting that run's config does not hold counts at its value in ``defaults`` (what the run trained with)."""
     if resume or force:
         return
     report, checkpoint = Path(out) / "report.json", Path(out) / state

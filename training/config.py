@@ -4,7 +4,7 @@ the one training loop (``training.loop``) reads, shared by every trainer's confi
 
 A setting declared ``rare`` (an experiment's knob, not a run's everyday choice) is not shown by
 ``--help``: a command takes it as ``--set SETTING=VALUE`` and lists it with ``--settings``; its
-option stays accepted, unlisted, so that every command line written before keeps working.
+option is accepted too, unlisted, so that a recorded command line that gives it so runs as written.
 """
 from __future__ import annotations
 

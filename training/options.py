@@ -8,8 +8,8 @@ from its options by name. The defaults shown by ``--help`` are read from the con
 A setting its declaration calls rare (``Setting.rare``) is not shown by ``--help``: ``set_options``
 gives the command one repeatable ``--set SETTING=VALUE``, each value read and checked as the
 setting's option reads it (``read_value``), and ``--settings`` (or ``--set help``) lists every rare
-setting with its default and the values it takes. The rare setting's option stays accepted, as a
-hidden alias, so that every command line written before keeps working; ``given_settings`` refuses
+setting with its default and the values it takes. The rare setting's option is accepted too, as a
+hidden alias, so that a recorded command line that gives it as an option runs as written; ``given_settings`` refuses
 a setting given both ways.
 """
 from __future__ import annotations

@@ -22,7 +22,7 @@ from chains.rewrite.corrupt import KINDS as WRONG_KINDS, Corruption
 from chains.rewrite.probes import PROBE_KINDS, ProbeRecord
 from chains.rewrite.rules import Event, EventSyntaxError, apply
 from chains.rewrite.space import Domain
-from chains.rewrite.trees import Tree, TreeSyntaxError, parse_polish, polish
+from chains.rewrite.trees import Tree, TreeSyntaxError, parse_polish
 
 DEFAULT_TEST_LENGTHS = (8, 64, 256, 1024, 4096)
 PROBE_TEST_LENGTHS = (8, 16, 64, 256, 1024, 4096)  # the oracle is also read at 16 steps
@@ -122,10 +122,6 @@ class ChainRecord(History):
     partners: tuple[Partner, ...] = ()
     # with probes: one tuple per step t, the probes tried on the tree before event t
     probes: tuple[tuple[ProbeRecord, ...], ...] | None = None
-
-
-def encode_history(start: Tree, events, end: Tree, certs) -> dict:
-    return {"start": polish(start), "events": [str(e) for e in events], "end": polish(end), "certs": list(certs)}
 
 
 def _largest_tree(domain: Domain) -> int:

@@ -1,7 +1,7 @@
 """Probe events tried at each step of a chain, and Python's referee for Lean's verdicts on them.
 
 At step ``t`` of a chain (the tree reached after ``t`` events, before event ``t``) five probes
-are tried, one of each kind of section 50:
+are tried, one of each kind:
 
 - ``gold``: the chain's next event;
 - ``misplaced``: the event of another step of the same chain (the hard class: it is often
@@ -28,7 +28,7 @@ from chains.rewrite.space import Domain, StateSpace
 from chains.rewrite.trees import ADD, MUL, Tree, parse_polish, skeleton, subtree
 
 PROBE_KINDS = ("gold", "misplaced", "swap", "permuted", "random")
-# Accepted fraction per kind on the natural proofs of section 50, for comparison in manifests.
+# Accepted fraction per kind on natural Mathlib proofs, for comparison in manifests.
 # what an accepted probe's successor shares with the chain's end: the end itself, its skeleton, neither
 PROBE_GROUPS = ("complete", "same skeleton", "other skeleton")
 SEED_ACCEPTED = {"misplaced": 0.219, "swap": 0.103, "permuted": 0.448, "random": 0.057}
@@ -58,34 +58,6 @@ def probe_rng(seed: int, split: str) -> random.Random:
     return random.Random(f"{seed}:{split}:probes")
 
 
-def sample_probes(rng: random.Random, events: Sequence[Event], step: int, domain: Domain,
-                  other_chain: Sequence[Event]) -> list[tuple[str, Event]]:
-    """The five probes of ``step`` of a chain with ``events``; ``other_chain`` is the event list
-    of another chain of the split (the random probe is drawn from it)."""
-    gold = events[step]
-    swap_rules = [r for r in domain.rules if r != gold.rule]
-    moved = [p for p in domain.positions if p != gold.path]
-    return [("gold", gold),
-            ("misplaced", _misplaced(rng, events, step)),
-            ("swap", Event(rng.choice(swap_rules), gold.path)),
-            ("permuted", Event(gold.rule, rng.choice(moved))),
-            ("random", rng.choice(other_chain))]
-
-
-def _misplaced(rng: random.Random, events: Sequence[Event], step: int, tries: int = 8) -> Event:
-    """The event of a uniformly random other step, preferring one that differs from the gold
-    (a few draws, so that long chains cost no more than short ones)."""
-    if len(events) == 1:
-        return events[0]
-    gold = events[step]
-    for _ in range(tries):
-        other = events[(step + 1 + rng.randrange(len(events) - 1)) % len(events)]
-        if other != gold:
-            return other
-    different = [e for e in events if e != gold]
-    return rng.choice(different) if different else gold
-
-
 def referee(tree: Tree, event: Event) -> tuple[Tree | None, str | None]:
     """What the rules say of ``event`` on ``tree``: (the tree after it, None) when it applies,
     else (None, why not) with the class Lean's message should carry: ``leaf`` (no operator
@@ -101,8 +73,11 @@ def referee(tree: Tree, event: Event) -> tuple[Tree | None, str | None]:
 
 
 class ProbeSampler:
-    """``sample_probes`` over interned event ids (``StateSpace.events``): the same draws from
-    ``rng`` in the same order, so the same probes, at a fraction of the cost per step."""
+    """The probes of a chain's steps, drawn over interned event ids (``StateSpace.events``) so that
+    a step costs little, in ``PROBE_KINDS`` order, every draw as ``rng.choice`` draws: ``misplaced``
+    a few draws of another step, preferring an event other than the gold; ``swap`` another rule at
+    the gold's position; ``permuted`` the gold's rule at another position; ``random`` an event of
+    the other chain (``tests/test_probes.py`` holds it to a plain reference over events)."""
 
     def __init__(self, space: StateSpace, rng: random.Random) -> None:
         self.space, self.rng = space, rng
@@ -131,7 +106,7 @@ class ProbeSampler:
         if bits is None:
             return self._sample(ids, step, other)
         misplaced = gold
-        if n > 1:  # as _misplaced: a few draws of another step, preferring a different event
+        if n > 1:  # a few draws of another step, preferring a different event
             m = n - 1
             k = m.bit_length()
             for _ in range(8):

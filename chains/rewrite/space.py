@@ -8,8 +8,6 @@ from collections import deque
 from itertools import product
 from dataclasses import dataclass
 
-import networkx as nx
-
 from chains.manifest import PROGRAMS_FORMAT, DatasetError
 from chains.rewrite.rules import Event, successors, tier_rules
 from chains.rewrite.trees import Tree, all_trees, atom_names, count_classes, count_trees, polish, random_tree
@@ -156,15 +154,6 @@ class StateSpace:
                         seen.add(j)
                         queue.append(j)
         return seen, classes, True
-
-    def graph(self, nodes: list[int]) -> nx.DiGraph:
-        """The state graph over ``nodes`` and everything one step from them; edges carry the event."""
-        g = nx.DiGraph()
-        for i in nodes:
-            g.add_node(i)
-            for event, j in self.successors(i):
-                g.add_edge(i, j, event=str(event))
-        return g
 
 
 def describe(domain: Domain) -> str:

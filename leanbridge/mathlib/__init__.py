@@ -1,4 +1,4 @@
-"""Mathlib probe verdicts (sections 49-50 of the seed): proofs read from LeanDojo Benchmark 4,
+"""Mathlib probe verdicts: proofs read from LeanDojo Benchmark 4,
 selected by directory and split by length, five kinds of probe per step, each verdict from a
 LeanDojo replay, written as a probe dataset (``certify --mathlib``). Reading, selecting and
 building probes need nothing but the benchmark's files; only the replay needs ``lean_dojo`` (the

@@ -1,4 +1,4 @@
-"""Probe tactics for each step of a proof: the five kinds of section 50.
+"""Probe tactics for each step of a proof: five kinds, as for rewrite chains (``chains.rewrite.probes``).
 
 At step t (the state before the proof's t-th tactic) a proof gets at most one probe of each kind:
 

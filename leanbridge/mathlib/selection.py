@@ -1,4 +1,4 @@
-"""Which proofs, and which split: the seed's selection (section 49).
+"""Which proofs, and which split.
 
 Proofs come from given Mathlib directories; the benchmark's own train/val/test assignment is
 ignored and the proofs are split by length instead: short proofs (at most 4 steps) train, long
