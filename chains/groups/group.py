@@ -3,8 +3,9 @@
 An element is a permutation of the points ``0 … n-1`` in one-line notation: the tuple ``p`` with
 ``p[i]`` the image of ``i``. The product is composition, ``product(a, b)[i] = a[b[i]]`` (the
 function ``a ∘ b``), so a word ``g1 g2 … gk`` is the element ``g1 ∘ g2 ∘ … ∘ gk``, and acting on the
-right, ``act(p, g) = p ∘ g``, is a group action: ``act(act(p, a), b) = act(p, a ∘ b)``. Read as an arrangement (the point at each
-position), a generator moves the points: position ``i`` takes what was at position ``g[i]``.
+right, ``act(p, g) = p ∘ g``, is a group action: ``act(act(p, a), b) = act(p, a ∘ b)``. Read as an
+arrangement (the point at each position), a generator moves the points: position ``i`` takes what
+was at position ``g[i]``.
 
 ``Cayley`` enumerates a group breadth-first from the identity, which gives every element's
 distance in generators and one canonical shortest word (the generators tried in their order).
