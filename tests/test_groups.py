@@ -1,7 +1,8 @@
 """Group word problems as a shipped domain on the generic route (``chains.groups``), and the one
 registry of domains (``chains.domains``): the group laws and the domain contract as properties,
 then ``certify --domain groups`` with the real Lean binary, its verification, the kernel refusing
-false claims, the held-out protocols, and a tracker trained and streamed on group words."""
+false claims, the held-out protocols, and a tracker trained, streamed, analysed and searched with on
+group words."""
 from __future__ import annotations
 
 import json
@@ -22,6 +23,8 @@ from chains.protocol import KernelEvaluated, ShortHistories, StateDomain, run_ev
 from leanbridge.cli import main as certify
 from leanbridge.domain_lean import build_domain_module, check_statements, equivalence_statement, step_statement
 from leanbridge.verdicts import Complete, Rejected
+from prover.cli import main as prove
+from tracker.analysis_cli import main as analyse_tracker
 from tracker.cli import main as train_tracker
 from tracker.stream_cli import main as evaluate_tracker
 
@@ -331,7 +334,7 @@ def test_held_out_protocols_keep_training_clear_and_every_test_word_holding_it(p
     assert verified.exit_code == 0, verified.output
 
 
-def test_a_tracker_trains_on_group_words_and_is_streamed_with_every_step_certified(s5, tmp_path):
+def test_a_tracker_trains_on_group_words_and_every_command_reads_the_dataset(s5, tmp_path):
     run = tmp_path / "run"
     trained = CliRunner().invoke(train_tracker, ["--data", str(s5 / "data"), "--steps", "30", "--objective", "combo",
                                                  "--out", str(run), "--threads", "1", "--quiet"])
@@ -344,3 +347,18 @@ def test_a_tracker_trains_on_group_words_and_is_streamed_with_every_step_certifi
     stream = json.loads((run / "stream-s0" / "report.json").read_text())
     assert stream["domain"]["name"] == "groups" and stream["domain"]["group"] == "S5"
     assert stream["certification"]["confirmed_steps"] == stream["certification"]["distinct_steps"] > 0
+    analysed = CliRunner().invoke(analyse_tracker, [str(run), "--out", str(tmp_path / "analysis"), "--threads", "1",
+                                                    "--quiet"])
+    assert analysed.exit_code == 0, analysed.output
+    out = tmp_path / "prove"
+    proved = CliRunner().invoke(prove, ["--data", str(s5 / "data"), "--tracker", str(run), "--searcher", "imagination",
+                                        "--problems", "3", "--distances", "1,2", "--budget-calls", "2", "--jobs", "1",
+                                        "--out", str(out)])
+    assert proved.exit_code == 0, proved.output
+    searched = json.loads((out / "report.json").read_text())
+    assert searched["solutions_failing_audit"] == 0
+    for problem, result in zip((json.loads(x) for x in (out / "problems.jsonl").read_text().splitlines()),
+                               (json.loads(x) for x in (out / "results.jsonl").read_text().splitlines())):
+        if result["solved"]:  # a solution multiplies the start to the target, by Python's reading too
+            start, target = S5.parse_state(problem["start"]), S5.parse_state(problem["target"])
+            assert (run_events(S5, start, result["program"])[-1] if result["program"] else start) == target
