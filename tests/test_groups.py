@@ -334,6 +334,25 @@ def test_held_out_protocols_keep_training_clear_and_every_test_word_holding_it(p
     assert verified.exit_code == 0, verified.output
 
 
+def test_a_protocol_the_group_cannot_satisfy_is_refused_in_one_line(tmp_path):
+    # a uniform word of 6 of S5's four generators avoids three of them once in 4,096 draws, far past the
+    # sampler's 1,000 tries
+    result = _certify(["--domain", "groups", "--group", "S5", *SMALL, "--hold-out", "events:3", "--out",
+                       str(tmp_path / "x"), "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 2 and "--hold-out events:3" in result.output and not (tmp_path / "x").exists()
+
+
+def test_self_distillation_takes_the_group_s_shortest_words(s5, tmp_path):
+    from stepwise.cli import main as train_stepwise
+
+    distilled = CliRunner().invoke(train_stepwise, [
+        "--data", str(s5 / "data"), "--objective", "self-distill", "--steps", "6", "--rounds", "1", "--round-steps",
+        "2", "--set", "long_chains=1", "--set", "cuts=2", "--eval-lengths", "8", "--eval-chains", "2",
+        "--store", str(s5 / "store.sqlite"), "--out", str(tmp_path / "sd"), "--threads", "1", "--quiet"])
+    assert distilled.exit_code == 0, distilled.output
+    assert set(json.loads((tmp_path / "sd" / "report.json").read_text())["final_losses"]) == {"ce", "distill"}
+
+
 def test_a_tracker_trains_on_group_words_and_every_command_reads_the_dataset(s5, tmp_path):
     run = tmp_path / "run"
     trained = CliRunner().invoke(train_tracker, ["--data", str(s5 / "data"), "--steps", "30", "--objective", "combo",
