@@ -55,10 +55,17 @@ def _home(name: str) -> str:
 
 
 def _factory(name: str) -> Factory:
+    """A registered name's factory, imported on first use (DomainImportError when it cannot be)."""
+    from chains.imported.load import DomainImportError
+
     factory = _REGISTRY[name]
     if isinstance(factory, str):
         module, attribute = factory.split(":")
-        factory = getattr(importlib.import_module(module), attribute)
+        try:
+            factory = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError) as e:
+            raise DomainImportError(f"the domain {name} is registered as {factory}, which cannot be imported: {e}"
+                                    ) from None
     return factory
 
 

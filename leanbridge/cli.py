@@ -103,8 +103,7 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help=f"Comma-separated lengths of the held-out test splits [default: "
                    f"{','.join(map(str, DEFAULT_TEST_LENGTHS))}; with --probes {','.join(map(str, PROBE_TEST_LENGTHS))}; "
                    f"with --domain programs {','.join(map(str, PROGRAM_TEST_LENGTHS))}; with groups or a domain of "
-                   f"one's own "
-                   f"{','.join(map(str, IMPORTED_TEST_LENGTHS))}].")
+                   f"one's own {','.join(map(str, IMPORTED_TEST_LENGTHS))}].")
 @click.option("--starts", type=click.Choice(STARTS), default="start", show_default=True,
               help="Where training chains start: start, a uniformly random start tree; reachable, a tree drawn "
                    "uniformly among every tree of the domain a chain can visit (on tier 2 the larger trees too; "

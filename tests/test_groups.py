@@ -217,6 +217,9 @@ def test_the_registry_refuses_what_names_no_domain_in_one_line(monkeypatch):
     monkeypatch.setattr(domains, "_REGISTRY", dict(domains._REGISTRY))
     register("dial", "dial_domain:Dial")
     assert resolve("dial").name == "dial" and registered()[-1] == "dial"
+    register("gone", "no_such_module_here:make")
+    with pytest.raises(DomainImportError, match="cannot be imported"):
+        resolve("gone")
     with pytest.raises(ValueError, match="taken"):
         register("groups", "dial_domain:Dial")
     with pytest.raises(ValueError, match="cannot name"):
