@@ -1,3 +1,4 @@
-"""The domains (``rewrite/``: expression trees and their rules; ``programs/``: register machines) and what
-every domain shares: the protocol a domain implements, manifests, held-out protocols, dataset writing.
-Knows nothing of Lean or torch."""
+"""The domains (``rewrite/``: expression trees and their rules; ``programs/``: register machines;
+``groups/``: group word problems) and what every domain shares: the protocol a domain implements, the
+registry of domains, manifests, held-out protocols, dataset writing.
+Imports neither Lean's bridge nor torch: a domain's Lean module is text that ``leanbridge`` compiles."""

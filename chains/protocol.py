@@ -3,10 +3,10 @@ take any domain as a value.
 
 A domain has states and events. A history is a start state and a list of events; its state is
 where the events lead; two histories are equivalent when they end in the same state, which Lean
-certifies. ``StateDomain`` is what the pipeline asks of a domain; ``chains.domains`` names the
-domains this package ships. A domain Lean certifies by evaluating its step function is also
-``KernelEvaluated``: its states and events rendered as ``LeanTerm`` values (constructor
-applications, never text), from which ``leanbridge.domain_lean`` writes the statements.
+certifies. ``StateDomain`` is what the pipeline asks of a domain; ``chains.domains`` is the
+registry that names every domain, shipped or one's own. A domain Lean certifies by evaluating its
+step function is also ``KernelEvaluated``: its states and events rendered as ``LeanTerm`` values
+(constructor applications, never text), from which ``leanbridge.domain_lean`` writes the statements.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Build and verify a certified dataset of a domain of one's own (``certify --domain package.module:Name``).
+"""Build and verify a certified dataset of a domain of one's own (``certify --domain package.module:Name``), or of
+a shipped domain on the same route (``certify --domain groups``, named ``chains.groups:S5`` and so on).
 
 ``certify_domain`` imports the domain (``chains.imported.load``), compiles and audits its Lean module
 (``leanbridge.domain_lean``), samples the histories of a ``DomainSpec`` through the domain's own

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from chains.domains import DOMAINS, own_domain
+from chains.domains import own_domain, registered
+from chains.groups import GROUPS, import_path as group_path
 from chains.holdout import HoldOut, HoldOutRefused
 from chains.imported.dataset import DEFAULT_TEST_CHAINS as IMPORTED_TEST_CHAINS
 from chains.imported.dataset import DEFAULT_TEST_LENGTHS as IMPORTED_TEST_LENGTHS
@@ -46,10 +47,11 @@ def _hold_out(ctx, param, value: str | None) -> HoldOut | None:
 
 
 def _domain(ctx, param, value: str) -> str:
-    """click callback: a shipped domain's name, or a domain of one's own by its import path."""
-    if value in DOMAINS or is_import_path(value):
+    """click callback: a registered domain's name, or a domain of one's own by its import path."""
+    if value in registered() or is_import_path(value):
         return value
-    raise click.BadParameter(f"{value!r:.60} is neither {', '.join(DOMAINS)} nor an import path package.module:Name")
+    raise click.BadParameter(f"{value!r:.60} is neither a shipped domain ({', '.join(registered())}) nor an import "
+                             "path package.module:Name")
 
 
 def _checker(ctx, param, value: str | None) -> Checker | None:
@@ -72,9 +74,17 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help="rewrite: expression trees under rewrite rules (--atoms, --tier); programs: straight-line programs "
                    "on a register machine of eight variables (--values), every statement's effect and every "
                    "partner's equivalence certified by the kernel evaluating the programs library; "
+                   "groups: a group's word problem (--group, --distractor), certified as a domain of one's own is, the "
+                   "manifest naming it chains.groups:<GROUP>; "
                    "package.module:Name: a domain of one's own, importable here (docs/guide/bring-your-own-domain.md), "
                    "every step and equivalence certified by the kernel evaluating its Lean module (--chains, --length, "
                    "--partners, --test-lengths, --test-chains, --seed, --hold-out).")
+@click.option("--group", type=click.Choice(list(GROUPS)), default="S5", show_default=True,
+              help="With --domain groups: S5 (120 elements; the adjacent transpositions (i i+1)), A5 (60; the "
+                   "3-cycles (i i+1 i+2)) or S3xS3 (36; (0 1), (1 2) on one factor's points, (3 4), (4 5) on the "
+                   "other's); a history starts at the identity and its state is the product of its generators.")
+@click.option("--distractor", is_flag=True,
+              help="With --domain groups: draw the event id, which changes nothing, among the generators.")
 @click.option("--values", type=click.Choice(["2", "16"]), default="2", show_default=True,
               help="With --domain programs: 2, the Bits machine (not, and, or, xor); 16, the Arithmetic machine "
                    "(+, -, * modulo 16 and if a < b then c else d).")
@@ -92,8 +102,8 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
 @click.option("--test-lengths", default=None, callback=positive_ints,
               help=f"Comma-separated lengths of the held-out test splits [default: "
                    f"{','.join(map(str, DEFAULT_TEST_LENGTHS))}; with --probes {','.join(map(str, PROBE_TEST_LENGTHS))}; "
-                   f"with --domain programs {','.join(map(str, PROGRAM_TEST_LENGTHS))}; with a domain of one's own "
-                   f"{','.join(map(str, IMPORTED_TEST_LENGTHS))}].")
+                   f"with --domain programs {','.join(map(str, PROGRAM_TEST_LENGTHS))}; with groups or a domain of "
+                   f"one's own {','.join(map(str, IMPORTED_TEST_LENGTHS))}].")
 @click.option("--starts", type=click.Choice(STARTS), default="start", show_default=True,
               help="Where training chains start: start, a uniformly random start tree; reachable, a tree drawn "
                    "uniformly among every tree of the domain a chain can visit (on tier 2 the larger trees too; "
@@ -113,8 +123,8 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "partner, and every test chain holds one (test lengths of at least 2). states: sampling "
                    "unchanged. Under each, the manifest's holdout field records what was held out, the trees "
                    "training visits and, per test split, the chains ending at a tree training never visited; "
-                   "--verify checks them. On programs and on a domain of one's own the events are the statements or events "
-                   "their own histories use.")
+                   "--verify checks them. On programs, groups and a domain of one's own the events are the statements, "
+                   "generators or events their own histories use.")
 @click.option("--corrupt-partners", "corrupt", default=None, metavar="KIND:SHARE", callback=_corruption,
               help="A soft checker on purpose: replace this share of the training partners by wrong ones, drawn "
                    "from the seed. near:F: a near miss, a history ending one rewrite from the chain's end; far:F: "
@@ -123,14 +133,15 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "the file, the manifest's corrupt_partners says how many, --verify names each one as not "
                    "certified, and the trainers refuse the dataset unless told --corrupted-checker.")
 @click.option("--test-chains", type=click.IntRange(1), default=None,
-              help=f"Chains per test split [default: 512; with --domain programs {ProgramsSpec().test_chains}; with a "
-                   f"domain of one's own {IMPORTED_TEST_CHAINS}].")
+              help=f"Chains per test split [default: 512; with --domain programs {ProgramsSpec().test_chains}; "
+                   f"with groups or a domain of one's own {IMPORTED_TEST_CHAINS}].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--jobs", type=click.IntRange(1), default=os.cpu_count() or 1, show_default=True,
               help="Lean processes at once.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Dataset directory [default: data/tier<T>-a<K>; with --domain programs data/programs-bits or "
-                   "data/programs-arithmetic; with a domain of one's own data/<its name>].")
+                   "data/programs-arithmetic; with --domain groups data/groups-<group>[-distractor]; with a domain of "
+                   "one's own data/<its name>].")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="Certificate store (SQLite) [default: the cache's certificates.sqlite].")
 @click.option("--force", is_flag=True,
@@ -174,8 +185,8 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help="With --mathlib: open theorems in this local clone of the benchmark's repository (at its commit) "
                    "instead of resolving its GitHub URL.")
 def main(**options) -> None:
-    """Certify rewrite chains (or programs, or histories of a domain of one's own) with the Lean kernel and write them
-    as a dataset."""
+    """Certify rewrite chains (or programs, group words, or histories of a domain of one's own) with the Lean kernel
+    and write them as a dataset."""
     ctx = click.get_current_context()
     given = {name for name in options if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT}
     if options["mathlib_dir"] is not None:
@@ -188,10 +199,15 @@ def main(**options) -> None:
     mathlib_only = [name for name in MATHLIB_ONLY if name in given]
     if mathlib_only:
         raise click.UsageError(f"{_flag(mathlib_only[0])} goes with --mathlib")
-    if is_import_path(options["domain"]):
-        others = [name for name in CHAIN_ONLY if name in given and name not in IMPORTED_OPTIONS]
+    groups_only = [name for name in GROUPS_ONLY if name in given]
+    if groups_only and options["domain"] != "groups":
+        raise click.UsageError(f"{_flag(groups_only[0])} goes with --domain groups")
+    if is_import_path(options["domain"]) or options["domain"] == "groups":
+        others = [name for name in CHAIN_ONLY if name in given and name not in IMPORTED_OPTIONS + GROUPS_ONLY]
         if others:
-            raise click.UsageError(f"{_flag(others[0])} is not for a domain of one's own ({options['domain']})")
+            whose = ("--domain groups" if options["domain"] == "groups"
+                     else f"a domain of one's own ({options['domain']})")
+            raise click.UsageError(f"{_flag(others[0])} is not for {whose}")
     elif options["domain"] != "programs":
         programs_only = [name for name in PROGRAMS_ONLY if name in given]
         if programs_only:
@@ -207,6 +223,10 @@ def main(**options) -> None:
         _verify(options["verify_dir"], bridge, options["checker"])
     elif options["domain"] == "programs":
         _build_programs(options, bridge)
+    elif options["domain"] == "groups":  # a shipped domain on the generic route: named by its import path
+        suffix = "-distractor" if options["distractor"] else ""
+        _build_imported({**options, "domain": group_path(options["group"], options["distractor"])}, bridge,
+                        Path("data") / f"groups-{options['group'].lower()}{suffix}")
     elif is_import_path(options["domain"]):
         _build_imported(options, bridge)
     else:
@@ -216,11 +236,13 @@ def main(**options) -> None:
 # The options of one mode only, in the order a refusal names the first one given.
 MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
 PROGRAMS_ONLY = ("values", "program_lengths")
+GROUPS_ONLY = ("group", "distractor")
 IMPORTED_OPTIONS = ("domain", "chains", "length", "partners", "test_lengths", "test_chains", "hold_out", "jobs", "store",
                     "timeout", "memory_mb", "force")
 REWRITE_ONLY = ("atoms", "tier", "max_size", "length", "starts", "start_walk", "tier2_weight", "corrupt", "probes",
                 "probe_chains", "checker")
-CHAIN_ONLY = ("domain", "values", "program_lengths", "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
+CHAIN_ONLY = ("domain", "group", "distractor", "values", "program_lengths",
+              "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
               "tier2_weight", "hold_out", "corrupt", "test_chains", "jobs", "store", "timeout", "memory_mb", "probes",
               "probe_chains", "cluster", "checker", "verify_dir", "force")
 
@@ -324,8 +346,9 @@ def _build_programs(options: dict, bridge: AskConfig) -> None:
     click.echo(f"wrote {out} (Lean {manifest['lean']['version']}, {manifest['lean']['path']})")
 
 
-def _build_imported(options: dict, bridge: AskConfig) -> None:
-    """``certify --domain package.module:Name``: build the dataset of a domain of one's own."""
+def _build_imported(options: dict, bridge: AskConfig, out: Path | None = None) -> None:
+    """``certify --domain package.module:Name``: build the dataset of a domain of one's own (or of a
+    shipped domain on the same route; ``out``: where it goes unless --out says)."""
     try:
         name = own_domain(options["domain"]).name
         spec = DomainSpec(domain=options["domain"], chains=options["chains"], length=options["length"],
@@ -335,7 +358,7 @@ def _build_imported(options: dict, bridge: AskConfig) -> None:
     except (DomainImportError, ValueError) as e:
         raise click.UsageError(f"--domain {options['domain']}: {e}" if isinstance(e, DomainImportError) else str(e)
                                ) from None
-    out = options["out"] or Path("data") / name
+    out = options["out"] or out or Path("data") / name
     bars = PhaseBars()
     with user_errors(CertificationFailed, cleanup=bars.close,
                      interrupted="interrupted; certificates committed so far are kept in the store"):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from chains.contract import check_domain, check_history
+from chains.groups import A5, S3xS3, S5_distractor
 from chains.programs.domain import ProgramsDomain
 from chains.programs.syntax import Machine, Statement, const
 from chains.protocol import EventRefused, KernelEvaluated, run_events
@@ -25,6 +26,9 @@ DOMAINS = {
     "programs-bits": ProgramsDomain(Machine(2)),
     "programs-arithmetic": ProgramsDomain(Machine(16)),
     "dial": Dial(),
+    "groups-S5-distractor": S5_distractor,
+    "groups-A5": A5,
+    "groups-S3xS3": S3xS3,
 }
 # an event each domain has a name for but that does not apply (None: every event applies everywhere)
 REFUSED = {
@@ -34,6 +38,9 @@ REFUSED = {
     "programs-bits": Statement(0, "mul", (const(1), const(1))),
     "programs-arithmetic": Statement(9, "set", (const(1),)),
     "dial": "spin",
+    "groups-S5-distractor": "c0",
+    "groups-A5": "id",
+    "groups-S3xS3": "s2",
 }
 
 

@@ -468,9 +468,10 @@ def test_every_registered_comparison_declares_itself_and_judges_nothing_without_
 # The modules of the layers above the domains that read one domain's own code: each is that domain's
 # own route (the rewrite domain's loader, registers, heap layouts, move-table stream, searches, oracle,
 # step-by-step text and shortest histories; the programs machines' registers, code encoder and error
-# reading). Every other module takes the domain as a value from a dataset's manifest (chains.domains), which is how a
-# domain of one's own goes through every command.
+# reading; the groups have none, they take the generic route). Every other module takes the domain as a value from a
+# dataset's manifest (chains.domains), which is how a domain of one's own goes through every command.
 DOMAIN_ROUTES = {
+    "chains.groups": set(),
     "chains.rewrite": {"oracle.data", "oracle.inference", "oracle.scorer", "prover.problems", "prover.run",
                        "prover.search", "stepwise.data", "stepwise.rewrite_pairs", "stepwise.train", "tracker.analysis",
                        "tracker.data", "tracker.inference", "tracker.layouts", "tracker.registers", "tracker.stream"},

@@ -108,7 +108,7 @@ def test_a_step_python_reads_otherwise_than_lean_is_rejected_and_nothing_written
     ("no_such_module_here:Dial", "cannot import"),
     ("dial_domain:Nothing", "has no Nothing"),
     ("dial_domain:MOVES", "is not a domain"),
-    ("dial", "neither rewrite, programs nor an import path"),
+    ("dial", "neither a shipped domain (rewrite, programs, groups) nor an import path"),
 ])
 def test_an_import_path_naming_no_domain_is_refused_in_one_line(path, why, tmp_path):
     result = _certify(["--domain", path, "--out", str(tmp_path / "x")])
@@ -121,7 +121,7 @@ def test_options_of_other_domains_are_refused_and_the_recorded_description_is_ch
     manifest = read_manifest(dial / "data")
     with pytest.raises(DatasetError, match="describes itself otherwise"):
         domain_of_manifest({**manifest, "domain": {**manifest["domain"], "positions": 7}}, "m.json")
-    with pytest.raises(DomainImportError, match="other than rewrite or programs"):
+    with pytest.raises(DomainImportError, match="other than the shipped domains"):
         class Shipped(Dial):
             name = "programs"
         import dial_domain
