@@ -35,12 +35,13 @@ from tracker.dataset import ChainDataset
 from tracker.domain_analysis import analyse_states, fresh_programs, one_hot_values
 from tracker.domain_data import DomainBuilder
 from tracker.domain_run import DomainRun
-from tracker.domain_stream import DomainChains, StoredDomainChains, commonest_floor
+from tracker.domain_stream import DomainChains, commonest_floor
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.inference import load_run
 from tracker.models import ModelConfig, Recurrent
 from tracker.stream import StreamConfig, stream
 from tracker.stream_cli import main as evaluate_tracker
+from tests.stored_chains import StoredDomainChains
 from tracker.train import TrainConfig, train
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
