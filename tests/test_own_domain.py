@@ -37,6 +37,15 @@ class LyingDial(Dial):
         return start, list(events)
 
 
+class SorryDial(Dial):
+    """A module that admits a fact with ``sorry``."""
+
+    name = "sorry-dial"
+
+    def lean_source(self) -> str:
+        return super().lean_source().replace("end Dial", "theorem cheat : False := sorry\n\nend Dial")
+
+
 def _certify(args: list[str]):
     return CliRunner().invoke(certify, args)
 
@@ -102,6 +111,14 @@ def test_a_step_python_reads_otherwise_than_lean_is_rejected_and_nothing_written
                        "--store", str(tmp_path / "s.sqlite")])
     assert result.exit_code == 1 and "Lean rejected" in result.output and "step" in result.output
     assert not (tmp_path / "lying").exists()
+
+
+def test_a_domain_module_admitting_a_fact_is_refused_naming_the_module(tmp_path):
+    result = _certify(["--domain", "test_own_domain:SorryDial", *SMALL, "--out", str(tmp_path / "x"),
+                       "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 1 and "the Dial module contains 'sorry'" in result.output
+    assert "programs" not in result.output and "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit) and not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize("path, why", [
