@@ -32,7 +32,7 @@ from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
 from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
 from leanbridge.domain_lean import DomainQuestion, build_domain_module, equivalence_statement, step_statement
-from leanbridge.history_questions import Questions, ask_afresh, ask_missing, reread
+from leanbridge.history_questions import Questions, ask_afresh, ask_missing, reread, step_claim
 from leanbridge.paths import portable_path
 from leanbridge.programs.check import LocalExecutor
 from leanbridge.store import CertificateStore
@@ -50,7 +50,11 @@ def _step_keys(questions: Questions, domain: StateDomain, start, events, where: 
     except EventRefused as e:
         raise CertificationFailed(f"{where}: the domain's own sampling drew an event that does not apply ({e})") from None
     for k, (event, after) in enumerate(zip(events, states)):
-        keys.append(questions.add(DomainQuestion(step_statement(domain, state, event, after)), f"{where} step {k}"))
+        def claim(event=event, before=state, after=after) -> str:
+            return step_claim(domain.event_text(event), domain.state_text(before), domain.state_text(after))
+
+        keys.append(questions.add(DomainQuestion(step_statement(domain, state, event, after)),
+                                  f"{where} step {k} (from 0)", claim))
         state = after
     return keys, state
 

@@ -35,13 +35,22 @@ class Questions:
     githash: str
     by_key: dict[str, ProgramQuestion] = field(default_factory=dict)
     first_use: dict[str, str] = field(default_factory=dict)
+    claims: dict[str, str] = field(default_factory=dict)  # key -> what it claims, in the domain's words
 
-    def add(self, question: ProgramQuestion, where: str) -> str:
+    def add(self, question: ProgramQuestion, where: str, claim: Callable[[], str] | None = None) -> str:
+        """The question's key; where it is first used and ``claim()`` (what it claims, for the
+        message naming it when Lean rejects it; called only for a question not yet added)."""
         key = question.key(self.library_hash, self.githash)
         if key not in self.by_key:
             self.by_key[key] = question
             self.first_use[key] = where
+            if claim is not None:
+                self.claims[key] = claim()
         return key
+
+    def rejected(self, key: str, answer: Answer) -> str:
+        """The message for a question Lean did not certify: its first use, what it claims, Lean's reason."""
+        return f"{self.first_use[key]}: Lean rejected {self.claims.get(key, 'the statement')} ({reason(answer)})"
 
 
 def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, bridge: AskConfig, lean, library,
@@ -49,7 +58,7 @@ def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, 
                 ) -> tuple[int, int]:
     """Ask Lean every key the store does not hold as certified, through ``executor``; (statements
     asked, processes). CertificationFailed at the first rejected statement, its message
-    ``explain(key, answer)`` (by default the statement's first use and Lean's reason)."""
+    ``explain(key, answer)`` (by default ``Questions.rejected``: its first use, its claim, Lean's reason)."""
     held = store.certified(keys) if keys else set()
     missing = [k for k in dict.fromkeys(keys) if k not in held]
     processes = 0
@@ -65,9 +74,7 @@ def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, 
         store.record((k, questions.by_key[k].kind, questions.by_key[k].text, a, share) for k, a in zip(batch, answers))
         for k, a in zip(batch, answers):
             if not isinstance(a, Complete):
-                if explain is not None:
-                    raise CertificationFailed(explain(k, a))
-                raise CertificationFailed(f"{questions.first_use[k]}: Lean rejected the statement ({reason(a)})")
+                raise CertificationFailed(explain(k, a) if explain is not None else questions.rejected(k, a))
         done += len(batch)
         progress("certify", done, len(missing))
     return len(missing), processes
@@ -75,6 +82,22 @@ def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, 
 
 def reason(answer: Answer) -> str:
     return f"{answer.error_class}: {answer.message}" if isinstance(answer, Rejected) else "not certified"
+
+
+def cut(text: str, limit: int = 60) -> str:
+    """``text`` quoted for a one-line message: whitespace runs collapsed and, past ``limit``
+    characters, its middle left out."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        half = (limit - 1) // 2
+        text = f"{text[:half]}…{text[-half:]}"
+    return repr(text)
+
+
+def step_claim(event: str, before: str, after: str, noun: str = "event") -> str:
+    """What a step claims, as a rejection names it: the event (a ``noun``), the state before it and
+    the claimed state after it, each as the domain writes it."""
+    return f"{noun} {cut(event)} from state {cut(before)} to the claimed state {cut(after)}"
 
 
 def reread(directory: Path, manifest: dict, where: str, read: Callable[[Path], Iterable[Record]],
@@ -106,15 +129,16 @@ def reread(directory: Path, manifest: dict, where: str, read: Callable[[Path], I
 
 
 def ask_afresh(questions: Questions, lean: LeanInstall, library, limits: LeanLimits, executor: Executor,
-               progress: Progress) -> dict:
+               progress: Progress, explain: Callable[[str, Answer], str] | None = None) -> dict:
     """Every distinct question asked of Lean, nothing taken from the store: CertificationFailed at the
-    first it does not certify, naming the statement's first use; else what was asked and how long it took."""
+    first it does not certify, its message ``explain(key, answer)`` (by default ``Questions.rejected``);
+    else what was asked and how long it took."""
     keys = list(questions.by_key)
     started = time.perf_counter()
     answers, processes = check_programs([questions.by_key[k] for k in keys], lean, library, limits, executor=executor)
     for key, answer in zip(keys, answers):
         if not isinstance(answer, Complete):
-            raise CertificationFailed(f"{questions.first_use[key]}: Lean rejected the statement ({reason(answer)})")
+            raise CertificationFailed(explain(key, answer) if explain is not None else questions.rejected(key, answer))
     progress("verify", len(keys), len(keys))
     return {"distinct_statements": len(keys), "lean_processes": processes,
             "seconds": round(time.perf_counter() - started, 3),

@@ -4,13 +4,15 @@ tracker trained on it."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
 from click.testing import CliRunner
 
 from chains.programs.files import read_programs
-from chains.programs.syntax import Machine, parse_statement, run, zero_state
+from chains.programs.syntax import Machine, parse_statement, run, state_text, zero_state
+from leanbridge import certify_programs
 from conftest import run_certify
 
 TINY = ["--domain", "programs", "--chains", "40", "--test-chains", "4", "--test-lengths", "16,80"]
@@ -68,6 +70,25 @@ def test_the_same_spec_gives_the_same_bytes_and_asks_lean_nothing_again(bits, st
     assert manifest(tmp_path / "again")["kernel_checked"] == 0
     for name in manifest(bits)["files"]:
         assert (tmp_path / "again" / name).read_bytes() == (bits / name).read_bytes()
+
+
+def test_a_statement_python_reads_otherwise_than_lean_is_named_with_its_states(tmp_path, monkeypatch):
+    true_trace = certify_programs.trace
+
+    def misread(program, start, values):  # the state after statement 6 (from 0) with v0 flipped
+        states = true_trace(program, start, values)
+        if len(states) > 7:  # the program's end unchanged, so its partners still agree with it
+            states[6] = (1 - states[6][0], *states[6][1:])
+        return states
+
+    monkeypatch.setattr(certify_programs, "trace", misread)
+    code, output = run_certify([*TINY, "--out", str(tmp_path / "x"), "--store", str(tmp_path / "s.sqlite")])
+    said = re.search(r"program \S+ step 6 \(from 0\): Lean rejected statement '([^']+)' from state '([01]{8})' "
+                     r"to the claimed state '([01]{8})' \(", output)
+    assert code == 1 and said, output
+    before = tuple(int(c) for c in said[2])
+    assert state_text(run([parse_statement(said[1], Machine(2))], before, 2)) != said[3]
+    assert not (tmp_path / "x").exists()
 
 
 def test_verify_passes_on_an_untouched_dataset(arithmetic):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -109,7 +110,13 @@ def test_a_damaged_dataset_is_refused_naming_file_chain_and_step(dial, tmp_path)
 def test_a_step_python_reads_otherwise_than_lean_is_rejected_and_nothing_written(tmp_path):
     result = _certify(["--domain", "test_own_domain:LyingDial", *SMALL, "--out", str(tmp_path / "lying"),
                        "--store", str(tmp_path / "s.sqlite")])
-    assert result.exit_code == 1 and "Lean rejected" in result.output and "step" in result.output
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    # the step named by its place (counted from 0), its event, the state before and the claimed state after
+    said = re.search(r"chain \S+ step \d+ \(from 0\): Lean rejected event '(\w+)' from state '(\d)' "
+                     r"to the claimed state '(\d)' \(", result.output)
+    assert said, result.output
+    event, before, after = said[1], int(said[2]), int(said[3])
+    assert event == "turn" and after == LyingDial().apply(before, event) != Dial().apply(before, event)
     assert not (tmp_path / "lying").exists()
 
 

@@ -173,7 +173,8 @@ class Misclaimed(DomainChains):
 def test_a_step_the_kernel_rejects_stops_the_stream_naming_the_chain_and_step(tiny, lean_library, tmp_path):
     space = DomainBuilder(ProgramsDomain(BITS))
     config = StreamConfig(run=tiny / "run", lengths=(16,), chains=3, block=16, out=tmp_path / "out")
-    with pytest.raises(StepNotCertified, match=r"chain 1 step 5: Lean rejected 'v\d = .*' from [01]{8} to [01]{8}"):
+    with pytest.raises(StepNotCertified, match=r"chain 1 step 5: Lean rejected statement 'v\d = .*' "
+                                               r"from state '[01]{8}' to the claimed state '[01]{8}'"):
         stream(stand_in(tiny), Misclaimed(space, 0, 3), certifier(space, lean_library, tmp_path / "s.sqlite"), config)
     assert not (tmp_path / "out").exists()  # nothing was judged, so nothing was saved
 
