@@ -18,6 +18,7 @@ from chains.manifest import DOMAIN_FORMAT, DatasetError, read_manifest
 from chains.protocol import run_events
 from leanbridge.cli import main as certify
 from prover.cli import main as prove
+from tracker.analysis_cli import main as analyse_tracker
 from tracker.cli import main as train_tracker
 from tracker.data import load_dataset
 from tracker.stream_cli import main as evaluate_tracker
@@ -156,11 +157,18 @@ def test_options_of_other_domains_are_refused_and_the_recorded_description_is_ch
             del dial_domain.Shipped
 
 
-def test_train_evaluate_and_prove_run_on_the_dial(dial, tmp_path):
-    run = tmp_path / "run"
+@pytest.fixture(scope="module")
+def dial_run(dial):
+    """A tracker trained briefly on the dial dataset."""
+    run = dial / "run"
     trained = CliRunner().invoke(train_tracker, ["--data", str(dial / "data"), "--steps", "40", "--objective", "combo",
                                                  "--out", str(run), "--threads", "1", "--quiet"])
     assert trained.exit_code == 0, trained.output
+    return run
+
+
+def test_train_evaluate_and_prove_run_on_the_dial(dial, dial_run, tmp_path):
+    run = dial_run
     report = json.loads((run / "report.json").read_text())
     assert report["dataset"]["domain"]["import"] == DIAL and set(report["exact"]) == {"8", "32"}
     streamed = CliRunner().invoke(evaluate_tracker, [str(run), "--lengths", "16,64", "--chains", "4",
@@ -181,6 +189,20 @@ def test_train_evaluate_and_prove_run_on_the_dial(dial, tmp_path):
     for problem, result in zip((json.loads(x) for x in (out / "problems.jsonl").read_text().splitlines()), results):
         if result["solved"]:  # a solution is a history from the start to the target, by Python's reading too
             assert run_events(Dial(), int(problem["start"]), result["program"])[-1] == int(problem["target"])
+
+
+def test_analyse_tracker_reads_the_dial_in_its_own_words(dial_run, tmp_path):
+    out = tmp_path / "analysis"
+    result = CliRunner().invoke(analyse_tracker, [str(dial_run), "--chains", "64", "--length", "8", "--out", str(out),
+                                                  "--threads", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output[:result.output.rindex("}") + 1])
+    report = json.loads((out / "analysis.json").read_text())
+    assert report["words"]["event"] == "event" and report["histories"]["source"] == "fresh histories"
+    assert set(report["affine"]["read_back"]) == {"states", "readout_positions", "how"}
+    prose = " ".join([*shown["reading"], *report["not_applicable"].values()])
+    assert "per event" in prose and "readout positions" in prose
+    assert not re.search(r"statement|variable|program", prose), prose
 
 
 def test_the_step_by_step_model_writes_the_dial_s_states_and_distils_its_long_histories(dial, tmp_path):
