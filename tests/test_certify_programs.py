@@ -140,6 +140,7 @@ def test_a_held_out_statement_is_in_every_test_program_and_in_no_training_one(ar
 
 @pytest.mark.parametrize("args, message", [
     (["--atoms", "5"], "--atoms is for rewrite chains, not for --domain programs"),
+    (["--corrupt-partners", "near:0.1"], "--corrupt-partners is for rewrite chains"),  # the option as typed
     (["--values", "16", "--domain", "rewrite"], "--values goes with --domain programs"),
     (["--program-lengths", "4-16"], "is not MIN:MAX"),
     (["--program-lengths", "9:3"], "min_length <= max_length"),
