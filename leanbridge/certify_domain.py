@@ -221,7 +221,7 @@ def verify_domain(directory: Path, bridge: AskConfig, progress: Progress = quiet
         return len(record.partners)
 
     steps, equivalences = reread(directory, manifest, where, lambda path: read_records(domain, path, check_end=False),
-                                 check, Words())
+                                 check, Words(), progress)
     asked = ask_afresh(questions, lean, module, bridge.limits, LocalExecutor(lean, module, bridge.jobs), progress)
     return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
             **asked}

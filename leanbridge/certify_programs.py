@@ -324,7 +324,7 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
         return len(record.partners)
 
     steps, equivalences = reread(directory, manifest, where, lambda path: read_programs(path, machine, check_end=False),
-                                 check, PROGRAM_WORDS)
+                                 check, PROGRAM_WORDS, progress)
     asked = ask_afresh(questions, lean, library, bridge.limits, executor, progress, explain)
     return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
             **asked}

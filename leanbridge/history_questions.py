@@ -19,7 +19,7 @@ from chains.manifest import DatasetError, check_count
 from chains.records import Record, Words
 from chains.writer import file_sha256
 from leanbridge.asker import AskConfig
-from leanbridge.certificates import CertificationFailed, Progress
+from leanbridge.certificates import PROGRESS_EVERY, CertificationFailed, Progress, quiet
 from leanbridge.discovery import LeanInstall
 from leanbridge.process import LeanLimits
 from leanbridge.programs import Executor, ProgramQuestion, check_programs
@@ -64,6 +64,7 @@ def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, 
     processes = 0
     done = 0
     batch_size = 512 * executor.slots  # questions between progress reports and store commits
+    progress("certify", 0, len(missing))
     for i in range(0, len(missing), batch_size):
         batch = missing[i:i + batch_size]
         started = time.perf_counter()
@@ -101,11 +102,12 @@ def step_claim(event: str, before: str, after: str, noun: str = "event") -> str:
 
 
 def reread(directory: Path, manifest: dict, where: str, read: Callable[[Path], Iterable[Record]],
-           check: Callable[[str, str, Record], int], words: Words) -> tuple[int, int]:
+           check: Callable[[str, str, Record], int], words: Words, progress: Progress = quiet) -> tuple[int, int]:
     """Every file ``manifest`` lists, read strictly by ``read`` and each record checked by
     ``check(file name, where the record is, record)`` (which returns its equivalences counted), then
     the file's count and hash and the dataset's totals held against the manifest: (steps,
-    equivalences). DatasetError naming the first fault (``where`` names the manifest)."""
+    equivalences). DatasetError naming the first fault (``where`` names the manifest). ``progress``
+    hears of every ``PROGRESS_EVERY`` records, a phase a file ("replay train.jsonl")."""
     files = manifest.get("files")
     if not isinstance(files, dict) or "train.jsonl" not in files:
         raise DatasetError(f"{where}: lists no train.jsonl")
@@ -115,10 +117,15 @@ def reread(directory: Path, manifest: dict, where: str, read: Callable[[Path], I
         if not path.is_file():
             raise DatasetError(f"{path}: listed in the manifest but missing")
         count = 0
+        expected = meta.get("chains") if isinstance(meta, dict) and isinstance(meta.get("chains"), int) else 0
+        progress(f"replay {name}", 0, expected)
         for number, record in enumerate(read(path), 1):
+            if count % PROGRESS_EVERY == 0:
+                progress(f"replay {name}", count, expected)
             count += 1
             equivalences += check(name, f"{name} line {number} {words.history} {record.id}", record)
             steps += len(record.history.events) + sum(len(m.events) for m in record.partners)
+        progress(f"replay {name}", count, count)
         check_count(path, count, meta.get("chains"), words.history)
         if file_sha256(path) != meta.get("sha256"):
             raise DatasetError(f"{path}: contents differ from the manifest's hash (edited after certification)")
@@ -135,11 +142,18 @@ def ask_afresh(questions: Questions, lean: LeanInstall, library, limits: LeanLim
     else what was asked and how long it took."""
     keys = list(questions.by_key)
     started = time.perf_counter()
-    answers, processes = check_programs([questions.by_key[k] for k in keys], lean, library, limits, executor=executor)
-    for key, answer in zip(keys, answers):
-        if not isinstance(answer, Complete):
-            raise CertificationFailed(explain(key, answer) if explain is not None else questions.rejected(key, answer))
-    progress("verify", len(keys), len(keys))
+    processes = 0
+    batch_size = 512 * executor.slots  # questions between progress reports, as ask_missing asks them
+    progress("verify", 0, len(keys))
+    for i in range(0, len(keys), batch_size):
+        batch = keys[i:i + batch_size]
+        answers, used = check_programs([questions.by_key[k] for k in batch], lean, library, limits, executor=executor)
+        processes += used
+        for key, answer in zip(batch, answers):
+            if not isinstance(answer, Complete):
+                explained = explain(key, answer) if explain is not None else questions.rejected(key, answer)
+                raise CertificationFailed(explained)
+        progress("verify", i + len(batch), len(keys))
     return {"distinct_statements": len(keys), "lean_processes": processes,
             "seconds": round(time.perf_counter() - started, 3),
             "lean": {"version": lean.version, "githash": lean.githash}, "library_hash": library.library_hash}

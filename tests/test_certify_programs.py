@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from chains.programs.files import read_programs
 from chains.programs.syntax import Machine, parse_statement, run, state_text, zero_state
-from leanbridge import certify_programs
+from leanbridge import certify_programs, cliutil
+from leanbridge.cli import main as certify
 from conftest import run_certify
 
 TINY = ["--domain", "programs", "--chains", "40", "--test-chains", "4", "--test-lengths", "16,80"]
@@ -91,10 +92,15 @@ def test_a_statement_python_reads_otherwise_than_lean_is_named_with_its_states(t
     assert not (tmp_path / "x").exists()
 
 
-def test_verify_passes_on_an_untouched_dataset(arithmetic):
-    code, output = run_certify(["--verify", str(arithmetic)])
-    assert code == 0, output
-    assert "verified" in output
+def test_verify_passes_on_an_untouched_dataset_saying_how_far_it_is(arithmetic, monkeypatch):
+    monkeypatch.setattr(cliutil, "LOG_EVERY_S", 0.0)  # a progress line at every report, not every 30 s
+    result = CliRunner().invoke(certify, ["--verify", str(arithmetic)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "verified" in result.stdout
+    asked = manifest(arithmetic)["certified"]
+    # off a terminal, plain lines on stderr: each file read, then the theorems asked of Lean
+    assert "replay train.jsonl: 0/40 (0%)" in result.stderr and f"verify: 0/{asked:,} (0%)" in result.stderr
+    assert f"verify: {asked:,}/{asked:,} (100%)" in result.stderr
 
 
 def _edit(directory, tmp_path, name, edit):

@@ -16,6 +16,7 @@ from chains.imported.dataset import DomainSpec, sample_split
 from chains.imported.load import DomainImportError
 from chains.manifest import DOMAIN_FORMAT, DatasetError, read_manifest
 from chains.protocol import run_events
+from leanbridge import cliutil
 from leanbridge.cli import main as certify
 from prover.cli import main as prove
 from tracker.analysis_cli import main as analyse_tracker
@@ -79,10 +80,15 @@ def test_certify_writes_every_history_with_its_partners_certified(dial):
         assert all(run_events(Dial(), s, e)[-1] == end for s, e in partners)
 
 
-def test_verify_rechecks_every_statement_and_a_second_certify_makes_the_same_files(dial, tmp_path):
+def test_verify_rechecks_every_statement_and_a_second_certify_makes_the_same_files(dial, tmp_path, monkeypatch):
+    monkeypatch.setattr(cliutil, "LOG_EVERY_S", 0.0)  # a progress line at every report, not every 30 s
     verified = _certify(["--verify", str(dial / "data")])
     assert verified.exit_code == 0, verified.output
-    assert "distinct theorems certified by Lean" in verified.output
+    assert "distinct theorems certified by Lean" in verified.stdout
+    asked = read_manifest(dial / "data")["certified"]
+    # off a terminal, plain lines on stderr: each file read, then the theorems asked of Lean
+    assert "replay train.jsonl: 0/60 (0%)" in verified.stderr and f"verify: 0/{asked:,} (0%)" in verified.stderr
+    assert f"verify: {asked:,}/{asked:,} (100%)" in verified.stderr
     again = _certify(["--domain", DIAL, *SMALL, "--out", str(tmp_path / "again"), "--store", str(tmp_path / "s.sqlite")])
     assert again.exit_code == 0, again.output
     for name in ("train.jsonl", "test-8.jsonl", "test-32.jsonl"):
