@@ -32,7 +32,7 @@ from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
 from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
 from leanbridge.domain_lean import DomainQuestion, build_domain_module, equivalence_statement, step_statement
-from leanbridge.history_questions import Questions, ask_afresh, ask_missing, reread, step_claim
+from leanbridge.history_questions import Questions, ask_afresh, ask_missing, cut, reread, step_claim
 from leanbridge.paths import portable_path
 from leanbridge.programs.check import LocalExecutor
 from leanbridge.store import CertificateStore
@@ -59,6 +59,11 @@ def _step_keys(questions: Questions, domain: StateDomain, start, events, where: 
     return keys, state
 
 
+def _equivalence_claim(domain: StateDomain, end):
+    """What a partner's equivalence claims, as a rejection names it."""
+    return lambda: f"its equivalence with its history (both claimed to end at state {cut(domain.state_text(end))})"
+
+
 def _line(questions: Questions, domain: StateDomain, chain_id: str, sample: Sample, where: str) -> tuple[str, int]:
     """A history's JSON line; the questions it needs added to ``questions``; its steps counted."""
     keys, end = _step_keys(questions, domain, sample.start, sample.events, where)
@@ -70,8 +75,8 @@ def _line(questions: Questions, domain: StateDomain, chain_id: str, sample: Samp
         if mate_end != end:
             raise CertificationFailed(f"{here}: the domain's sample_partner made a history ending at "
                                       f"{domain.state_text(mate_end)}, not at {domain.state_text(end)}")
-        equivalence = questions.add(DomainQuestion(equivalence_statement(domain, sample.start, sample.events, start,
-                                                                         events)), here)
+        statement = equivalence_statement(domain, sample.start, sample.events, start, events)
+        equivalence = questions.add(DomainQuestion(statement), here, _equivalence_claim(domain, end))
         partners.append(f'{{{history_fields(domain, start, events, end, [cert_id(k) for k in mate_keys])},'
                         f'"equivalence":"{cert_id(equivalence)}"}}')
         steps += len(events)
@@ -215,7 +220,8 @@ def verify_domain(directory: Path, bridge: AskConfig, progress: Progress = quiet
         for p, mate in enumerate(record.partners):
             _check_history(questions, domain, mate, f"{here} partner {p}", h.end)
             key = questions.add(DomainQuestion(equivalence_statement(domain, h.start, h.events, mate.start,
-                                                                     mate.events)), f"{here} partner {p}")
+                                                                     mate.events)), f"{here} partner {p}",
+                                _equivalence_claim(domain, h.end))
             if cert_id(key) != mate.equivalence:
                 raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
         return len(record.partners)

@@ -63,6 +63,11 @@ def _trace_keys(questions: Questions, machine: Machine, start: State, program: t
     return keys, (states[-1] if states else start)
 
 
+def _equivalence_claim() -> str:
+    """What a partner's equivalence claims, as a rejection names it."""
+    return "its equivalence with its program"
+
+
 class _Explainer:
     """The message naming a rejected question of a programs dataset: for a trace, the first of its
     statements that Lean rejects alone (each asked again, one at a time), counted from 0."""
@@ -94,7 +99,8 @@ def _line(questions: Questions, machine: Machine, chain_id: str, sample: Sample,
         mate_keys, mate_end = _trace_keys(questions, machine, start, mate, here, firsts)
         if mate_end != end:
             raise AssertionError(f"{here}: the partner's sampler made an inequivalent program")
-        equivalence = questions.add(EquivalenceQuestion(machine, sample.program, mate, equivalence_start), here)
+        equivalence = questions.add(EquivalenceQuestion(machine, sample.program, mate, equivalence_start), here,
+                                    _equivalence_claim)
         partners.append(f'{{{history_fields(domain, start, mate, end, [cert_id(k) for k in mate_keys])},'
                         f'"equivalence":{json.dumps(cert_id(equivalence))}}}')
         steps += len(mate)
@@ -318,7 +324,7 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
         for p, mate in enumerate(record.partners):
             _check_history(questions, machine, mate, f"{here} partner {p}", record.history.end, explain.firsts)
             key = questions.add(EquivalenceQuestion(machine, record.history.events, mate.events, equivalence_start),
-                                f"{here} partner {p}")
+                                f"{here} partner {p}", _equivalence_claim)
             if cert_id(key) != mate.equivalence:
                 raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
         return len(record.partners)

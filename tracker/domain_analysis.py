@@ -24,7 +24,7 @@ trees; the per-statement maps are fitted in the code's principal subspace to 99%
 with a small ridge. What the rewrite analysis measures that has no meaning here is named in the
 report's ``not_applicable``. A domain is read this way when its state is its readout's classes
 (programs: the eight values). The report of a domain of one's own says the same in that domain's
-words (events, a state's readout positions: ``Words``) and names them in its ``words``; its keys
+words (events, a state's readout positions: ``DomainWords``) and names them in its ``words``; its keys
 are the programs report's but for the read-back's share of readout positions right.
 """
 from __future__ import annotations
@@ -66,7 +66,7 @@ OWN_NOT_APPLICABLE = {
 
 
 @dataclass(frozen=True)
-class Words:
+class DomainWords:
     """How the report and its reading name a domain's events and the parts of its states."""
 
     event: str  # one event: a statement on programs
@@ -77,11 +77,11 @@ class Words:
     not_applicable: dict = field(compare=False)  # NOT_APPLICABLE in these words
 
 
-PROGRAMS_WORDS = Words("statement", "statements", "variables", "programs", "operation", NOT_APPLICABLE)
-OWN_WORDS = Words("event", "events", "readout_positions", "histories", "kind", OWN_NOT_APPLICABLE)
+PROGRAMS_WORDS = DomainWords("statement", "statements", "variables", "programs", "operation", NOT_APPLICABLE)
+OWN_WORDS = DomainWords("event", "events", "readout_positions", "histories", "kind", OWN_NOT_APPLICABLE)
 
 
-def words_of(domain: StateDomain) -> Words:
+def words_of(domain: StateDomain) -> DomainWords:
     """Programs' words on programs; events and readout positions on a domain of one's own."""
     return PROGRAMS_WORDS if domain.name == "programs" else OWN_WORDS
 
@@ -279,7 +279,7 @@ def _dimension(codes: np.ndarray, flat: np.ndarray) -> dict:
 
 
 def _affine(codes: np.ndarray, flat: np.ndarray, values: np.ndarray, half: np.ndarray,
-            enc: list[Encoder], words: Words = PROGRAMS_WORDS) -> tuple[dict, np.ndarray]:
+            enc: list[Encoder], words: DomainWords = PROGRAMS_WORDS) -> tuple[dict, np.ndarray]:
     """The affine R² (cross-fitted and in sample) and the read-back, and the codes each state's
     values predict through the other half's map (N, D)."""
     mean = codes.mean(0)
