@@ -64,7 +64,8 @@ def ask_missing(questions: Questions, keys: list[str], store: CertificateStore, 
     processes = 0
     done = 0
     batch_size = 512 * executor.slots  # questions between progress reports and store commits
-    progress("certify", 0, len(missing))
+    if missing:  # nothing to ask: no phase (a stream's blocks would each open one)
+        progress("certify", 0, len(missing))
     for i in range(0, len(missing), batch_size):
         batch = missing[i:i + batch_size]
         started = time.perf_counter()
@@ -118,7 +119,6 @@ def reread(directory: Path, manifest: dict, where: str, read: Callable[[Path], I
             raise DatasetError(f"{path}: listed in the manifest but missing")
         count = 0
         expected = meta.get("chains") if isinstance(meta, dict) and isinstance(meta.get("chains"), int) else 0
-        progress(f"replay {name}", 0, expected)
         for number, record in enumerate(read(path), 1):
             if count % PROGRESS_EVERY == 0:
                 progress(f"replay {name}", count, expected)
