@@ -33,7 +33,7 @@ from leanbridge.asker import AskConfig
 from leanbridge.certificates import CertificationFailed, Progress, cert_id, quiet
 from leanbridge.discovery import PROBE_TIMEOUT_S, find_lean
 from leanbridge.domain_lean import DomainQuestion, build_domain_module, equivalence_statement, step_statement
-from leanbridge.history_questions import Questions, ask_afresh, ask_missing, reread
+from leanbridge.history_questions import Questions, ask_afresh, ask_missing, cut, reread, step_claim
 from leanbridge.paths import portable_path
 from leanbridge.programs.check import LocalExecutor
 from leanbridge.store import CertificateStore
@@ -51,9 +51,18 @@ def _step_keys(questions: Questions, domain: StateDomain, start, events, where: 
     except EventRefused as e:
         raise CertificationFailed(f"{where}: the domain's own sampling drew an event that does not apply ({e})") from None
     for k, (event, after) in enumerate(zip(events, states)):
-        keys.append(questions.add(DomainQuestion(step_statement(domain, state, event, after)), f"{where} step {k}"))
+        def claim(event=event, before=state, after=after) -> str:
+            return step_claim(domain.event_text(event), domain.state_text(before), domain.state_text(after))
+
+        keys.append(questions.add(DomainQuestion(step_statement(domain, state, event, after)),
+                                  f"{where} step {k} (from 0)", claim))
         state = after
     return keys, state
+
+
+def _equivalence_claim(domain: StateDomain, end):
+    """What a partner's equivalence claims, as a rejection names it."""
+    return lambda: f"its equivalence with its history (both claimed to end at state {cut(domain.state_text(end))})"
 
 
 def _line(questions: Questions, domain: StateDomain, chain_id: str, sample: Sample, where: str) -> tuple[str, int]:
@@ -67,8 +76,8 @@ def _line(questions: Questions, domain: StateDomain, chain_id: str, sample: Samp
         if mate_end != end:
             raise CertificationFailed(f"{here}: the domain's sample_partner made a history ending at "
                                       f"{domain.state_text(mate_end)}, not at {domain.state_text(end)}")
-        equivalence = questions.add(DomainQuestion(equivalence_statement(domain, sample.start, sample.events, start,
-                                                                         events)), here)
+        statement = equivalence_statement(domain, sample.start, sample.events, start, events)
+        equivalence = questions.add(DomainQuestion(statement), here, _equivalence_claim(domain, end))
         partners.append(f'{{{history_fields(domain, start, events, end, [cert_id(k) for k in mate_keys])},'
                         f'"equivalence":"{cert_id(equivalence)}"}}')
         steps += len(events)
@@ -212,13 +221,14 @@ def verify_domain(directory: Path, bridge: AskConfig, progress: Progress = quiet
         for p, mate in enumerate(record.partners):
             _check_history(questions, domain, mate, f"{here} partner {p}", h.end)
             key = questions.add(DomainQuestion(equivalence_statement(domain, h.start, h.events, mate.start,
-                                                                     mate.events)), f"{here} partner {p}")
+                                                                     mate.events)), f"{here} partner {p}",
+                                _equivalence_claim(domain, h.end))
             if cert_id(key) != mate.equivalence:
                 raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
         return len(record.partners)
 
     steps, equivalences = reread(directory, manifest, where, lambda path: read_records(domain, path, check_end=False),
-                                 check, Words())
+                                 check, Words(), progress)
     asked = ask_afresh(questions, lean, module, bridge.limits, LocalExecutor(lean, module, bridge.jobs), progress)
     return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
             **asked}

@@ -40,7 +40,7 @@ from chains.writer import DatasetWriter, file_sha256
 from leanbridge.asker import AskConfig, cluster_module
 from leanbridge.certificates import Progress, cert_id, quiet
 from leanbridge.discovery import PROBE_TIMEOUT_S, LeanInstall, find_lean
-from leanbridge.history_questions import Questions, ask_afresh, ask_missing, reason, reread
+from leanbridge.history_questions import Questions, ask_afresh, ask_missing, reason, reread, step_claim
 from leanbridge.paths import portable_path
 from leanbridge.programs import (TRACE_CHUNK, EquivalenceQuestion, Executor, LocalExecutor, ProgramsLibrary,
                                  StepQuestion, TraceQuestion, build_programs, check_programs, equivalence_form,
@@ -50,28 +50,57 @@ from leanbridge.verdicts import Answer, Complete
 
 
 def _trace_keys(questions: Questions, machine: Machine, start: State, program: tuple[Statement, ...],
-                where: str) -> tuple[list[str], State]:
-    """One certificate key a statement (the trace question covering it), and the end state."""
+                where: str, firsts: dict[str, tuple[str, int]] | None = None) -> tuple[list[str], State]:
+    """One certificate key a statement (the trace question covering it), and the end state; with
+    ``firsts``, each new key's program (``where``) and the number of its first statement there."""
     states = trace(program, start, machine.values)
     keys: list[str] = []
     for first, question in zip(range(0, len(program), TRACE_CHUNK), trace_questions(machine, start, program, states)):
-        keys += [questions.add(question, f"{where} step {first}")] * len(question.statements)
+        key = questions.add(question, f"{where} step {first} (from 0)")
+        if firsts is not None:
+            firsts.setdefault(key, (where, first))
+        keys += [key] * len(question.statements)
     return keys, (states[-1] if states else start)
 
 
+def _equivalence_claim() -> str:
+    """What a partner's equivalence claims, as a rejection names it."""
+    return "its equivalence with its program"
+
+
+class _Explainer:
+    """The message naming a rejected question of a programs dataset: for a trace, the first of its
+    statements that Lean rejects alone (each asked again, one at a time), counted from 0."""
+
+    def __init__(self, questions: Questions, machine: Machine, lean, library, bridge: AskConfig,
+                 executor: Executor) -> None:
+        self.questions, self.machine, self.lean, self.library = questions, machine, lean, library
+        self.bridge, self.executor = bridge, executor
+        self.firsts: dict[str, tuple[str, int]] = {}  # a trace's key -> its program and first statement's number
+
+    def __call__(self, key: str, answer: Answer) -> str:
+        question = self.questions.by_key[key]
+        if not isinstance(question, TraceQuestion) or key not in self.firsts:
+            return self.questions.rejected(key, answer)
+        where, first = self.firsts[key]
+        return _rejected_step(self.machine, question, where, first, self.lean, self.library, self.bridge, answer,
+                              self.executor, " (from 0)")
+
+
 def _line(questions: Questions, machine: Machine, chain_id: str, sample: Sample, where: str,
-          equivalence_start: State | None) -> tuple[str, int]:
+          equivalence_start: State | None, firsts: dict[str, tuple[str, int]]) -> tuple[str, int]:
     """A program's JSON line; the questions it needs added to ``questions``; its statements counted."""
     start, domain = start_state(), ProgramsDomain(machine)
-    keys, end = _trace_keys(questions, machine, start, sample.program, where)
+    keys, end = _trace_keys(questions, machine, start, sample.program, where, firsts)
     partners = []
     steps = len(sample.program)
     for p, mate in enumerate(sample.partners):
         here = f"{where} partner {p}"
-        mate_keys, mate_end = _trace_keys(questions, machine, start, mate, here)
+        mate_keys, mate_end = _trace_keys(questions, machine, start, mate, here, firsts)
         if mate_end != end:
             raise AssertionError(f"{here}: the partner's sampler made an inequivalent program")
-        equivalence = questions.add(EquivalenceQuestion(machine, sample.program, mate, equivalence_start), here)
+        equivalence = questions.add(EquivalenceQuestion(machine, sample.program, mate, equivalence_start), here,
+                                    _equivalence_claim)
         partners.append(f'{{{history_fields(domain, start, mate, end, [cert_id(k) for k in mate_keys])},'
                         f'"equivalence":{json.dumps(cert_id(equivalence))}}}')
         steps += len(mate)
@@ -135,26 +164,28 @@ def certify_traces(machine: Machine, traces: Iterable[Trace], lean, library, sto
 
     def explain(key: str, answer: Answer) -> str:
         trace, offset = covers[key]
-        return _rejected_step(machine, questions.by_key[key], trace, offset, lean, library, bridge, answer, executor)
+        return _rejected_step(machine, questions.by_key[key], trace.where, trace.first + offset, lean, library, bridge,
+                              answer, executor)
 
     with CertificateStore(store_path, library.library_hash, lean.githash) as store:
         asked, processes = ask_missing(questions, list(keys), store, bridge, lean, library, progress, executor, explain)
     return TracesCertified(len(keys), len(keys) - asked, asked, processes, keys)
 
 
-def _rejected_step(machine: Machine, question: TraceQuestion, trace: Trace, offset: int, lean, library,
-                   bridge: AskConfig, answer: Answer, executor: Executor) -> str:
-    """The message naming the first step of a rejected trace question that Lean rejects alone."""
+def _rejected_step(machine: Machine, question: TraceQuestion, where: str, first: int, lean, library,
+                   bridge: AskConfig, answer: Answer, executor: Executor, counted: str = "") -> str:
+    """The message naming the first step of a rejected trace question that Lean rejects alone: its
+    statement, the state before it and the claimed state after it (the question's first statement
+    is step ``first`` of ``where``; ``counted`` says from what the steps count)."""
     befores = (question.start, *question.states[:-1])
     steps = [StepQuestion(machine, s, before, after)
              for s, before, after in zip(question.statements, befores, question.states)]
     answers, _ = check_programs(steps, lean, library, bridge.limits, executor=executor)
     for k, (step, said) in enumerate(zip(steps, answers)):
         if not isinstance(said, Complete):
-            return (f"{trace.where} step {trace.first + offset + k}: Lean rejected '{step.statement}' from "
-                    f"{state_text(step.before)} to {state_text(step.after)} ({reason(said)})")
-    last = trace.first + offset + len(steps) - 1
-    return f"{trace.where} steps {trace.first + offset}-{last}: Lean rejected their trace ({reason(answer)})"
+            claim = step_claim(str(step.statement), state_text(step.before), state_text(step.after), "statement")
+            return f"{where} step {first + k}{counted}: Lean rejected {claim} ({reason(said)})"
+    return f"{where} steps {first}-{first + len(steps) - 1}{counted}: Lean rejected their trace ({reason(answer)})"
 
 
 def _visited(samples: Iterable[Sample], machine: Machine) -> set[State]:
@@ -186,6 +217,8 @@ def certify_programs(spec: ProgramsSpec, out: Path, store_path: Path, bridge: As
     store = CertificateStore(store_path, library.library_hash, lean.githash)
     try:
         questions = Questions(library.library_hash, lean.githash)
+        executor = programs_executor(lean, library, bridge)
+        explain = _Explainer(questions, machine, lean, library, bridge, executor)
         equivalence_start = None if machine.values == 2 else start_state()
         lines: dict[str, list[str]] = {}
         ends: dict[str, list[State]] = {}
@@ -200,14 +233,14 @@ def certify_programs(spec: ProgramsSpec, out: Path, store_path: Path, bridge: As
             for n, sample in enumerate(samples):
                 chain_id = f"{name}-{n:05d}"
                 line, used = _line(questions, machine, chain_id, sample, f"{name}.jsonl program {chain_id}",
-                                   equivalence_start)
+                                   equivalence_start, explain.firsts)
                 lines[name].append(line)
                 ends[name].append(trace(sample.program, start_state(), machine.values)[-1])
                 steps += used
                 equivalences += len(sample.partners)
             progress("sample", len(lines), len(spec.split_names()))
         checked, processes = ask_missing(questions, list(questions.by_key), store, bridge, lean, library, progress,
-                                  programs_executor(lean, library, bridge))
+                                         executor, explain)
         files = {}
         for name, split_lines in lines.items():
             path = writer.write_lines(f"{name}.jsonl", iter(split_lines))
@@ -282,29 +315,32 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
         raise DatasetError(f"{where}: certified against another programs or core library "
                            f"({str(manifest.get('library_hash'))[:12]}, this one is {library.library_hash[:12]})")
     questions = Questions(library.library_hash, lean.githash)
+    executor = programs_executor(lean, library, bridge)
+    explain = _Explainer(questions, machine, lean, library, bridge, executor)
     equivalence_start = None if machine.values == 2 else start_state()
 
     def check(name: str, here: str, record: Record) -> int:
-        _check_history(questions, machine, record.history, here, record.history.end)
+        _check_history(questions, machine, record.history, here, record.history.end, explain.firsts)
         for p, mate in enumerate(record.partners):
-            _check_history(questions, machine, mate, f"{here} partner {p}", record.history.end)
+            _check_history(questions, machine, mate, f"{here} partner {p}", record.history.end, explain.firsts)
             key = questions.add(EquivalenceQuestion(machine, record.history.events, mate.events, equivalence_start),
-                                f"{here} partner {p}")
+                                f"{here} partner {p}", _equivalence_claim)
             if cert_id(key) != mate.equivalence:
                 raise DatasetError(f"{here} partner {p}: its equivalence id is not that of its statement")
         return len(record.partners)
 
     steps, equivalences = reread(directory, manifest, where, lambda path: read_programs(path, machine, check_end=False),
-                                 check, PROGRAM_WORDS)
-    asked = ask_afresh(questions, lean, library, bridge.limits, programs_executor(lean, library, bridge), progress)
+                                 check, PROGRAM_WORDS, progress)
+    asked = ask_afresh(questions, lean, library, bridge.limits, executor, progress, explain)
     return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
             **asked}
 
 
-def _check_history(questions: Questions, machine: Machine, history: History, where: str, end: State) -> None:
+def _check_history(questions: Questions, machine: Machine, history: History, where: str, end: State,
+                   firsts: dict[str, tuple[str, int]]) -> None:
     """Each statement's certificate id is that of the trace question covering it (an edit is named
     by the steps its trace covers), and the statements end at ``end``, the program's recorded end."""
-    keys, reached = _trace_keys(questions, machine, history.start, history.events, where)
+    keys, reached = _trace_keys(questions, machine, history.start, history.events, where, firsts)
     for k, (key, cert) in enumerate(zip(keys, history.certs)):
         if cert_id(key) != cert:
             last = min(len(history.events), k - k % TRACE_CHUNK + TRACE_CHUNK) - 1

@@ -192,8 +192,7 @@ def main(**options) -> None:
     if options["mathlib_dir"] is not None:
         chain_only = [name for name in CHAIN_ONLY if name in given]
         if chain_only:
-            raise click.UsageError(f"{_flag(chain_only[0]).replace('verify-dir', 'verify')} is for rewrite chains, "
-                                   f"not for --mathlib")
+            raise click.UsageError(f"{_flag(chain_only[0])} is for rewrite chains, not for --mathlib")
         _mathlib(options["mathlib_dir"], *(options[name] for name in MATHLIB_ONLY), options["seed"], options["out"])
         return
     mathlib_only = [name for name in MATHLIB_ONLY if name in given]
@@ -248,6 +247,10 @@ CHAIN_ONLY = ("domain", "group", "distractor", "values", "program_lengths",
 
 
 def _flag(name: str) -> str:
+    """The option of the parameter ``name`` as the user types it (``corrupt``: --corrupt-partners)."""
+    for param in click.get_current_context().command.params:
+        if param.name == name:
+            return next((opt for opt in param.opts if opt.startswith("--")), param.opts[0])
     return f"--{name.replace('_', '-')}"
 
 

@@ -25,7 +25,8 @@ from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall
 from leanbridge.process import LeanLimits
 from leanbridge.programs.check import CheckConfig, answer_statements
-from leanbridge.programs.library import ProgramsLibraryError, audit_source, build_module, library_hash
+from leanbridge.errors import LeanModuleError
+from leanbridge.programs.library import audit_source, build_module, library_hash
 from leanbridge.programs.questions import TheoremQuestion
 from leanbridge.render import Statement
 from leanbridge.verdicts import Answer
@@ -51,16 +52,16 @@ class DomainModule:
 
 def build_domain_module(domain: KernelEvaluated, lean: LeanInstall, limits: LeanLimits = LeanLimits()
                         ) -> DomainModule:
-    """Compile and audit ``domain``'s Lean module (ProgramsLibraryError when it is refused)."""
+    """Compile and audit ``domain``'s Lean module (LeanModuleError naming it when it is refused)."""
     module = domain.lean_namespace()
     if not _MODULE.fullmatch(module):
-        raise ProgramsLibraryError(f"{module!r:.40} is not a module name (a capitalised identifier)")
+        raise LeanModuleError(f"{module!r:.40} is not a module name (a capitalised identifier)")
     text = domain.lean_source()
-    audit_source(text)
+    audit_source(text, f"the {module} module", LeanModuleError)
     data = text.encode()
     core = build_core(lean, limits)
     target = build_module(lean, core, module, data, (f"{module}.step",), limits, f"the {module} module",
-                          f"the {module} module")
+                          f"the {module} module", LeanModuleError)
     return DomainModule(core, module, hashlib.sha256(data).hexdigest(), target)
 
 

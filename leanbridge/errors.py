@@ -21,6 +21,11 @@ class CoreLibraryError(LeanBridgeError):
     """The core library does not compile or fails its audit."""
 
 
+class LeanModuleError(LeanBridgeError):
+    """A Lean module the checks import beside the core library (the programs library, a domain's own
+    module) is missing, does not compile, or fails its audit; the message names the module."""
+
+
 class RenderError(LeanBridgeError):
     """A tree or event outside the grammar reached the renderer."""
 

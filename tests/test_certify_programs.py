@@ -4,13 +4,16 @@ tracker trained on it."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
 from click.testing import CliRunner
 
 from chains.programs.files import read_programs
-from chains.programs.syntax import Machine, parse_statement, run, zero_state
+from chains.programs.syntax import Machine, parse_statement, run, state_text, zero_state
+from leanbridge import certify_programs, cliutil
+from leanbridge.cli import main as certify
 from conftest import run_certify
 
 TINY = ["--domain", "programs", "--chains", "40", "--test-chains", "4", "--test-lengths", "16,80"]
@@ -70,10 +73,34 @@ def test_the_same_spec_gives_the_same_bytes_and_asks_lean_nothing_again(bits, st
         assert (tmp_path / "again" / name).read_bytes() == (bits / name).read_bytes()
 
 
-def test_verify_passes_on_an_untouched_dataset(arithmetic):
-    code, output = run_certify(["--verify", str(arithmetic)])
-    assert code == 0, output
-    assert "verified" in output
+def test_a_statement_python_reads_otherwise_than_lean_is_named_with_its_states(tmp_path, monkeypatch):
+    true_trace = certify_programs.trace
+
+    def misread(program, start, values):  # the state after statement 6 (from 0) with v0 flipped
+        states = true_trace(program, start, values)
+        if len(states) > 7:  # the program's end unchanged, so its partners still agree with it
+            states[6] = (1 - states[6][0], *states[6][1:])
+        return states
+
+    monkeypatch.setattr(certify_programs, "trace", misread)
+    code, output = run_certify([*TINY, "--out", str(tmp_path / "x"), "--store", str(tmp_path / "s.sqlite")])
+    said = re.search(r"program \S+ step 6 \(from 0\): Lean rejected statement '([^']+)' from state '([01]{8})' "
+                     r"to the claimed state '([01]{8})' \(", output)
+    assert code == 1 and said, output
+    before = tuple(int(c) for c in said[2])
+    assert state_text(run([parse_statement(said[1], Machine(2))], before, 2)) != said[3]
+    assert not (tmp_path / "x").exists()
+
+
+def test_verify_passes_on_an_untouched_dataset_saying_how_far_it_is(arithmetic, monkeypatch):
+    monkeypatch.setattr(cliutil, "LOG_EVERY_S", 0.0)  # a progress line at every report, not every 30 s
+    result = CliRunner().invoke(certify, ["--verify", str(arithmetic)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "verified" in result.stdout
+    asked = manifest(arithmetic)["certified"]
+    # off a terminal, plain lines on stderr: each file read, then the theorems asked of Lean
+    assert "replay train.jsonl: 0/40 (0%)" in result.stderr and f"verify: 0/{asked:,} (0%)" in result.stderr
+    assert f"verify: {asked:,}/{asked:,} (100%)" in result.stderr
 
 
 def _edit(directory, tmp_path, name, edit):
@@ -119,6 +146,7 @@ def test_a_held_out_statement_is_in_every_test_program_and_in_no_training_one(ar
 
 @pytest.mark.parametrize("args, message", [
     (["--atoms", "5"], "--atoms is for rewrite chains, not for --domain programs"),
+    (["--corrupt-partners", "near:0.1"], "--corrupt-partners is for rewrite chains"),  # the option as typed
     (["--values", "16", "--domain", "rewrite"], "--values goes with --domain programs"),
     (["--program-lengths", "4-16"], "is not MIN:MAX"),
     (["--program-lengths", "9:3"], "min_length <= max_length"),

@@ -115,6 +115,8 @@ REFUSED = [
     (["--set", "tabels=tied"], ["no setting tabels", "did you mean tables?"]),
     (["--set", "step=5"], ["no setting step", "did you mean --steps?"]),
     (["--set", "steps=5"], ["steps is an option of its own", "give --steps 5"]),
+    (["--set", "width=abc"], ["--set width=abc: width is an option of its own, --width, which takes an integer >= 8, "
+                              "not 'abc'"]),  # not "give --width abc", which would fail in turn
     (["--set", "fixed_norm=false"], ["give --fixed-norm or --free-norm"]),
     (["--set", "tables=wide"], ["tables takes one of free, tied, inherited, not 'wide'"]),
     (["--set", "warmup_steps=-1"], ["warmup_steps takes an integer >= 0"]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -15,8 +16,10 @@ from chains.imported.dataset import DomainSpec, sample_split
 from chains.imported.load import DomainImportError
 from chains.manifest import DOMAIN_FORMAT, DatasetError, read_manifest
 from chains.protocol import run_events
+from leanbridge import cliutil
 from leanbridge.cli import main as certify
 from prover.cli import main as prove
+from tracker.analysis_cli import main as analyse_tracker
 from tracker.cli import main as train_tracker
 from tracker.data import load_dataset
 from tracker.stream_cli import main as evaluate_tracker
@@ -35,6 +38,15 @@ class LyingDial(Dial):
 
     def sample_partner(self, rng, start, events):
         return start, list(events)
+
+
+class SorryDial(Dial):
+    """A module that admits a fact with ``sorry``."""
+
+    name = "sorry-dial"
+
+    def lean_source(self) -> str:
+        return super().lean_source().replace("end Dial", "theorem cheat : False := sorry\n\nend Dial")
 
 
 def _certify(args: list[str]):
@@ -68,10 +80,15 @@ def test_certify_writes_every_history_with_its_partners_certified(dial):
         assert all(run_events(Dial(), s, e)[-1] == end for s, e in partners)
 
 
-def test_verify_rechecks_every_statement_and_a_second_certify_makes_the_same_files(dial, tmp_path):
+def test_verify_rechecks_every_statement_and_a_second_certify_makes_the_same_files(dial, tmp_path, monkeypatch):
+    monkeypatch.setattr(cliutil, "LOG_EVERY_S", 0.0)  # a progress line at every report, not every 30 s
     verified = _certify(["--verify", str(dial / "data")])
     assert verified.exit_code == 0, verified.output
-    assert "distinct theorems certified by Lean" in verified.output
+    assert "distinct theorems certified by Lean" in verified.stdout
+    asked = read_manifest(dial / "data")["certified"]
+    # off a terminal, plain lines on stderr: each file read, then the theorems asked of Lean
+    assert "replay train.jsonl: 0/60 (0%)" in verified.stderr and f"verify: 0/{asked:,} (0%)" in verified.stderr
+    assert f"verify: {asked:,}/{asked:,} (100%)" in verified.stderr
     again = _certify(["--domain", DIAL, *SMALL, "--out", str(tmp_path / "again"), "--store", str(tmp_path / "s.sqlite")])
     assert again.exit_code == 0, again.output
     for name in ("train.jsonl", "test-8.jsonl", "test-32.jsonl"):
@@ -100,8 +117,22 @@ def test_a_damaged_dataset_is_refused_naming_file_chain_and_step(dial, tmp_path)
 def test_a_step_python_reads_otherwise_than_lean_is_rejected_and_nothing_written(tmp_path):
     result = _certify(["--domain", "test_own_domain:LyingDial", *SMALL, "--out", str(tmp_path / "lying"),
                        "--store", str(tmp_path / "s.sqlite")])
-    assert result.exit_code == 1 and "Lean rejected" in result.output and "step" in result.output
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    # the step named by its place (counted from 0), its event, the state before and the claimed state after
+    said = re.search(r"chain \S+ step \d+ \(from 0\): Lean rejected event '(\w+)' from state '(\d)' "
+                     r"to the claimed state '(\d)' \(", result.output)
+    assert said, result.output
+    event, before, after = said[1], int(said[2]), int(said[3])
+    assert event == "turn" and after == LyingDial().apply(before, event) != Dial().apply(before, event)
     assert not (tmp_path / "lying").exists()
+
+
+def test_a_domain_module_admitting_a_fact_is_refused_naming_the_module(tmp_path):
+    result = _certify(["--domain", "test_own_domain:SorryDial", *SMALL, "--out", str(tmp_path / "x"),
+                       "--store", str(tmp_path / "s.sqlite")])
+    assert result.exit_code == 1 and "the Dial module contains 'sorry'" in result.output
+    assert "programs" not in result.output and "Traceback" not in result.output
+    assert isinstance(result.exception, SystemExit) and not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize("path, why", [
@@ -132,11 +163,18 @@ def test_options_of_other_domains_are_refused_and_the_recorded_description_is_ch
             del dial_domain.Shipped
 
 
-def test_train_evaluate_and_prove_run_on_the_dial(dial, tmp_path):
-    run = tmp_path / "run"
+@pytest.fixture(scope="module")
+def dial_run(dial):
+    """A tracker trained briefly on the dial dataset."""
+    run = dial / "run"
     trained = CliRunner().invoke(train_tracker, ["--data", str(dial / "data"), "--steps", "40", "--objective", "combo",
                                                  "--out", str(run), "--threads", "1", "--quiet"])
     assert trained.exit_code == 0, trained.output
+    return run
+
+
+def test_train_evaluate_and_prove_run_on_the_dial(dial, dial_run, tmp_path):
+    run = dial_run
     report = json.loads((run / "report.json").read_text())
     assert report["dataset"]["domain"]["import"] == DIAL and set(report["exact"]) == {"8", "32"}
     streamed = CliRunner().invoke(evaluate_tracker, [str(run), "--lengths", "16,64", "--chains", "4",
@@ -157,6 +195,20 @@ def test_train_evaluate_and_prove_run_on_the_dial(dial, tmp_path):
     for problem, result in zip((json.loads(x) for x in (out / "problems.jsonl").read_text().splitlines()), results):
         if result["solved"]:  # a solution is a history from the start to the target, by Python's reading too
             assert run_events(Dial(), int(problem["start"]), result["program"])[-1] == int(problem["target"])
+
+
+def test_analyse_tracker_reads_the_dial_in_its_own_words(dial_run, tmp_path):
+    out = tmp_path / "analysis"
+    result = CliRunner().invoke(analyse_tracker, [str(dial_run), "--chains", "64", "--length", "8", "--out", str(out),
+                                                  "--threads", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(result.output[:result.output.rindex("}") + 1])
+    report = json.loads((out / "analysis.json").read_text())
+    assert report["words"]["event"] == "event" and report["histories"]["source"] == "fresh histories"
+    assert set(report["affine"]["read_back"]) == {"states", "readout_positions", "how"}
+    prose = " ".join([*shown["reading"], *report["not_applicable"].values()])
+    assert "per event" in prose and "readout positions" in prose
+    assert not re.search(r"statement|variable|program", prose), prose
 
 
 def test_the_step_by_step_model_writes_the_dial_s_states_and_distils_its_long_histories(dial, tmp_path):

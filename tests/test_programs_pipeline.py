@@ -35,12 +35,13 @@ from tracker.dataset import ChainDataset
 from tracker.domain_analysis import analyse_states, fresh_programs, one_hot_values
 from tracker.domain_data import DomainBuilder
 from tracker.domain_run import DomainRun
-from tracker.domain_stream import DomainChains, StoredDomainChains, commonest_floor
+from tracker.domain_stream import DomainChains, commonest_floor
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.inference import load_run
 from tracker.models import ModelConfig, Recurrent
 from tracker.stream import StreamConfig, stream
 from tracker.stream_cli import main as evaluate_tracker
+from tests.stored_chains import StoredDomainChains
 from tracker.train import TrainConfig, train
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
@@ -172,7 +173,8 @@ class Misclaimed(DomainChains):
 def test_a_step_the_kernel_rejects_stops_the_stream_naming_the_chain_and_step(tiny, lean_library, tmp_path):
     space = DomainBuilder(ProgramsDomain(BITS))
     config = StreamConfig(run=tiny / "run", lengths=(16,), chains=3, block=16, out=tmp_path / "out")
-    with pytest.raises(StepNotCertified, match=r"chain 1 step 5: Lean rejected 'v\d = .*' from [01]{8} to [01]{8}"):
+    with pytest.raises(StepNotCertified, match=r"chain 1 step 5: Lean rejected statement 'v\d = .*' "
+                                               r"from state '[01]{8}' to the claimed state '[01]{8}'"):
         stream(stand_in(tiny), Misclaimed(space, 0, 3), certifier(space, lean_library, tmp_path / "s.sqlite"), config)
     assert not (tmp_path / "out").exists()  # nothing was judged, so nothing was saved
 

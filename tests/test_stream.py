@@ -23,11 +23,12 @@ from leanbridge.asker import AskConfig
 from leanbridge.certify import certify_dataset
 from leanbridge.checker import Checker
 from leanbridge.confirm import StepCertifier, StepNotCertified
+from tests.stored_chains import StoredChains
 from tracker.data import load_dataset
 from tracker.evaluate import EvalConfig, evaluate
 from tracker.inference import TrackedRun, load_run
 from tracker.models import ModelConfig, Recurrent, SlotRecurrence
-from tracker.stream import DrawnChains, SlotStep, Stepper, StoredChains, StreamConfig, first_wrong_histogram, stream
+from tracker.stream import DrawnChains, SlotStep, Stepper, StreamConfig, first_wrong_histogram, stream
 from tracker.stream_cli import main as evaluate_tracker
 from tracker.train import TrainConfig, train
 

@@ -60,7 +60,8 @@ def main(run: Path, data: Path | None, chains: int, length: int | None, seed: in
     much of it is an affine image of the tree's one-hot string (Polish, or by path with --string paths), and
     whether each rewrite acts on it as the permutation it makes of that string (against one fitted map, and one rotation, per lemma and position).
     On a run trained on programs: the state read as its variables' one-hot values (affine image, read-back), and
-    whether each statement acts on it as a fixed map (one fitted map, one rotation, the interpreter), by operation.
+    whether each statement acts on it as a fixed map (one fitted map, one rotation, the interpreter), by operation;
+    on a domain of one's own the same of its events and its states' readout positions.
     With --plane RUN_B RUN_C: the loss surface on the plane through three runs' weights instead."""
     refuse_unread(plane is not None)
     if threads is not None:
@@ -109,11 +110,12 @@ def summary(report: dict) -> dict:
              "clusters": {k: v for k, v in report["clusters"].items() if k != "curve"},
              "dimension": {k: v for k, v in report["dimension"].items() if not k.endswith("curve")},
              "affine_r2": report["affine"]["r2"]}
-    if "statements" in report:  # a run on programs
+    if "statements" in report:  # a run on programs or a domain of one's own (which names its events in "words")
         st = report["statements"]
+        event = report.get("words", {}).get("event", "statement")
         return {**shown, "read_back": report["affine"]["read_back"],
                 "residual": {"interpreter": st["interpreter"], "fitted": st["fitted"], "rotation": st["rotation"]},
-                "singular_values": st["singular_values"], "reading": reading(report, "interpreter", "statement")}
+                "singular_values": st["singular_values"], "reading": reading(report, "interpreter", event)}
     rw = report["rewrites"]
     return {**shown, "residual": {"permutation": rw["permutation"], "fitted": rw["fitted"], "rotation": rw["rotation"]},
             "singular_values": rw["singular_values"], "reading": reading(report, "permutation", "rewrite")}
@@ -122,9 +124,9 @@ def summary(report: dict) -> dict:
 def reading(report: dict, exact_move: str, event: str) -> list[str]:
     """The figures in words: whether the code separates the states, is an affine image of their
     one-hot form, and moves as the domain's own move; and how the pooled residual is read beside the
-    per-event ones of the figure."""
+    per-event ones of the figure (an ``event`` named as the domain names one)."""
     clusters, r2 = report["clusters"], report["affine"]["r2"]
-    moves = report["statements" if event == "statement" else "rewrites"]
+    moves = report["statements" if "statements" in report else "rewrites"]
     one_step = moves[exact_move]["one_step"]
     purity = clusters.get("purity_at_trees", clusters.get("purity_at_states"))  # rewrite runs, programs runs
     lines = [f"clusters: {'every state its own' if purity == 1.0 else f'purity {purity:.3f}'} at one cluster a state"

@@ -23,14 +23,16 @@ Every fit is cross-fitted over two halves of the distinct end states drawn by th
 trees; the per-statement maps are fitted in the code's principal subspace to 99% of its variance,
 with a small ridge. What the rewrite analysis measures that has no meaning here is named in the
 report's ``not_applicable``. A domain is read this way when its state is its readout's classes
-(programs: the eight values).
+(programs: the eight values). The report of a domain of one's own says the same in that domain's
+words (events, a state's readout positions: ``DomainWords``) and names them in its ``words``; its keys
+are the programs report's but for the read-back's share of readout positions right.
 """
 from __future__ import annotations
 
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -53,6 +55,36 @@ NOT_APPLICABLE = {
     "string": "a program state is read as its variables' one-hot values; polish and paths are strings of trees",
     "by (lemma, position)": "statements are judged one by one and by operation",
 }
+
+# On a domain of one's own the same, in its words: events, and a state's readout positions
+OWN_NOT_APPLICABLE = {
+    "permutation": "an event moves no token between positions of the state's string; the interpreter prediction "
+                   "(read back, apply the event by the domain's rules, encode) stands in its place",
+    "string": "a state is read as its readout positions' one-hot classes; polish and paths are strings of trees",
+    "by (lemma, position)": "events are judged one by one and by kind",
+}
+
+
+@dataclass(frozen=True)
+class DomainWords:
+    """How the report and its reading name a domain's events and the parts of its states."""
+
+    event: str  # one event: a statement on programs
+    events: str
+    parts: str  # the read-back's key for the share of a state's readout positions right: variables on programs
+    histories: str  # what the analysed histories are called: programs on programs
+    kind: str  # what the per-kind residuals group events by
+    not_applicable: dict = field(compare=False)  # NOT_APPLICABLE in these words
+
+
+PROGRAMS_WORDS = DomainWords("statement", "statements", "variables", "programs", "operation", NOT_APPLICABLE)
+OWN_WORDS = DomainWords("event", "events", "readout_positions", "histories", "kind", OWN_NOT_APPLICABLE)
+
+
+def words_of(domain: StateDomain) -> DomainWords:
+    """Programs' words on programs; events and readout positions on a domain of one's own."""
+    return PROGRAMS_WORDS if domain.name == "programs" else OWN_WORDS
+
 
 History = tuple[object, tuple]  # (start state, events)
 
@@ -103,11 +135,11 @@ def fresh_programs(domain: StateDomain, config: AnalysisConfig) -> list[History]
 
 
 def test_programs(data: Path, domain: StateDomain, config: AnalysisConfig) -> list[History]:
-    """The first ``config.chains`` programs of the dataset's test split of ``config.length`` statements."""
+    """The first ``config.chains`` histories of the dataset's test split of ``config.length`` events."""
     path = Path(data) / f"test-{config.length}.jsonl"
     if not path.is_file():
         have = sorted(int(p.stem.split("-")[1]) for p in Path(data).glob("test-*.jsonl") if p.stem[5:].isdigit())
-        raise AnalysisError(f"dataset {data} has no test split of {config.length} statements "
+        raise AnalysisError(f"dataset {data} has no test split of {config.length} {words_of(domain).events} "
                             f"(it has {', '.join(map(str, have)) or 'none'}); pass --length")
     out = []
     for history, _ in recorded_histories(domain, path):
@@ -191,8 +223,9 @@ def analyse_states(machine: StateMachine, histories: Sequence[History], config: 
     visited and gives the cross-fitted affine R² on them alone."""
     say = progress or (lambda _: None)
     domain = machine.domain
+    words = words_of(domain)
     if config.string != "polish":
-        raise AnalysisError(f"--string {config.string} reads trees; {NOT_APPLICABLE['string']}")
+        raise AnalysisError(f"--string {config.string} reads trees; {words.not_applicable['string']}")
     ends = [end_state(domain, start, events, f"history {n}") for n, (start, events) in enumerate(histories)]
     distinct = sorted(set(ends), key=domain.state_key)
     if len(distinct) < 4:
@@ -215,16 +248,18 @@ def analyse_states(machine: StateMachine, histories: Sequence[History], config: 
     report = {"config": asdict(config), "states": len(codes), "clusters": _clusters(codes, labels),
               "dimension": _dimension(codes, flat)}
     enc = [Encoder.fit(flat[half == f], codes[half == f]) for f in (0, 1)]
-    report["affine"], held = _affine(codes, flat, values, half, enc)
+    report["affine"], held = _affine(codes, flat, values, half, enc, words)
     report["training"] = _training(ends, distinct, visited, held, codes) if visited is not None else None
-    say(f"moving every state by {STATEMENTS} statements, then one more")
+    say(f"moving every state by {STATEMENTS} {words.events}, then one more")
     moves = _draw_moves(domain, ends, rng)
     moved = _moved(machine, w[moves.source], [moves.statements[a] for a in moves.first])
     again = _moved(machine, moved, [moves.statements[b] for b in moves.second])
     basis = np.linalg.svd(codes - codes.mean(0), full_matrices=False)[2][:report["dimension"]["pc99"]].T  # (D, k)
     report["statements"] = _statements(codes, machine.codes(moved), machine.codes(again), moves, half, enc, basis,
                                        domain, values.shape[1:])
-    report["not_applicable"] = NOT_APPLICABLE
+    report["not_applicable"] = words.not_applicable
+    if words is not PROGRAMS_WORDS:  # how the reading names this domain's events (a programs report has no such key)
+        report["words"] = {"event": words.event, "events": words.events, "kind": words.kind}
     return report
 
 
@@ -244,7 +279,7 @@ def _dimension(codes: np.ndarray, flat: np.ndarray) -> dict:
 
 
 def _affine(codes: np.ndarray, flat: np.ndarray, values: np.ndarray, half: np.ndarray,
-            enc: list[Encoder]) -> tuple[dict, np.ndarray]:
+            enc: list[Encoder], words: DomainWords = PROGRAMS_WORDS) -> tuple[dict, np.ndarray]:
     """The affine R² (cross-fitted and in sample) and the read-back, and the codes each state's
     values predict through the other half's map (N, D)."""
     mean = codes.mean(0)
@@ -254,7 +289,7 @@ def _affine(codes: np.ndarray, flat: np.ndarray, values: np.ndarray, half: np.nd
         held[half != f] = enc[f].code(flat[half != f])
         read[half != f] = enc[f].string(codes[half != f]).reshape(-1, *values.shape[1:]).argmax(-1)
     right = read == values.argmax(-1)  # (N, P)
-    read_back = {"states": float(right.all(1).mean()), "variables": float(right.mean()), "how": READ_BACK}
+    read_back = {"states": float(right.all(1).mean()), words.parts: float(right.mean()), "how": READ_BACK}
     in_sample = Encoder.fit(flat, codes).code(flat)
     return {"r2": 1 - residual(held, codes, mean), "r2_in_sample": 1 - residual(in_sample, codes, mean),
             "read_back": read_back}, held
@@ -371,12 +406,13 @@ def analyse_domain_run(run: DomainRun, data: Path | None = None, config: Analysi
     programs of ``config.length`` statements of ``data`` (the dataset it was trained on), or on fresh
     programs drawn over its machine; the report as ``tracker.analysis.analyse_run`` writes it."""
     t0 = time.perf_counter()
+    words = words_of(run.domain)
     if data is not None:
         histories = test_programs(Path(data), run.domain, config)
-        source = {"source": "test programs", "data": str(data), "split": f"test-{config.length}.jsonl"}
+        source = {"source": f"test {words.histories}", "data": str(data), "split": f"test-{config.length}.jsonl"}
     else:
         histories = fresh_programs(run.domain, config)
-        source = {"source": "fresh programs", "seed": config.seed}
+        source = {"source": f"fresh {words.histories}", "seed": config.seed}
     report = analyse_states(DomainCodes(run), histories, config, progress, training_states(run))
     identity = load_checkpoint(Path(run.describe()["run"]) / CHECKPOINT).get("identity", {})
     return {"run": run.describe(), "histories": {**source, "chains": len(histories), "length": config.length},
@@ -418,6 +454,7 @@ def plot_domain_analysis(report: dict, path: Path) -> None:
 
     fig, ax = plt.subplots(2, 2, figsize=(11, 8))
     dim, cl, st = report["dimension"], report["clusters"], report["statements"]
+    words = report.get("words", {"kind": PROGRAMS_WORDS.kind})  # a domain of one's own says its words
     for curve, name in ((dim["curve"], "code"), (dim["values_curve"], "one-hot values")):
         ax[0, 0].plot(range(1, len(curve) + 1), curve, label=name)
     for level in (0.95, 0.99):
@@ -436,13 +473,14 @@ def plot_domain_analysis(report: dict, path: Path) -> None:
     ax[1, 0].set_xticks(range(len(kinds)), kinds)
     read = report["affine"]["read_back"]["states"]
     ax[1, 0].set(ylabel="residual share of variance", yscale="log",
-                 title=f"affine R² {report['affine']['r2']:.3f}, read back {read:.3f}; one step by operation")
+                 title=f"affine R² {report['affine']['r2']:.3f}, read back {read:.3f}; one step by {words['kind']}")
     ax[1, 0].legend(fontsize=7)
     sv = st["singular_values"]
     ax[1, 1].bar(["min", "p05", "median", "p95", "max"], [sv[k] for k in ("min", "p05", "median", "p95", "max")])
     ax[1, 1].axhline(1.0, color="grey", lw=0.5, ls=":")
     ax[1, 1].set(ylabel="singular value", title=f"fitted maps' singular values ({sv['maps']} maps; rotation: all 1)")
-    fig.suptitle(f"{report.get('run', {}).get('run', '')}: what the state is (programs)", fontsize=10)
+    domain = report.get("domain", {}).get("name", "programs")
+    fig.suptitle(f"{report.get('run', {}).get('run', '')}: what the state is ({domain})", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -75,47 +75,6 @@ class DomainChains:
         self.drawn, self.at = saved["drawn"], {k: list(v) for k, v in saved["at"].items()}
 
 
-class StoredBlocks:
-    """Stored histories of one length served in blocks, as drawn ones are: ``states`` (N, L + 1)
-    state ids and ``events`` (N, L) event ids. The rewrite stream's stored chains and the programs'
-    stored histories alike."""
-
-    def __init__(self, states: np.ndarray, events: np.ndarray) -> None:
-        self.states, self.events = states, events
-        self.done = 0
-        self.here = list(self.states[:, 0])
-
-    @property
-    def count(self) -> int:
-        return len(self.states)
-
-    @property
-    def length(self) -> int:
-        return self.events.shape[1]
-
-    def block(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
-        """The next ``steps`` events of every history and the states around them."""
-        if self.done + steps > self.length:
-            raise ValueError(f"the stored histories hold {self.length} steps, not {self.done + steps}")
-        states = self.states[:, self.done:self.done + steps + 1]
-        events = self.events[:, self.done:self.done + steps]
-        self.done += steps
-        return states, events
-
-
-class StoredDomainChains(StoredBlocks):
-    """Given histories of one length (start, events), served in blocks as ``DomainChains`` serves
-    drawn ones: a dataset's test programs through the streamed path."""
-
-    def __init__(self, space: DomainBuilder, histories: Sequence[tuple[object, Sequence]]) -> None:
-        if not histories or len({len(events) for _, events in histories}) != 1:
-            raise ValueError("no histories, or histories of different lengths")
-        self.space = space
-        rows = [space.history(start, events) for start, events in histories]  # (items, state ids) each
-        super().__init__(np.array([ids for _, ids in rows], dtype=np.int64),  # (N, L + 1)
-                         np.array([[i for _, i in items[1:]] for items, _ in rows], dtype=np.int64))  # (N, L)
-
-
 def generator_state(value):
     """A generator state as ``random.Random.setstate`` takes it (a saved state's lists back to tuples)."""
     return tuple(generator_state(v) for v in value) if isinstance(value, (list, tuple)) else value

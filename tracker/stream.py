@@ -46,7 +46,6 @@ import torch.nn.functional as F
 from chains.domains import domain_of_manifest
 from chains.files import write_bytes_atomic
 from chains.manifest import DOMAIN_FORMAT, ELABORATOR, PROGRAMS_FORMAT, DatasetError, read_manifest
-from chains.rewrite.dataset import read_split
 from chains.rewrite.rules import Event
 from chains.rewrite.sampling import random_walk
 from chains.rewrite.space import StateSpace, domain_of
@@ -60,8 +59,8 @@ from leanbridge.corelib import build_core
 from leanbridge.discovery import find_lean
 from tracker.domain_data import DomainBuilder
 from tracker.domain_run import DomainRun
-from tracker.domain_stream import (DomainChains, DomainRows, StoredBlocks, commonest_floor, commonest_state_floor,
-                                   describe_sampling, generator_state)
+from tracker.domain_stream import (DomainChains, DomainRows, commonest_floor, commonest_state_floor, describe_sampling,
+                                   generator_state)
 from tracker.inference import RunUnavailable, TrackedRun, load_run
 from tracker.layouts import PAD_ID, laid_out
 from tracker.models import Recurrent, SlotRecurrence
@@ -156,37 +155,6 @@ class DrawnChains:
         self.here = [self.space.id(parse_polish(text, atoms)) for text in saved["trees"]]
         for rng, state in zip(self.rngs, saved["rngs"]):
             rng.setstate(generator_state(state))
-
-
-class StoredChains(StoredBlocks):
-    """The chains of a dataset split (equal lengths), served in blocks as ``DrawnChains`` serves
-    drawn ones: the stored-chain evaluation's own chains through the streamed path."""
-
-    def __init__(self, space: StateSpace, path: Path, count: int | None = None) -> None:
-        self.space = space
-        walks = []
-        for where, record in read_split(path, space.domain):
-            if count is not None and len(walks) == count:
-                break
-            states, ids = [space.id(record.start)], []
-            for k, event in enumerate(record.events):
-                moves = dict(zip(*space.moves(states[-1])))
-                e = space.event_id(event)
-                if e not in moves:
-                    raise DatasetError(f"{where} step {k}: event {event} does not apply")
-                ids.append(e)
-                states.append(moves[e])
-            walks.append((states, ids))
-        if not walks or len({len(ids) for _, ids in walks}) != 1:
-            raise DatasetError(f"{path}: no chains, or chains of different lengths")
-        super().__init__(np.array([s for s, _ in walks], dtype=np.int64),  # (N, L + 1)
-                         np.array([e for _, e in walks], dtype=np.int64))  # (N, L)
-
-    def block(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            return super().block(steps)
-        except ValueError as e:
-            raise StreamError(str(e)) from None
 
 
 # ---- certification ------------------------------------------------------------------------------
@@ -424,7 +392,7 @@ def _quiet(phase: str, done: int, total: int) -> None:
     pass
 
 
-def stream(run: TrackedRun | DomainRun, source: DrawnChains | StoredChains | DomainChains,
+def stream(run: TrackedRun | DomainRun, source: DrawnChains | DomainChains,
            certifier: StepCertifier | ClaimCertifier, config: StreamConfig, resume: bool = False,
            progress: Progress = _quiet, save: bool = True) -> Figures:
     """Step ``run`` over ``source``'s chains to ``config.longest`` steps, every block's steps

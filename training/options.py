@@ -148,8 +148,14 @@ def read_sets(pairs: Sequence[str], defaults, command: str) -> dict[str, Any]:
                                "lists them)")
         field = declared[name]
         if not field.metadata["setting"].rare:
-            value = "" if field.metadata["setting"].flag else f" {text}"
-            raise SettingError(f"--set {pair}: {name} is an option of its own: give {_option_of(field)}{value}")
+            if field.metadata["setting"].flag:
+                raise SettingError(f"--set {pair}: {name} is an option of its own: give {_option_of(field)}")
+            try:
+                read_value(field, text)
+            except SettingError:  # name the option it belongs to, and what that takes, never a command that fails
+                raise SettingError(f"--set {pair}: {name} is an option of its own, {_option_of(field)}, which takes "
+                                   f"{accepts(field)}, not {text!r}") from None
+            raise SettingError(f"--set {pair}: {name} is an option of its own: give {_option_of(field)} {text}")
         if name in out:
             raise SettingError(f"--set {pair}: {name} is set twice")
         try:

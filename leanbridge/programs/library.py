@@ -25,7 +25,7 @@ from pathlib import Path
 from chains.files import user_mode
 from leanbridge.corelib import CORE_MODULE, CoreLibrary, build_core, compile_module
 from leanbridge.discovery import LeanInstall
-from leanbridge.errors import LeanBridgeError
+from leanbridge.errors import LeanModuleError
 from leanbridge.paths import cache_dir, file_lock
 from leanbridge.process import LeanLimits
 from leanbridge.runner import LeanRunError, run_lean_file
@@ -42,7 +42,7 @@ AUDIT_RECORD = "audited.txt"
 FORBIDDEN = ("sorry", "axiom", "native_decide", "implemented_by", "extern", "ofReduceBool", "unsafe", "opaque")
 
 
-class ProgramsLibraryError(LeanBridgeError):
+class ProgramsLibraryError(LeanModuleError):
     """The programs library is missing, does not compile, or fails its audit."""
 
 
@@ -84,12 +84,14 @@ def programs_source() -> Path:
     return path
 
 
-def audit_source(text: str) -> None:
-    """Refuse a library that could admit anything unchecked: outside comments, none of ``FORBIDDEN``."""
+def audit_source(text: str, what: str = "the programs library",
+                 error: type[LeanModuleError] = ProgramsLibraryError) -> None:
+    """Refuse a module that could admit anything unchecked: outside comments, none of ``FORBIDDEN``
+    (``error`` naming the module as ``what``)."""
     code = re.sub(r"--[^\n]*", "", re.sub(r"/-.*?-/", " ", text, flags=re.DOTALL))
     for word in FORBIDDEN:
         if re.search(rf"\b{word}\b", code):
-            raise ProgramsLibraryError(f"programs library contains {word!r}")
+            raise error(f"{what} contains {word!r}")
 
 
 def _read(path: Path) -> tuple[bytes, str]:
@@ -111,17 +113,18 @@ def build_programs(lean: LeanInstall, limits: LeanLimits = LeanLimits(), core: C
     data, text = _read(source)
     audit_source(text)
     digest = hashlib.sha256(data).hexdigest()
-    target = build_module(lean, core, PROGRAMS_MODULE, data, AUDITED, limits, str(source), "the programs library")
+    target = build_module(lean, core, PROGRAMS_MODULE, data, AUDITED, limits, str(source), "the programs library",
+                          ProgramsLibraryError)
     return ProgramsLibrary(core, source, digest, target)
 
 
 def build_module(lean: LeanInstall, core: CoreLibrary, module: str, data: bytes, audited: tuple[str, ...],
-                 limits: LeanLimits, label: str, what: str) -> Path:
+                 limits: LeanLimits, label: str, what: str, error: type[LeanModuleError] = LeanModuleError) -> Path:
     """Compile the prelude-mode module ``module`` (source bytes ``data``, which import the core
     library) into the cache, beside a copy of ``Core.olean``, once per (its hash, the core's hash,
     Lean githash), and confirm with ``#print axioms`` that each of ``audited`` depends on no axiom.
-    Returns the build directory (the ``LEAN_PATH`` of every check); messages (ProgramsLibraryError)
-    name the source as ``label`` and the module as ``what``."""
+    Returns the build directory (the ``LEAN_PATH`` of every check); messages (``error``) name the
+    source as ``label`` and the module as ``what``."""
     digest = hashlib.sha256(data).hexdigest()
     target = cache_dir() / module.lower() / f"{lean.githash[:12]}-{library_hash(core.hash, digest)[:16]}"
     if (target / AUDIT_RECORD).exists():
@@ -135,8 +138,8 @@ def build_module(lean: LeanInstall, core: CoreLibrary, module: str, data: bytes,
         try:
             shutil.copyfile(core.olean_dir / f"{CORE_MODULE}.olean", staging / f"{CORE_MODULE}.olean")
             (staging / f"{module}.lean").write_bytes(data)
-            compile_module(lean, staging, module, label, limits, ProgramsLibraryError, lean_path=staging)
-            _audit(lean, staging, module, audited, limits, what)
+            compile_module(lean, staging, module, label, limits, error, lean_path=staging)
+            _audit(lean, staging, module, audited, limits, what, error)
             shutil.rmtree(target, ignore_errors=True)  # a build without its audit record
             os.replace(staging, target)
         finally:
@@ -145,18 +148,18 @@ def build_module(lean: LeanInstall, core: CoreLibrary, module: str, data: bytes,
 
 
 def _audit(lean: LeanInstall, directory: Path, module: str, audited: tuple[str, ...], limits: LeanLimits,
-           what: str) -> None:
+           what: str, error: type[LeanModuleError]) -> None:
     lines = ["prelude", f"import {module}"] + [f"#print axioms {name}" for name in audited]
     try:
         messages = run_lean_file(lean, "\n".join(lines) + "\n", directory, limits)
     except LeanRunError as e:
-        raise ProgramsLibraryError(f"auditing {what} failed: {e}") from e
+        raise error(f"auditing {what} failed: {e}") from e
     problems = [m for m in messages if m.severity != "information"]
     if problems:
-        raise ProgramsLibraryError(f"auditing {what}: {problems[0].text.splitlines()[0]}")
+        raise error(f"auditing {what}: {problems[0].text.splitlines()[0]}")
     confirmed = {m.text for m in messages}
     for name in audited:
         if f"'{name}' does not depend on any axioms" not in confirmed:
-            raise ProgramsLibraryError(f"auditing {what}: Lean did not confirm that {name} depends on "
-                                       "no axiom (it is missing, depends on one, or Lean answered nothing)")
+            raise error(f"auditing {what}: Lean did not confirm that {name} depends on "
+                        "no axiom (it is missing, depends on one, or Lean answered nothing)")
     (directory / AUDIT_RECORD).write_text("".join(f"{name}\n" for name in audited))
