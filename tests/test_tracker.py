@@ -325,7 +325,8 @@ def test_stop_rule_needs_every_length_for_patience_checks_in_a_row():
 
 def test_training_stops_once_exact_and_records_when(tiny, tmp_path):
     """At threshold 0 every check passes: the run stops at the second check, records the first as
-    the moment it became exact, checkpoints there, and still evaluates every split in full."""
+    the moment it became exact, checkpoints there, and evaluates every split on the chains the
+    checks did not read."""
     config = TrainConfig(data=str(tiny), objective="plain", steps=40, batch_chains=4)
     stop = StopConfig(every=3, chains=4, patience=2, threshold=0.0)
     report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), stop=stop)
@@ -334,9 +335,61 @@ def test_training_stops_once_exact_and_records_when(tiny, tmp_path):
     assert [c["step"] for c in s["checks"]] == [3, 6] and set(s["checks"][0]["exact"]) == {"8", "16"}
     assert s["exact_at_step"] == 3 and s["exact_at_seconds"] == s["checks"][0]["seconds"] > 0
     assert s["wall_seconds"] == pytest.approx(s["train_seconds"] + s["check_seconds"], abs=0.02)
-    assert set(report["exact"]) == {"8", "16"}  # the full evaluation still ran
-    assert s["unseen_chains"] == 4  # of the 8 chains per split, the checks read the last 4
+    assert set(report["exact"]) == {"8", "16"}  # the evaluation ran at every length
+    # of the 8 chains per split, the checks read the last 4; the evaluation reads only the 4 others
+    assert s["held_apart"] == {"8": 4, "16": 4}
+    assert s["unseen_chains"] == 4 and report["evaluation"]["chains"] == {"8": 4, "16": 4}
+    assert s["exact_16_unseen_by_checks"] == report["exact"]["16"]
+    assert report["checks_read"] == "the last 4 chains of every test split, held apart: no reported figure reads them"
     assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["step"] == 6
+
+
+def test_the_checks_read_chains_held_apart_from_every_reported_figure(tiny):
+    from tracker.stopping import split_for_checks
+
+    data = load_dataset(tiny)
+    for chains, held in ((3, 3), (64, 4)):  # 8 chains a split: the checks read at most half of it
+        reported, checked, apart = split_for_checks(data, StopConfig(every=5, chains=chains))
+        assert apart == {str(n): held for n in data.tests}
+        for n, split in data.tests.items():
+            assert len(checked.tests[n]["end"]) == held and len(reported.tests[n]["end"]) == 8 - held
+            for key, whole in split.items():  # the reported chains first, the checks' after them: no overlap
+                assert torch.equal(torch.cat([reported.tests[n][key], checked.tests[n][key]]), whole)
+    reported, checked, apart = split_for_checks(data, StopConfig(every=0))
+    assert set(apart.values()) == {0} and all(torch.equal(reported.tests[n]["end"], s["end"])
+                                              for n, s in data.tests.items())
+    one = replace(data, tests={n: {k: v[:1] for k, v in s.items()} for n, s in data.tests.items()})
+    with pytest.raises(ValueError, match="the one of length 8 holds fewer"):
+        split_for_checks(one, StopConfig(every=5))
+
+
+def test_a_trained_runs_checks_never_read_an_evaluated_chain(tiny, tmp_path, monkeypatch):
+    import tracker.train as trained
+
+    seen = {"checked": [], "evaluated": []}
+    check, evaluated = trained.check_exact, trained.evaluate
+
+    def spy_check(model, data, chains, threshold):
+        seen["checked"].append({n: s["chain_items"].clone() for n, s in data.tests.items()})
+        return check(model, data, chains, threshold)
+
+    def spy_evaluate(model, data, *args, **kwargs):
+        seen["evaluated"].append({n: s["chain_items"].clone() for n, s in data.tests.items()})
+        return evaluated(model, data, *args, **kwargs)
+
+    monkeypatch.setattr(trained, "check_exact", spy_check)
+    monkeypatch.setattr(trained, "evaluate", spy_evaluate)
+    config = TrainConfig(data=str(tiny), objective="plain", steps=4, batch_chains=4)
+    report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)),
+                   stop=StopConfig(every=2, chains=3))
+    whole = load_dataset(tiny).tests
+    assert len(seen["checked"]) == 2 and len(seen["evaluated"]) == 1
+    for n, split in whole.items():
+        rows = {tuple(r.tolist()) for r in split["chain_items"]}
+        read = {tuple(r.tolist()) for c in seen["checked"] for r in c[n]}
+        counted = {tuple(r.tolist()) for r in seen["evaluated"][0][n]}
+        assert read and counted and not read & counted and read | counted == rows
+    assert report["stop"]["held_apart"] == {"8": 3, "16": 3}
 
 
 def test_cooldown_trains_on_at_a_falling_rate_then_stops(tiny, tmp_path, monkeypatch):

@@ -7,12 +7,15 @@ passes when the tracker is exact at every test length, the longest included. Tra
 after ``patience`` passing checks in a row; the step and time of the first of them are when the
 tracker became exact. With a ``cooldown``, training then goes on for that many steps with the
 learning rate falling linearly from where it was towards zero (the weights settle instead of
-stopping mid-stride at a high rate), and stops after them. The final evaluation still reads every chain of every split; the chains
-the check read are the last ones, so the report can also give exact on the chains it never saw.
+stopping mid-stride at a high rate), and stops after them.
+
+The checks' chains are held apart from every reported figure (``split_for_checks``): the last
+``chains`` chains of each test split, never more than half of it, are the checks' alone, and the
+final evaluation reads only the chains before them. A run without checks holds nothing apart.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -28,7 +31,8 @@ class StopConfig:
     # train-tracker's --check-* options are made from these fields (training.options)
     every: int = setting(0, "Stop when exact: every N steps read a few held-out chains of every length (shortest "
                             "first) and stop after --check-patience passing checks in a row (0: no checks).", low=0)
-    chains: int = setting(64, "Held-out chains per length a check reads (the last ones of each split).", low=1)
+    chains: int = setting(64, "Held-out chains per length a check reads: the last ones of each test split, at most "
+                              "half of it, held apart from every reported figure.", low=1)
     patience: int = setting(2, "Passing checks in a row that end training.", low=1)
     threshold: float = 0.99  # "exact": the fraction of those chains whose whole tree is right
     cooldown: int = setting(0, "Once the checks say stop, train this many more steps with the learning rate falling "
@@ -42,6 +46,45 @@ class StopConfig:
     @property
     def enabled(self) -> bool:
         return self.every > 0
+
+
+def held_apart(count: int, chains: int) -> int:
+    """How many of a test split's ``count`` chains the checks read (its last ones): ``chains``, but
+    never more than half the split, so that the reported figures keep the other half at least."""
+    return min(chains, count // 2)
+
+
+def split_for_checks(data: TrackerData, stop: StopConfig) -> tuple[TrackerData, TrackerData, dict[str, int]]:
+    """(reported, checked, held): ``data`` with its test splits cut in two, the chains the
+    evaluation reads (each split's first ones) and those the checks read (its last ``held`` ones,
+    by length; ``held_apart``). Without checks nothing is held apart and ``checked`` has no chains.
+    ValueError when checks are asked for and a split is too small to hold any apart."""
+    held = {str(n): held_apart(len(split["end"]), stop.chains) if stop.enabled else 0
+            for n, split in data.tests.items()}
+    short = sorted(int(n) for n, k in held.items() if stop.enabled and k == 0)
+    if short:
+        raise ValueError(f"stop-when-exact checks need a test split of 2 chains or more, to hold some apart from "
+                         f"the reported figures; the one of length {short[0]} holds fewer (give --check-every 0)")
+
+    def cut(n: int, last: bool) -> dict[str, torch.Tensor]:  # every tensor of a split is (N, ...)
+        split = data.tests[n]
+        edge = len(split["end"]) - held[str(n)]
+        return {k: v[edge:] if last else v[:edge] for k, v in split.items()}
+
+    reported = replace(data, tests={n: cut(n, last=False) for n in data.tests})
+    checked = replace(data, tests={n: cut(n, last=True) for n in data.tests})
+    return reported, checked, held
+
+
+def checks_read(stop: StopConfig, held: dict[str, int]) -> str:
+    """What a report says the checks read (``split_for_checks``'s ``held``), in words."""
+    if not stop.enabled:
+        return "nothing: no checks ran, every test chain evaluated is reported"
+    counts = set(held.values())
+    which = (f"the last {counts.pop()} chains of every test split" if len(counts) == 1 else
+             "the last chains of every test split (" + ", ".join(f"{k} at length {n}" for n, k in
+                                                                 sorted(held.items(), key=lambda x: int(x[0]))) + ")")
+    return f"{which}, held apart: no reported figure reads them"
 
 
 def check_exact(model: Tracker, data: TrackerData, chains: int, threshold: float) -> dict[str, float]:

@@ -26,7 +26,7 @@ from tracker.layouts import PAD_ID, laid_out
 from tracker.losses import NextLatHead, tracker_losses
 from tracker.models import Tracker
 from tracker.schedules import schedule_of
-from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
+from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact, checks_read, split_for_checks
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from training.device import cpu_kernels, default_device, resolve_device
 from training.loop import Optimised, Write, descend, extension, lr_at, train_loop
@@ -102,13 +102,15 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         data = load_dataset(config.data, corrupted_checker=corrupted_checker)
     path = out / CHECKPOINT
     until = config.steps
+    split_for_checks(data, stop)  # a split too small for checks is refused before the run in ``out`` is touched
     config, trainer, resumed_from = start_or_resume(Trainer, config, data, out, device, resume, force)
-    data = trainer.data  # on the device
+    # on the device; the checks read their own chains, the evaluation and every figure the rest
+    data, checked, held = split_for_checks(trainer.data, stop)
     out.mkdir(parents=True, exist_ok=True)
     requested_chains(eval_config.max_chains, data.tests)  # a warning, before training, when the dataset is small
 
     with RunLog(out, log, resumed_from) as run_log:
-        checks = ExactChecks(stop, trainer, data, config, eval_config, show_progress, run_log)
+        checks = ExactChecks(stop, trainer, checked, config, eval_config, show_progress, run_log)
         last_losses = train_loop(trainer, config, path, show_progress, "train", lr=checks.lr, check=checks,
                                  until=until, log=run_log)
         results = evaluate(trainer.model, data, eval_config, show_progress)
@@ -135,6 +137,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
                        if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance",
                                     "in_distribution", "beyond")},
         "eval_config": asdict(eval_config),  # what the figures were evaluated with, to evaluate them again
+        "checks_read": checks_read(stop, held),  # never a chain any figure above counts
         "config": asdict(config),
     }
     extended = extension(config, trainer.step)
@@ -143,14 +146,14 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     if config.encoder:  # only then, as the extension: the frozen code model that read the items
         report["encoder"] = trainer.model.embed.describe()
     if stop.enabled:
-        report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, data, correct)
+        report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, held, correct)
     write_report(report, out)
     return report
 
 
 class ExactChecks:
     """Stop when exact, as the loop's ``check``: every ``stop.every`` steps read a few held-out
-    chains of every length; once the rule says stop, end there, or first train ``stop.cooldown``
+    chains of every length (``data``'s test splits: the chains held apart for the checks); once the rule says stop, end there, or first train ``stop.cooldown``
     more steps with the learning rate falling towards zero (``lr``)."""
 
     def __init__(self, stop: StopConfig, trainer: Trainer, data: TrackerData, config: TrainConfig,
@@ -176,7 +179,7 @@ class ExactChecks:
             self.seconds += time.perf_counter() - t0
             done = self.rule.record(step, self.trainer.train_seconds + self.seconds, exact)
             if self.log is not None:
-                read = {n: min(stop.chains, len(self.data.tests[int(n)]["end"])) for n in exact}
+                read = {n: len(self.data.tests[int(n)]["end"]) for n in exact}
                 self.log.figures("check", step, {"exact": exact, "chains": read,
                                                  "seconds": round(self.trainer.train_seconds + self.seconds, 2)})
             if self.show_progress:
@@ -187,15 +190,14 @@ class ExactChecks:
 
 
 def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, check_seconds: float,
-                trainer: Trainer, data: TrackerData, correct: dict[str, torch.Tensor]) -> dict:
+                trainer: Trainer, held: dict[str, int], correct: dict[str, torch.Tensor]) -> dict:
     """What the checks saw: when the tracker became exact, where training stopped, every check,
-    and exact at the longest length on the evaluated chains the checks never read."""
+    how many chains of each length they read (``held_apart``: the last ones of each split, which
+    the evaluation does not read), and exact at the longest length, every one of its chains unseen
+    by the checks."""
     became = rule.became_exact
-    longest = str(max(data.tests))
-    # (N,) per evaluated chain (the first N of the split); the checks read the split's last stop.chains
-    correct = correct.get(longest, torch.zeros(0, dtype=torch.bool))
-    unseen = max(0, min(len(data.tests[int(longest)]["end"]) - stop.chains, len(correct)))
-    unseen_exact = correct[:unseen].float().mean().item() if unseen else None
+    longest = str(max(int(n) for n in held))
+    correct = correct.get(longest, torch.zeros(0, dtype=torch.bool))  # (N,) per evaluated chain
     return {"config": asdict(stop), "stopped_early": rule.streak >= stop.patience,
             "exact_at_step": None if became is None else became["step"],
             "exact_at_seconds": None if became is None else became["seconds"],
@@ -203,7 +205,8 @@ def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, che
             "stopped_at_step": trainer.step, "train_seconds": round(trainer.train_seconds, 2),
             "check_seconds": round(check_seconds, 2),
             "wall_seconds": round(trainer.train_seconds + check_seconds, 2),
-            f"exact_{longest}_unseen_by_checks": unseen_exact, "unseen_chains": unseen,
+            f"exact_{longest}_unseen_by_checks": correct.float().mean().item() if len(correct) else None,
+            "unseen_chains": len(correct), "held_apart": held,
             "checks": rule.checks}
 
 
