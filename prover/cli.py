@@ -10,14 +10,14 @@ from click.core import ParameterSource
 
 from leanbridge.certify_domain import is_domain_dataset
 from leanbridge.certify_programs import is_programs_dataset
-from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
+from leanbridge.cliutil import OneLineCommand, PhaseBars, positive_ints, user_errors
 from prover.domain_search import DomainProveConfig, DomainSearchError, prove_domain
 from prover.run import ProveConfig, ProveError, prove
 from prover.search import SEARCHERS
 from training.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--budget-calls", type=click.IntRange(1), default=1000, show_default=True,
               help="Kernel calls (questions to Lean) allowed per problem.")
 @click.option("--data", type=click.Path(path_type=Path), default=None,

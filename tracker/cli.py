@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from leanbridge.cliutil import OneLineCommand
 from tracker.config import TrainConfig
 from tracker.evaluate import EvalConfig
 from tracker.schedules import SCHEDULES, scheduled
@@ -22,7 +23,7 @@ from training.runlog import METRICS, LogConfig
 D = TrainConfig()  # the defaults shown by --help
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--schedule", type=click.Choice(tuple(SCHEDULES)), default="default", show_default=True,
               help="Named preset of the training settings below (default: the registered comparison's recipe; "
                    "fast: the short recipe of the time-to-exact experiment; tier2: the recipe of the tier-2 "
