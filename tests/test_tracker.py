@@ -554,3 +554,17 @@ def test_the_move_readout_is_the_hard_registers_own_and_reported(tiny, tmp_path)
     report = train(replace(config, move_readout=1.0), tmp_path, show_progress=False,
                    eval_config=EvalConfig(pair_lengths=(8,)))
     assert report["config"]["move_readout"] == 1.0 and report["final_losses"]["moves"] > 0
+
+
+def test_the_default_evaluation_reads_every_test_chain_without_a_warning(tiny, tmp_path):
+    args = ["--data", str(tiny), "--steps", "2", "--batch-chains", "4", "--threads", "1", "--quiet"]
+    result = CliRunner().invoke(train_tracker, [*args, "--out", str(tmp_path / "all")])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr
+    report = json.loads((tmp_path / "all" / "report.json").read_text())
+    assert report["eval_config"]["max_chains"] == 8  # what the dataset holds a split
+    assert report["evaluation"]["chains"] == {"8": 8, "16": 8} and "fewer_chains_than_asked" not in report["evaluation"]
+    more = CliRunner().invoke(train_tracker, [*args, "--eval-chains", "20", "--out", str(tmp_path / "more")])
+    assert more.exit_code == 0, more.output
+    assert ("warning: 20 held-out chains per length asked for, the dataset holds fewer (8 at length 8, 8 at length "
+            "16)") in more.stderr

@@ -33,8 +33,9 @@ D = TrainConfig()  # the defaults shown by --help
 @config_options(D, ("objective", "data", "arch", "encoder", "metric_weight", "metric_delay", "metric_ramp", "gamma",
                     "ticks", "slot_init", "embed_init_std", "slot_noise", "slot_noise_delay", "dropout", "layout",
                     "ce_positions", "moves", "tables", "table_sharpness", "move_readout"))
-@click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
-              help="Held-out chains evaluated per length.")
+@click.option("--eval-chains", type=click.IntRange(1), default=None,
+              help="Held-out chains evaluated per length (the first ones of each test split) [default: every one "
+                   "the dataset holds, less those the stop checks read]; asking for more than a split holds warns.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,
               help="Torch threads for the evaluation [default: one per core]; the report's bits do not depend on it.")
 @config_options(StopConfig(), ("every", "chains", "patience", "cooldown"), prefix="check")
@@ -45,7 +46,7 @@ D = TrainConfig()  # the defaults shown by --help
 @config_options(D, SHARED)
 @set_options(D, "train-tracker", note="; the defaults are the default schedule's, and --schedule may set others")
 @run_options("runs/<arch>-<objective>-s<seed>")
-def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
+def main(schedule: str, eval_chains: int | None, eval_threads: int | None, check_every: int, check_chains: int,
          check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, sets: dict,
          out: Path | None, resume: bool, force: bool, threads: int | None,
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -50,7 +50,8 @@ from training.device import default_device
 
 @dataclass(frozen=True)
 class EvalConfig:
-    max_chains: int = 512  # chains per test split (the first ones)
+    # chains per test split (the first ones); None: every chain the dataset holds (``resolved``)
+    max_chains: int | None = 512
     pair_lengths: tuple[int, ...] = (8, 64, 256)  # lengths at which partner distances are measured
     transformer_max_length: int = 1024  # the transformer's cost grows with L^2; longer splits are skipped
     chunk: int = 512  # histories run in lockstep at once
@@ -61,6 +62,13 @@ class EvalConfig:
     # the slot recurrence's own state: report its RMS coordinate after the last event by length
     # ("state_rms"; 1 at a fixed norm, a clock where it grows with the length)
     state_norms: bool = False
+
+    def resolved(self, tests: dict[int, dict]) -> EvalConfig:
+        """This config with ``max_chains`` a number: as given, or (None) the most chains a split of
+        ``tests`` holds, so that every test chain is read and none is asked for that is not there."""
+        if self.max_chains is not None:
+            return self
+        return replace(self, max_chains=max((len(split["end"]) for split in tests.values()), default=1))
 
 
 def fewer_chains(asked: int, tests: dict[int, dict]) -> dict[str, int]:
@@ -118,7 +126,7 @@ def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig(
     device = model_device(model)
     try:
         with torch_threads(config.threads), torch.inference_mode(), default_device(device):
-            return _evaluate(model, data.to(device), config, show_progress)
+            return _evaluate(model, data.to(device), config.resolved(data.tests), show_progress)
     finally:
         model.train(was_training)
 

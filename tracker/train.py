@@ -107,6 +107,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     # on the device; the checks read their own chains, the evaluation and every figure the rest
     data, checked, held = split_for_checks(trainer.data, stop)
     out.mkdir(parents=True, exist_ok=True)
+    eval_config = eval_config.resolved(data.tests)  # the report records how many chains a split it read
     requested_chains(eval_config.max_chains, data.tests)  # a warning, before training, when the dataset is small
 
     with RunLog(out, log, resumed_from) as run_log:
