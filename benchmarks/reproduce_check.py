@@ -190,10 +190,10 @@ def _evaluate_tracker(task: dict) -> dict:
     setting = (EvalConfig() if recorded is None
                else EvalConfig(**{**recorded, "pair_lengths": tuple(recorded["pair_lengths"])}))
     data = trainer.data
-    if (report.get("stop") or {}).get("held_apart"):  # the chains its checks read are in no figure
+    if report.get("checks_held_apart"):  # the chains its stop checks read are in no figure
         from tracker.stopping import StopConfig, split_for_checks
 
-        data = split_for_checks(data, StopConfig(**report["stop"]["config"]))[0]
+        data = split_for_checks(data, StopConfig(), report["checks_held_apart"])[0]
     results = evaluate(trainer.model, _up_to(data, task["max_length"]), replace(setting, threads=1))
     results.pop("correct")
     head = ("exact", "pair_distance", "pair_growth", "unrelated_distance", "in_distribution")

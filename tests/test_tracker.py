@@ -337,7 +337,7 @@ def test_training_stops_once_exact_and_records_when(tiny, tmp_path):
     assert s["wall_seconds"] == pytest.approx(s["train_seconds"] + s["check_seconds"], abs=0.02)
     assert set(report["exact"]) == {"8", "16"}  # the evaluation ran at every length
     # of the 8 chains per split, the checks read the last 4; the evaluation reads only the 4 others
-    assert s["held_apart"] == {"8": 4, "16": 4}
+    assert report["checks_held_apart"] == {"8": 4, "16": 4}
     assert s["unseen_chains"] == 4 and report["evaluation"]["chains"] == {"8": 4, "16": 4}
     assert s["exact_16_unseen_by_checks"] == report["exact"]["16"]
     assert report["checks_read"] == "the last 4 chains of every test split, held apart: no reported figure reads them"
@@ -389,7 +389,19 @@ def test_a_trained_runs_checks_never_read_an_evaluated_chain(tiny, tmp_path, mon
         read = {tuple(r.tolist()) for c in seen["checked"] for r in c[n]}
         counted = {tuple(r.tolist()) for r in seen["evaluated"][0][n]}
         assert read and counted and not read & counted and read | counted == rows
-    assert report["stop"]["held_apart"] == {"8": 3, "16": 3}
+    assert report["checks_held_apart"] == {"8": 3, "16": 3}
+
+
+@pytest.mark.parametrize("later", [StopConfig(), StopConfig(every=2, chains=1)])
+def test_a_resumed_run_holds_apart_what_its_earlier_checks_read(tiny, tmp_path, later):
+    config = TrainConfig(data=str(tiny), objective="plain", steps=4, batch_chains=4)
+    eval_config = EvalConfig(pair_lengths=(8,))
+    train(config, tmp_path, show_progress=False, eval_config=eval_config, stop=StopConfig(every=2, chains=3))
+    report = train(replace(config, steps=6), tmp_path, resume=True, show_progress=False, eval_config=eval_config,
+                   stop=later)
+    assert report["resumed_from_step"] == 4 and report["checks_held_apart"] == {"8": 3, "16": 3}
+    assert report["evaluation"]["chains"] == {"8": 5, "16": 5}
+    assert report["checks_read"].startswith("the last 3 chains of every test split")
 
 
 def test_cooldown_trains_on_at_a_falling_rate_then_stops(tiny, tmp_path, monkeypatch):

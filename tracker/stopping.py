@@ -54,32 +54,35 @@ def held_apart(count: int, chains: int) -> int:
     return min(chains, count // 2)
 
 
-def split_for_checks(data: TrackerData, stop: StopConfig) -> tuple[TrackerData, TrackerData, dict[str, int]]:
-    """(reported, checked, held): ``data`` with its test splits cut in two, the chains the
-    evaluation reads (each split's first ones) and those the checks read (its last ``held`` ones,
-    by length; ``held_apart``). Without checks nothing is held apart and ``checked`` has no chains.
-    ValueError when checks are asked for and a split is too small to hold any apart."""
-    held = {str(n): held_apart(len(split["end"]), stop.chains) if stop.enabled else 0
-            for n, split in data.tests.items()}
-    short = sorted(int(n) for n, k in held.items() if stop.enabled and k == 0)
+def split_for_checks(data: TrackerData, stop: StopConfig, read: dict[str, int] | None = None
+                     ) -> tuple[TrackerData, TrackerData, dict[str, int]]:
+    """(reported, checked, held): ``data`` with its test splits cut, the chains the evaluation
+    reads (each split's first ones) and those the checks read (its last ones; ``held_apart``).
+    ``read``: by length, the last chains earlier checks of the run read (a resumed run's), held
+    apart too; ``held`` is how many are held apart by length, the most of the two. Without checks
+    or earlier reads nothing is held apart and ``checked`` has no chains. ValueError when checks are
+    asked for and a split is too small to hold any apart."""
+    read = read or {}
+    now = {str(n): held_apart(len(split["end"]), stop.chains) if stop.enabled else 0
+           for n, split in data.tests.items()}
+    short = sorted(int(n) for n, k in now.items() if stop.enabled and k == 0)
     if short:
         raise ValueError(f"stop-when-exact checks need a test split of 2 chains or more, to hold some apart from "
                          f"the reported figures; the one of length {short[0]} holds fewer (give --check-every 0)")
+    held = {n: max(k, read.get(n, 0)) for n, k in now.items()}
 
-    def cut(n: int, last: bool) -> dict[str, torch.Tensor]:  # every tensor of a split is (N, ...)
-        split = data.tests[n]
-        edge = len(split["end"]) - held[str(n)]
-        return {k: v[edge:] if last else v[:edge] for k, v in split.items()}
-
-    reported = replace(data, tests={n: cut(n, last=False) for n in data.tests})
-    checked = replace(data, tests={n: cut(n, last=True) for n in data.tests})
+    # every tensor of a split is (N, ...): the reported chains first, the checks' last
+    reported = replace(data, tests={n: {k: v[:len(v) - held[str(n)]] for k, v in split.items()}
+                                    for n, split in data.tests.items()})
+    checked = replace(data, tests={n: {k: v[len(v) - now[str(n)]:] for k, v in split.items()}
+                                   for n, split in data.tests.items()})
     return reported, checked, held
 
 
-def checks_read(stop: StopConfig, held: dict[str, int]) -> str:
+def checks_read(held: dict[str, int]) -> str:
     """What a report says the checks read (``split_for_checks``'s ``held``), in words."""
-    if not stop.enabled:
-        return "nothing: no checks ran, every test chain evaluated is reported"
+    if not any(held.values()):
+        return "nothing: no stop checks ran, every test chain evaluated is reported"
     counts = set(held.values())
     which = (f"the last {counts.pop()} chains of every test split" if len(counts) == 1 else
              "the last chains of every test split (" + ", ".join(f"{k} at length {n}" for n, k in

@@ -53,6 +53,9 @@ class Trainer(Optimised):
         self.nextlat_head = (NextLatHead(self.model.view_width, config.width).to(self.device)
                              if "nextlat" in config.terms else None)
         self.optimise(config)
+        # by test length, the last chains any stop check of this run has read, kept in its checkpoint
+        # so that a resumed run reports on none of them whatever checks it is given
+        self.held_apart: dict[str, int] = {}
         paired = {"invariance", "control", "metric", "distill"}  # the terms read certified partners
         if data.train["partner_items"].shape[1] == 0 and config.terms & paired:
             raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
@@ -74,8 +77,15 @@ class Trainer(Optimised):
 
     def checkpoint(self) -> dict:
         """Weights, optimiser state (on the CPU; ``device`` says where it trained), settings and
-        dataset identity."""
-        return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity}
+        dataset identity; with stop checks, the chains they have read (``held_apart``)."""
+        held = {"checks_held_apart": self.held_apart} if any(self.held_apart.values()) else {}
+        return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity, **held}
+
+    def load(self, blob: dict) -> None:
+        """The checkpoint's state (``training.loop.Optimised.load``) and the chains its checks read."""
+        super().load(blob)
+        held = blob.get("checks_held_apart")
+        self.held_apart = {str(n): int(k) for n, k in held.items()} if isinstance(held, dict) else {}
 
 
 def config_from_checkpoint(blob: dict) -> TrainConfig:
@@ -105,7 +115,8 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     split_for_checks(data, stop)  # a split too small for checks is refused before the run in ``out`` is touched
     config, trainer, resumed_from = start_or_resume(Trainer, config, data, out, device, resume, force)
     # on the device; the checks read their own chains, the evaluation and every figure the rest
-    data, checked, held = split_for_checks(trainer.data, stop)
+    data, checked, held = split_for_checks(trainer.data, stop, trainer.held_apart)
+    trainer.held_apart = held
     out.mkdir(parents=True, exist_ok=True)
     eval_config = eval_config.resolved(data.tests)  # the report records how many chains a split it read
     requested_chains(eval_config.max_chains, data.tests)  # a warning, before training, when the dataset is small
@@ -138,16 +149,18 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
                        if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance",
                                     "in_distribution", "beyond")},
         "eval_config": asdict(eval_config),  # what the figures were evaluated with, to evaluate them again
-        "checks_read": checks_read(stop, held),  # never a chain any figure above counts
+        "checks_read": checks_read(held),  # never a chain any figure above counts
         "config": asdict(config),
     }
+    if any(held.values()):  # by length, the chains the checks read (what reproduce_check evaluates without)
+        report["checks_held_apart"] = held
     extended = extension(config, trainer.step)
     if extended is not None:  # only then: a run not extended keeps its report's keys
         report["extension"] = extended
     if config.encoder:  # only then, as the extension: the frozen code model that read the items
         report["encoder"] = trainer.model.embed.describe()
     if stop.enabled:
-        report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, held, correct)
+        report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, correct)
     write_report(report, out)
     return report
 
@@ -191,13 +204,11 @@ class ExactChecks:
 
 
 def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, check_seconds: float,
-                trainer: Trainer, held: dict[str, int], correct: dict[str, torch.Tensor]) -> dict:
+                trainer: Trainer, correct: dict[str, torch.Tensor]) -> dict:
     """What the checks saw: when the tracker became exact, where training stopped, every check,
-    how many chains of each length they read (``held_apart``: the last ones of each split, which
-    the evaluation does not read), and exact at the longest length, every one of its chains unseen
-    by the checks."""
+    and exact at the longest length, on the evaluated chains (none of which a check read)."""
     became = rule.became_exact
-    longest = str(max(int(n) for n in held))
+    longest = str(max(int(n) for n in rule.lengths))
     correct = correct.get(longest, torch.zeros(0, dtype=torch.bool))  # (N,) per evaluated chain
     return {"config": asdict(stop), "stopped_early": rule.streak >= stop.patience,
             "exact_at_step": None if became is None else became["step"],
@@ -207,7 +218,7 @@ def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, che
             "check_seconds": round(check_seconds, 2),
             "wall_seconds": round(trainer.train_seconds + check_seconds, 2),
             f"exact_{longest}_unseen_by_checks": correct.float().mean().item() if len(correct) else None,
-            "unseen_chains": len(correct), "held_apart": held,
+            "unseen_chains": len(correct),
             "checks": rule.checks}
 
 
