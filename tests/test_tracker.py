@@ -404,6 +404,22 @@ def test_a_resumed_run_holds_apart_what_its_earlier_checks_read(tiny, tmp_path, 
     assert report["checks_read"].startswith("the last 3 chains of every test split")
 
 
+def test_reproduce_check_evaluates_a_checked_run_on_the_chains_its_report_counts(tiny, tmp_path):
+    from benchmarks.reproduce_check import _evaluate_tracker
+
+    config = TrainConfig(data=str(tiny), objective="plain", steps=4, batch_chains=4)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # the re-evaluation's count
+    try:
+        report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,), threads=1),
+                       stop=StopConfig(every=2, chains=3))
+    finally:
+        torch.set_num_threads(before)
+    again = _evaluate_tracker({"run": str(tmp_path), "max_length": None})
+    assert again["evaluation"]["chains"] == report["evaluation"]["chains"] == {"8": 5, "16": 5}
+    assert (again["exact"], again["pair_distance"]) == (report["exact"], report["pair_distance"])
+
+
 def test_cooldown_trains_on_at_a_falling_rate_then_stops(tiny, tmp_path, monkeypatch):
     """After the checks say stop, a cooldown of 5 steps runs at a learning rate falling linearly
     from the schedule's towards zero, with no more checks, then stops and checkpoints."""
