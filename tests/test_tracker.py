@@ -591,6 +591,7 @@ def test_the_default_evaluation_reads_every_test_chain_without_a_warning(tiny, t
     assert "warning" not in result.stderr
     report = json.loads((tmp_path / "all" / "report.json").read_text())
     assert report["eval_config"]["max_chains"] == 8  # what the dataset holds a split
+    assert report["eval_config"]["fit_chains"] == 512  # the training fit reads what it read before
     assert report["evaluation"]["chains"] == {"8": 8, "16": 8} and "fewer_chains_than_asked" not in report["evaluation"]
     more = CliRunner().invoke(train_tracker, [*args, "--eval-chains", "20", "--out", str(tmp_path / "more")])
     assert more.exit_code == 0, more.output
