@@ -112,6 +112,7 @@ def test_train_tracker_names_the_settings_that_differ_from_a_finished_run(finish
     args, out = finished
     other = CliRunner().invoke(train_tracker, [*args, "--steps", "6"])
     assert "holds a finished run made with other settings (steps 4 -> 6)" in other.output
+    assert other.output.strip().endswith("give --force to replace it, or --resume to extend it")
     assert json.loads((out / "report.json").read_bytes())["steps"] == 4
 
 

@@ -167,8 +167,9 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
 
 class ExactChecks:
     """Stop when exact, as the loop's ``check``: every ``stop.every`` steps read a few held-out
-    chains of every length (``data``'s test splits: the chains held apart for the checks); once the rule says stop, end there, or first train ``stop.cooldown``
-    more steps with the learning rate falling towards zero (``lr``)."""
+    chains of every length (``data``'s test splits: the chains held apart for the checks); once
+    the rule says stop, end there, or first train ``stop.cooldown`` more steps with the learning
+    rate falling towards zero (``lr``)."""
 
     def __init__(self, stop: StopConfig, trainer: Trainer, data: TrackerData, config: TrainConfig,
                  eval_config: EvalConfig, show_progress: bool, log: RunLog | None = None) -> None:

@@ -203,9 +203,13 @@ def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: 
                 return
             raise OutputError(f"{out} holds a finished run; --resume with more --steps extends it, --force replaces "
                               "it, or choose another --out")
-        differ = settings_differ(old if isinstance(old, dict) else {}, new)
+        old = old if isinstance(old, dict) else {}
+        differ = settings_differ(old, new)
+        longer = ([k for k in new if old.get(k) != new[k]] == ["steps"] and isinstance(old.get("steps"), int)
+                  and new["steps"] > old["steps"])
         raise OutputError(f"{out} holds a finished run made with other settings ({'; '.join(differ[:4])}"
-                          f"{'; …' if len(differ) > 4 else ''}); choose another --out, or give --force to replace it")
+                          f"{'; …' if len(differ) > 4 else ''}); choose another --out, or give --force to replace it"
+                          f"{', or --resume to extend it' if longer else ''}")
     if checkpoint.is_file():
         raise OutputError(f"{out} holds an unfinished run ({state}, no report); --resume continues it, "
                           "--force starts it over")
