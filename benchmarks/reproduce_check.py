@@ -191,9 +191,9 @@ def _evaluate_tracker(task: dict) -> dict:
                else EvalConfig(**{**recorded, "pair_lengths": tuple(recorded["pair_lengths"])}))
     data = trainer.data
     if report.get("checks_held_apart"):  # the chains its stop checks read are in no figure
-        from tracker.stopping import StopConfig, split_for_checks
+        from tracker.stopping import reported_chains
 
-        data = split_for_checks(data, StopConfig(), report["checks_held_apart"])[0]
+        data = reported_chains(data, report)
     results = evaluate(trainer.model, _up_to(data, task["max_length"]), replace(setting, threads=1))
     results.pop("correct")
     head = ("exact", "pair_distance", "pair_growth", "unrelated_distance", "in_distribution")

@@ -404,20 +404,20 @@ def test_a_resumed_run_holds_apart_what_its_earlier_checks_read(tiny, tmp_path, 
     assert report["checks_read"].startswith("the last 3 chains of every test split")
 
 
-def test_reproduce_check_evaluates_a_checked_run_on_the_chains_its_report_counts(tiny, tmp_path):
-    from benchmarks.reproduce_check import _evaluate_tracker
+def test_a_checked_runs_checkpoint_evaluated_again_on_the_chains_its_report_counts_repeats_it(tiny, tmp_path):
+    """What reproduce_check does with a run whose checks held chains apart (``reported_chains``)."""
+    from tracker.stopping import reported_chains
+    from training.checkpoint import Checkpoint
 
     config = TrainConfig(data=str(tiny), objective="plain", steps=4, batch_chains=4)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # the re-evaluation's count
-    try:
-        report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,), threads=1),
-                       stop=StopConfig(every=2, chains=3))
-    finally:
-        torch.set_num_threads(before)
-    again = _evaluate_tracker({"run": str(tmp_path), "max_length": None})
-    assert again["evaluation"]["chains"] == report["evaluation"]["chains"] == {"8": 5, "16": 5}
+    eval_config = EvalConfig(pair_lengths=(8,), threads=1)
+    report = train(config, tmp_path, show_progress=False, eval_config=eval_config, stop=StopConfig(every=2, chains=3))
+    trainer = Checkpoint.of_run(tmp_path, TrainConfig).restore(Trainer, load_dataset(tiny))
+    again = evaluate(trainer.model, reported_chains(trainer.data, report), eval_config)
+    assert again["chains"] == report["evaluation"]["chains"] == {"8": 5, "16": 5}
     assert (again["exact"], again["pair_distance"]) == (report["exact"], report["pair_distance"])
+    whole = evaluate(trainer.model, reported_chains(trainer.data, {}), eval_config)  # a report without checks
+    assert whole["chains"] == {"8": 8, "16": 8}
 
 
 def test_cooldown_trains_on_at_a_falling_rate_then_stops(tiny, tmp_path, monkeypatch):

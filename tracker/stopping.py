@@ -79,6 +79,13 @@ def split_for_checks(data: TrackerData, stop: StopConfig, read: dict[str, int] |
     return reported, checked, held
 
 
+def reported_chains(data: TrackerData, report: dict) -> TrackerData:
+    """``data`` less the chains a train-tracker ``report``'s stop checks read (its
+    ``checks_held_apart``; none in a report without it): the chains its figures count, for
+    evaluating its checkpoint again."""
+    return split_for_checks(data, StopConfig(), report.get("checks_held_apart") or {})[0]
+
+
 def checks_read(held: dict[str, int]) -> str:
     """What a report says the checks read (``split_for_checks``'s ``held``), in words."""
     if not any(held.values()):
