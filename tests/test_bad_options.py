@@ -55,11 +55,15 @@ def test_a_bad_value_is_one_line(name):
     assert reason in result.stderr
 
 
-def test_a_combination_the_command_refuses_is_one_line_too():
-    # a setting the config refuses (command_config's usage error, raised inside the command)
-    result = CliRunner().invoke(command("train-tracker"), ["--set", "steps=3"])
-    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.output
-    assert result.stderr.startswith("Error: ")
+def test_a_combination_the_command_refuses_is_one_line_too(tmp_path):
+    # each value is in range; the settings together are refused inside the command (a usage error)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(command("train-stepwise"), ["--width", "30", "--heads", "4", "--out", str(out)])
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert result.stderr.splitlines() == ["Error: width (30) must be >= 8 and a multiple of heads (4); depth >= 1"]
+    assert not out.exists()
+    twice = CliRunner().invoke(command("train-tracker"), ["--set", "steps=3"])  # a refused --set: one line as well
+    assert twice.exit_code == 2 and len(twice.stderr.splitlines()) == 1 and twice.stderr.startswith("Error: ")
 
 
 def test_the_installed_command_prints_the_one_line_on_stderr():
