@@ -185,10 +185,16 @@ def _evaluate_tracker(task: dict) -> dict:
     trainer = checkpoint.restore(Trainer, _load_tracker_data(checkpoint.config.data))
     # the evaluation the report records (its eval_config), on the laid-out targets; a report that
     # predates the key was made with train()'s default, EvalConfig() (512 chains a split)
-    recorded = json.loads((Path(task["run"]) / "report.json").read_text()).get("eval_config")
+    report = json.loads((Path(task["run"]) / "report.json").read_text())
+    recorded = report.get("eval_config")
     setting = (EvalConfig() if recorded is None
                else EvalConfig(**{**recorded, "pair_lengths": tuple(recorded["pair_lengths"])}))
-    results = evaluate(trainer.model, _up_to(trainer.data, task["max_length"]), replace(setting, threads=1))
+    data = trainer.data
+    if report.get("checks_held_apart"):  # the chains its stop checks read are in no figure
+        from tracker.stopping import reported_chains
+
+        data = reported_chains(data, report)
+    results = evaluate(trainer.model, _up_to(data, task["max_length"]), replace(setting, threads=1))
     results.pop("correct")
     head = ("exact", "pair_distance", "pair_growth", "unrelated_distance", "in_distribution")
     return {**{k: results[k] for k in head}, "evaluation": {k: v for k, v in results.items() if k not in head},

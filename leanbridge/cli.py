@@ -27,7 +27,7 @@ from leanbridge.certify import certify_dataset
 from leanbridge.certify_domain import certify_domain, is_domain_dataset, verify_domain
 from leanbridge.certify_programs import certify_programs, is_programs_dataset, verify_programs
 from leanbridge.checker import CHECKERS, Checker
-from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
+from leanbridge.cliutil import OneLineCommand, PhaseBars, positive_ints, user_errors
 from leanbridge.mathlib.benchmark import BenchmarkError
 from leanbridge.mathlib.dataset import certify_mathlib
 from leanbridge.mathlib.replay import ReplayConfig, ReplayUnavailable
@@ -69,7 +69,7 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
         raise click.BadParameter(str(e)) from None
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--domain", default="rewrite", show_default=True, callback=_domain, metavar="NAME|MODULE:NAME",
               help="rewrite: expression trees under rewrite rules (--atoms, --tier); programs: straight-line programs "
                    "on a register machine of eight variables (--values), every statement's effect and every "

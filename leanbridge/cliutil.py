@@ -1,5 +1,6 @@
-"""Pieces the click commands share: bad input and faults as one line, progress (a bar on a terminal,
-plain lines in a log) and a comma-separated list option."""
+"""Pieces the click commands share: bad input and faults as one line (``OneLineCommand``, the class
+of every console command, and ``user_errors``), progress (a bar on a terminal, plain lines in a
+log) and a comma-separated list option."""
 from __future__ import annotations
 
 import sys
@@ -30,6 +31,31 @@ def one_line(e: BaseException) -> str:
         text = str(e)
     text = " ".join(text.split())
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text) or type(e).__name__
+
+
+def one_line_usage(e: click.UsageError) -> click.ClickException:
+    """A usage error as one line, "Error: <reason>", with its exit status (2), without the usage
+    text and the "Try --help" hint click prints above it."""
+    flat = click.ClickException(one_line(click.ClickException(e.format_message())))
+    flat.exit_code = e.exit_code
+    return flat
+
+
+class OneLineCommand(click.Command):
+    """A click command whose bad options are one line on stderr, as every other fault of the
+    commands is: ``Error: <reason>``, exit status 2. Give it as ``@click.command(cls=OneLineCommand)``."""
+
+    def make_context(self, info_name, args, parent=None, **extra) -> click.Context:
+        try:  # the options are read here: unknown ones, bad values, missing arguments
+            return super().make_context(info_name, args, parent, **extra)
+        except click.UsageError as e:
+            raise one_line_usage(e) from None
+
+    def invoke(self, ctx: click.Context):
+        try:  # the command's own refusals of a combination of options
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            raise one_line_usage(e) from None
 
 
 def _nothing() -> None:

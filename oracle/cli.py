@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from leanbridge.cliutil import OneLineCommand
 from oracle.evaluate import OracleEvalConfig
 from oracle.train import OracleConfig, train
 from training.checkpoint import CHECKPOINT
@@ -19,7 +20,7 @@ from training.runlog import METRICS, LogConfig
 D = OracleConfig()  # the defaults shown by --help
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @config_options(D, ("objective", "data", "arch", "probe_width", "metric_weight", "metric_delay", "metric_ramp", "gamma",
                     "metric_pairs", "completion_margin", "completion_weight", "completion_negatives", "tree_weight",
                     "validation"))

@@ -10,20 +10,21 @@ from click.core import ParameterSource
 
 from leanbridge.certify_domain import is_domain_dataset
 from leanbridge.certify_programs import is_programs_dataset
-from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
+from leanbridge.cliutil import OneLineCommand, PhaseBars, positive_ints, user_errors
+from prover.datasets import OtherDomain, dataset_to_search
 from prover.domain_search import DomainProveConfig, DomainSearchError, prove_domain
 from prover.run import ProveConfig, ProveError, prove
 from prover.search import SEARCHERS
-from training.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--budget-calls", type=click.IntRange(1), default=1000, show_default=True,
               help="Kernel calls (questions to Lean) allowed per problem.")
 @click.option("--data", type=click.Path(path_type=Path), default=None,
               help="Certified dataset directory (its domain and identity) [default: the dataset the searcher's run "
-                   "(--tracker, or --oracle for the oracle searchers) was trained on; data/tier1-a4 for the kernel "
-                   "searchers].")
+                   "(--tracker, or --oracle for the oracle searchers; for the kernel searchers the run given, if "
+                   "any) was trained on, as its checkpoint records it; else data/tier1-a4]. A dataset of another "
+                   "domain than that run's is refused.")
 @click.option("--tracker", type=click.Path(path_type=Path), default=Path("runs/recurrence-combo-s0"),
               show_default=True, help="train-tracker run directory used as imagination.")
 @click.option("--oracle", type=click.Path(path_type=Path), default=Path("runs/oracle-recurrence-combo-s0"),
@@ -63,8 +64,11 @@ def main(budget_calls, data, tracker, oracle, searcher, problems, distances, see
          memory_mb, store, unvisited, device) -> None:
     """Search rewrite paths between trees of one class (or programs, or histories of a domain of one's own, between
     two states), counting every question to Lean."""
-    if data is None:
-        data = _dataset_of_run(oracle if searcher.startswith("oracle") else tracker, searcher) or KERNEL_DATA
+    option, run = _run_of(searcher, tracker, oracle)
+    try:
+        data = dataset_to_search(data, run, option)
+    except OtherDomain as e:
+        raise click.UsageError(str(e)) from None
     if is_programs_dataset(data) or is_domain_dataset(data):
         _domain(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
                   device)
@@ -87,19 +91,19 @@ def main(budget_calls, data, tracker, oracle, searcher, problems, distances, see
         raise click.ClickException(f"{report['solutions_failing_audit']} reported solution(s) failed Lean's audit")
 
 
-KERNEL_DATA = Path("data/tier1-a4")  # the kernel searchers' dataset when --data is not given
-
-
-def _dataset_of_run(run: Path, searcher: str) -> Path | None:
-    """The dataset the run a searcher reads was trained on, as its checkpoint names it; None for the
-    kernel searchers (they read no run) and when the run cannot be read (``prove`` then says why)."""
-    if searcher.startswith("kernel"):
-        return None
-    try:
-        path = load_checkpoint(run / CHECKPOINT).get("identity", {}).get("dataset", {}).get("path")
-    except (CheckpointError, AttributeError):
-        return None
-    return Path(path) if isinstance(path, str) else None
+def _run_of(searcher: str, tracker: Path, oracle: Path) -> tuple[str, Path | None]:
+    """The option and run whose dataset ``prove`` searches: the run the searcher reads (--oracle for
+    the oracle searchers, --tracker for the imagination); for the kernel searchers, which read
+    none, the run given on the command line, if any."""
+    if searcher.startswith("oracle"):
+        return "--oracle", oracle
+    if searcher == "imagination":
+        return "--tracker", tracker
+    context = click.get_current_context()
+    for option, name, run in (("--tracker", "tracker", tracker), ("--oracle", "oracle", oracle)):
+        if context.get_parameter_source(name) is not ParameterSource.DEFAULT:
+            return option, run
+    return "--tracker", None
 
 
 def _domain(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,

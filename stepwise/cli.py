@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from leanbridge.cliutil import OneLineCommand
 from stepwise.config import StepwiseConfig
 from stepwise.evaluate import StepwiseEvalConfig
 from stepwise.train import train
@@ -38,7 +39,7 @@ def read_lengths(context: click.Context, param: click.Parameter, text: str | Non
     return lengths
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @config_options(D, OWN)
 @click.option("--eval-lengths", callback=read_lengths, default=None, metavar="L1,L2,...",
               help="Test lengths (events per chain) evaluated free-running [default: every test length of the "

@@ -36,14 +36,16 @@ FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def recipe(target: str) -> list[list[str]]:
-    """The command lines of a Makefile target's recipe, as argument lists."""
+    """The command lines of a Makefile target's recipe, as argument lists (each guarded command's
+    command itself)."""
     lines = (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
     commands = []
     for line in lines[start + 1:]:
         if not line.startswith("\t"):
             break
-        commands.append(shlex.split(line.strip()))
+        # a guard that keeps a finished run (`test -f <run>/report.json || train-...`): the command after it
+        commands.append(shlex.split(line.strip().rpartition("||")[2]))
     return commands
 
 

@@ -376,3 +376,15 @@ def test_a_programs_run_refuses_what_is_no_state_in_one_line(tiny):
         with pytest.raises(TypeError, match="a state is what encode or step returned"):
             run.step(wrong, "v1 = 1")
     assert isinstance(run.decode(state), str)
+
+
+@pytest.mark.parametrize("searcher", ["imagination", "kernel-uniform"])
+def test_prove_given_a_programs_run_searches_its_dataset_whatever_the_searcher(tiny, tmp_path, searcher):
+    from prover.cli import main as prove
+
+    out = tmp_path / "prove"
+    result = CliRunner().invoke(prove, ["--searcher", searcher, "--tracker", str(tiny / "run"), "--problems", "1",
+                                        "--distances", "1", "--budget-calls", "40", "--jobs", "1", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["dataset"]["path"] == str(tiny / "data") and report["domain"]["name"] == "programs"

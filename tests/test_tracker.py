@@ -325,7 +325,8 @@ def test_stop_rule_needs_every_length_for_patience_checks_in_a_row():
 
 def test_training_stops_once_exact_and_records_when(tiny, tmp_path):
     """At threshold 0 every check passes: the run stops at the second check, records the first as
-    the moment it became exact, checkpoints there, and still evaluates every split in full."""
+    the moment it became exact, checkpoints there, and evaluates every split on the chains the
+    checks did not read."""
     config = TrainConfig(data=str(tiny), objective="plain", steps=40, batch_chains=4)
     stop = StopConfig(every=3, chains=4, patience=2, threshold=0.0)
     report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), stop=stop)
@@ -334,9 +335,89 @@ def test_training_stops_once_exact_and_records_when(tiny, tmp_path):
     assert [c["step"] for c in s["checks"]] == [3, 6] and set(s["checks"][0]["exact"]) == {"8", "16"}
     assert s["exact_at_step"] == 3 and s["exact_at_seconds"] == s["checks"][0]["seconds"] > 0
     assert s["wall_seconds"] == pytest.approx(s["train_seconds"] + s["check_seconds"], abs=0.02)
-    assert set(report["exact"]) == {"8", "16"}  # the full evaluation still ran
-    assert s["unseen_chains"] == 4  # of the 8 chains per split, the checks read the last 4
+    assert set(report["exact"]) == {"8", "16"}  # the evaluation ran at every length
+    # of the 8 chains per split, the checks read the last 4; the evaluation reads only the 4 others
+    assert report["checks_held_apart"] == {"8": 4, "16": 4}
+    assert s["unseen_chains"] == 4 and report["evaluation"]["chains"] == {"8": 4, "16": 4}
+    assert s["exact_16_unseen_by_checks"] == report["exact"]["16"]
+    assert report["checks_read"] == "the last 4 chains of every test split, held apart: no reported figure reads them"
     assert torch.load(tmp_path / "checkpoint.pt", weights_only=False)["step"] == 6
+
+
+def test_the_checks_read_chains_held_apart_from_every_reported_figure(tiny):
+    from tracker.stopping import split_for_checks
+
+    data = load_dataset(tiny)
+    for chains, held in ((3, 3), (64, 4)):  # 8 chains a split: the checks read at most half of it
+        reported, checked, apart = split_for_checks(data, StopConfig(every=5, chains=chains))
+        assert apart == {str(n): held for n in data.tests}
+        for n, split in data.tests.items():
+            assert len(checked.tests[n]["end"]) == held and len(reported.tests[n]["end"]) == 8 - held
+            for key, whole in split.items():  # the reported chains first, the checks' after them: no overlap
+                assert torch.equal(torch.cat([reported.tests[n][key], checked.tests[n][key]]), whole)
+    reported, checked, apart = split_for_checks(data, StopConfig(every=0))
+    assert set(apart.values()) == {0} and all(torch.equal(reported.tests[n]["end"], s["end"])
+                                              for n, s in data.tests.items())
+    one = replace(data, tests={n: {k: v[:1] for k, v in s.items()} for n, s in data.tests.items()})
+    with pytest.raises(ValueError, match="the one of length 8 holds fewer"):
+        split_for_checks(one, StopConfig(every=5))
+
+
+def test_a_trained_runs_checks_never_read_an_evaluated_chain(tiny, tmp_path, monkeypatch):
+    import tracker.train as trained
+
+    seen = {"checked": [], "evaluated": []}
+    check, evaluated = trained.check_exact, trained.evaluate
+
+    def spy_check(model, data, chains, threshold):
+        seen["checked"].append({n: s["chain_items"].clone() for n, s in data.tests.items()})
+        return check(model, data, chains, threshold)
+
+    def spy_evaluate(model, data, *args, **kwargs):
+        seen["evaluated"].append({n: s["chain_items"].clone() for n, s in data.tests.items()})
+        return evaluated(model, data, *args, **kwargs)
+
+    monkeypatch.setattr(trained, "check_exact", spy_check)
+    monkeypatch.setattr(trained, "evaluate", spy_evaluate)
+    config = TrainConfig(data=str(tiny), objective="plain", steps=4, batch_chains=4)
+    report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)),
+                   stop=StopConfig(every=2, chains=3))
+    whole = load_dataset(tiny).tests
+    assert len(seen["checked"]) == 2 and len(seen["evaluated"]) == 1
+    for n, split in whole.items():
+        rows = {tuple(r.tolist()) for r in split["chain_items"]}
+        read = {tuple(r.tolist()) for c in seen["checked"] for r in c[n]}
+        counted = {tuple(r.tolist()) for r in seen["evaluated"][0][n]}
+        assert read and counted and not read & counted and read | counted == rows
+    assert report["checks_held_apart"] == {"8": 3, "16": 3}
+
+
+@pytest.mark.parametrize("later", [StopConfig(), StopConfig(every=2, chains=1)])
+def test_a_resumed_run_holds_apart_what_its_earlier_checks_read(tiny, tmp_path, later):
+    config = TrainConfig(data=str(tiny), objective="plain", steps=4, batch_chains=4)
+    eval_config = EvalConfig(pair_lengths=(8,))
+    train(config, tmp_path, show_progress=False, eval_config=eval_config, stop=StopConfig(every=2, chains=3))
+    report = train(replace(config, steps=6), tmp_path, resume=True, show_progress=False, eval_config=eval_config,
+                   stop=later)
+    assert report["resumed_from_step"] == 4 and report["checks_held_apart"] == {"8": 3, "16": 3}
+    assert report["evaluation"]["chains"] == {"8": 5, "16": 5}
+    assert report["checks_read"].startswith("the last 3 chains of every test split")
+
+
+def test_a_checked_runs_checkpoint_evaluated_again_on_the_chains_its_report_counts_repeats_it(tiny, tmp_path):
+    """What reproduce_check does with a run whose checks held chains apart (``reported_chains``)."""
+    from tracker.stopping import reported_chains
+    from training.checkpoint import Checkpoint
+
+    config = TrainConfig(data=str(tiny), objective="plain", steps=4, batch_chains=4)
+    eval_config = EvalConfig(pair_lengths=(8,), threads=1)
+    report = train(config, tmp_path, show_progress=False, eval_config=eval_config, stop=StopConfig(every=2, chains=3))
+    trainer = Checkpoint.of_run(tmp_path, TrainConfig).restore(Trainer, load_dataset(tiny))
+    again = evaluate(trainer.model, reported_chains(trainer.data, report), eval_config)
+    assert again["chains"] == report["evaluation"]["chains"] == {"8": 5, "16": 5}
+    assert (again["exact"], again["pair_distance"]) == (report["exact"], report["pair_distance"])
+    whole = evaluate(trainer.model, reported_chains(trainer.data, {}), eval_config)  # a report without checks
+    assert whole["chains"] == {"8": 8, "16": 8}
 
 
 def test_cooldown_trains_on_at_a_falling_rate_then_stops(tiny, tmp_path, monkeypatch):
@@ -501,3 +582,18 @@ def test_the_move_readout_is_the_hard_registers_own_and_reported(tiny, tmp_path)
     report = train(replace(config, move_readout=1.0), tmp_path, show_progress=False,
                    eval_config=EvalConfig(pair_lengths=(8,)))
     assert report["config"]["move_readout"] == 1.0 and report["final_losses"]["moves"] > 0
+
+
+def test_the_default_evaluation_reads_every_test_chain_without_a_warning(tiny, tmp_path):
+    args = ["--data", str(tiny), "--steps", "2", "--batch-chains", "4", "--threads", "1", "--quiet"]
+    result = CliRunner().invoke(train_tracker, [*args, "--out", str(tmp_path / "all")])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stderr
+    report = json.loads((tmp_path / "all" / "report.json").read_text())
+    assert report["eval_config"]["max_chains"] == 8  # what the dataset holds a split
+    assert report["eval_config"]["fit_chains"] == 512  # the training fit reads what it read before
+    assert report["evaluation"]["chains"] == {"8": 8, "16": 8} and "fewer_chains_than_asked" not in report["evaluation"]
+    more = CliRunner().invoke(train_tracker, [*args, "--eval-chains", "20", "--out", str(tmp_path / "more")])
+    assert more.exit_code == 0, more.output
+    assert ("warning: 20 held-out chains per length asked for, the dataset holds fewer (8 at length 8, 8 at length "
+            "16)") in more.stderr

@@ -11,7 +11,7 @@ import click
 import torch
 from click.core import ParameterSource
 
-from leanbridge.cliutil import user_errors
+from leanbridge.cliutil import OneLineCommand, user_errors
 from tracker.analysis import AnalysisConfig, AnalysisError, analyse_run, write_analysis
 from tracker.inference import HistoryError, RunUnavailable
 from tracker.plane import PlaneConfig, PlaneError, plane_report, write_plane
@@ -25,7 +25,7 @@ ANALYSIS_ONLY = ("chains", "seed", "string")
 PLANE_ONLY = ("grid", "train_chains", "eval_chains")
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--data", type=click.Path(path_type=Path), default=None,
               help="Analyse the end states of this dataset's test chains (the dataset the run was trained on) "

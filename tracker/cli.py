@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from leanbridge.cliutil import OneLineCommand
 from tracker.config import TrainConfig
 from tracker.evaluate import EvalConfig
 from tracker.schedules import SCHEDULES, scheduled
@@ -22,7 +23,7 @@ from training.runlog import METRICS, LogConfig
 D = TrainConfig()  # the defaults shown by --help
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--schedule", type=click.Choice(tuple(SCHEDULES)), default="default", show_default=True,
               help="Named preset of the training settings below (default: the registered comparison's recipe; "
                    "fast: the short recipe of the time-to-exact experiment; tier2: the recipe of the tier-2 "
@@ -32,8 +33,9 @@ D = TrainConfig()  # the defaults shown by --help
 @config_options(D, ("objective", "data", "arch", "encoder", "metric_weight", "metric_delay", "metric_ramp", "gamma",
                     "ticks", "slot_init", "embed_init_std", "slot_noise", "slot_noise_delay", "dropout", "layout",
                     "ce_positions", "moves", "tables", "table_sharpness", "move_readout"))
-@click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
-              help="Held-out chains evaluated per length.")
+@click.option("--eval-chains", type=click.IntRange(1), default=None,
+              help="Held-out chains evaluated per length (the first ones of each test split) [default: every one "
+                   "the dataset holds, less those the stop checks read]; asking for more than a split holds warns.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,
               help="Torch threads for the evaluation [default: one per core]; the report's bits do not depend on it.")
 @config_options(StopConfig(), ("every", "chains", "patience", "cooldown"), prefix="check")
@@ -44,7 +46,7 @@ D = TrainConfig()  # the defaults shown by --help
 @config_options(D, SHARED)
 @set_options(D, "train-tracker", note="; the defaults are the default schedule's, and --schedule may set others")
 @run_options("runs/<arch>-<objective>-s<seed>")
-def main(schedule: str, eval_chains: int, eval_threads: int | None, check_every: int, check_chains: int,
+def main(schedule: str, eval_chains: int | None, eval_threads: int | None, check_every: int, check_chains: int,
          check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, sets: dict,
          out: Path | None, resume: bool, force: bool, threads: int | None,
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -50,7 +50,8 @@ from training.device import default_device
 
 @dataclass(frozen=True)
 class EvalConfig:
-    max_chains: int = 512  # chains per test split (the first ones)
+    # chains per test split (the first ones); None: every chain the dataset holds (``resolved``)
+    max_chains: int | None = 512
     pair_lengths: tuple[int, ...] = (8, 64, 256)  # lengths at which partner distances are measured
     transformer_max_length: int = 1024  # the transformer's cost grows with L^2; longer splits are skipped
     chunk: int = 512  # histories run in lockstep at once
@@ -61,6 +62,25 @@ class EvalConfig:
     # the slot recurrence's own state: report its RMS coordinate after the last event by length
     # ("state_rms"; 1 at a fixed norm, a clock where it grows with the length)
     state_norms: bool = False
+    # training chains the fit (``in_distribution.train``) reads, the first ones [None: max_chains]
+    fit_chains: int | None = None
+
+    def resolved(self, tests: dict[int, dict]) -> EvalConfig:
+        """This config with ``max_chains`` a number: as given, or (None) the most chains a split of
+        ``tests`` holds, so that every test chain is read and none is asked for that is not there;
+        the fit then reads ``FIT_CHAINS`` training chains unless ``fit_chains`` says otherwise."""
+        if self.max_chains is not None:
+            return self
+        return replace(self, max_chains=max((len(split["end"]) for split in tests.values()), default=1),
+                       fit_chains=FIT_CHAINS if self.fit_chains is None else self.fit_chains)
+
+    @property
+    def fit(self) -> int | None:
+        """The training chains the fit reads."""
+        return self.max_chains if self.fit_chains is None else self.fit_chains
+
+
+FIT_CHAINS = 512  # the fit's training chains when the test chains read are the dataset's own count
 
 
 def fewer_chains(asked: int, tests: dict[int, dict]) -> dict[str, int]:
@@ -118,17 +138,17 @@ def evaluate(model: Tracker, data: TrackerData, config: EvalConfig = EvalConfig(
     device = model_device(model)
     try:
         with torch_threads(config.threads), torch.inference_mode(), default_device(device):
-            return _evaluate(model, data.to(device), config, show_progress)
+            return _evaluate(model, data.to(device), config.resolved(data.tests), show_progress)
     finally:
         model.train(was_training)
 
 
 @torch.inference_mode()
 def training_fit(model: Tracker, data: TrackerData, config: EvalConfig) -> dict:
-    """Exact after the last event on the first ``max_chains`` training chains, run free like the
+    """Exact after the last event on the first ``config.fit`` training chains, run free like the
     test chains: {"length": events per training chain (the longest), "train": fraction exact}."""
-    trees = data.train["chain_trees"][: config.max_chains].long()  # (N, T), -1 after a chain's end
-    items = data.train["chain_items"][: config.max_chains]
+    trees = data.train["chain_trees"][: config.fit].long()  # (N, T), -1 after a chain's end
+    items = data.train["chain_items"][: config.fit]
     last = (trees >= 0).sum(1) - 1  # (N,) index of each chain's last step
     ends = trees[torch.arange(len(trees), device=trees.device), last]
     train = right_trees(model, end_views(model, items, config.chunk), ends, data).float().mean().item()

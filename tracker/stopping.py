@@ -7,12 +7,15 @@ passes when the tracker is exact at every test length, the longest included. Tra
 after ``patience`` passing checks in a row; the step and time of the first of them are when the
 tracker became exact. With a ``cooldown``, training then goes on for that many steps with the
 learning rate falling linearly from where it was towards zero (the weights settle instead of
-stopping mid-stride at a high rate), and stops after them. The final evaluation still reads every chain of every split; the chains
-the check read are the last ones, so the report can also give exact on the chains it never saw.
+stopping mid-stride at a high rate), and stops after them.
+
+The checks' chains are held apart from every reported figure (``split_for_checks``): the last
+``chains`` chains of each test split, never more than half of it, are the checks' alone, and the
+final evaluation reads only the chains before them. A run without checks holds nothing apart.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -28,7 +31,8 @@ class StopConfig:
     # train-tracker's --check-* options are made from these fields (training.options)
     every: int = setting(0, "Stop when exact: every N steps read a few held-out chains of every length (shortest "
                             "first) and stop after --check-patience passing checks in a row (0: no checks).", low=0)
-    chains: int = setting(64, "Held-out chains per length a check reads (the last ones of each split).", low=1)
+    chains: int = setting(64, "Held-out chains per length a check reads: the last ones of each test split, at most "
+                              "half of it, held apart from every reported figure.", low=1)
     patience: int = setting(2, "Passing checks in a row that end training.", low=1)
     threshold: float = 0.99  # "exact": the fraction of those chains whose whole tree is right
     cooldown: int = setting(0, "Once the checks say stop, train this many more steps with the learning rate falling "
@@ -42,6 +46,55 @@ class StopConfig:
     @property
     def enabled(self) -> bool:
         return self.every > 0
+
+
+def held_apart(count: int, chains: int) -> int:
+    """How many of a test split's ``count`` chains the checks read (its last ones): ``chains``, but
+    never more than half the split, so that the reported figures keep the other half at least."""
+    return min(chains, count // 2)
+
+
+def split_for_checks(data: TrackerData, stop: StopConfig, read: dict[str, int] | None = None
+                     ) -> tuple[TrackerData, TrackerData, dict[str, int]]:
+    """(reported, checked, held): ``data`` with its test splits cut, the chains the evaluation
+    reads (each split's first ones) and those the checks read (its last ones; ``held_apart``).
+    ``read``: by length, the last chains earlier checks of the run read (a resumed run's), held
+    apart too; ``held`` is how many are held apart by length, the most of the two. Without checks
+    or earlier reads nothing is held apart and ``checked`` has no chains. ValueError when checks are
+    asked for and a split is too small to hold any apart."""
+    read = read or {}
+    now = {str(n): held_apart(len(split["end"]), stop.chains) if stop.enabled else 0
+           for n, split in data.tests.items()}
+    short = sorted(int(n) for n, k in now.items() if stop.enabled and k == 0)
+    if short:
+        raise ValueError(f"stop-when-exact checks need a test split of 2 chains or more, to hold some apart from "
+                         f"the reported figures; the one of length {short[0]} holds fewer (give --check-every 0)")
+    held = {n: max(k, read.get(n, 0)) for n, k in now.items()}
+
+    # every tensor of a split is (N, ...): the reported chains first, the checks' last
+    reported = replace(data, tests={n: {k: v[:len(v) - held[str(n)]] for k, v in split.items()}
+                                    for n, split in data.tests.items()})
+    checked = replace(data, tests={n: {k: v[len(v) - now[str(n)]:] for k, v in split.items()}
+                                   for n, split in data.tests.items()})
+    return reported, checked, held
+
+
+def reported_chains(data: TrackerData, report: dict) -> TrackerData:
+    """``data`` less the chains a train-tracker ``report``'s stop checks read (its
+    ``checks_held_apart``; none in a report without it): the chains its figures count, for
+    evaluating its checkpoint again."""
+    return split_for_checks(data, StopConfig(), report.get("checks_held_apart") or {})[0]
+
+
+def checks_read(held: dict[str, int]) -> str:
+    """What a report says the checks read (``split_for_checks``'s ``held``), in words."""
+    if not any(held.values()):
+        return "nothing: no stop checks ran, every test chain evaluated is reported"
+    counts = set(held.values())
+    which = (f"the last {counts.pop()} chains of every test split" if len(counts) == 1 else
+             "the last chains of every test split (" + ", ".join(f"{k} at length {n}" for n, k in
+                                                                 sorted(held.items(), key=lambda x: int(x[0]))) + ")")
+    return f"{which}, held apart: no reported figure reads them"
 
 
 def check_exact(model: Tracker, data: TrackerData, chains: int, threshold: float) -> dict[str, float]:

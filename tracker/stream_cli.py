@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import torch
 
-from leanbridge.cliutil import PhaseBars, positive_ints, user_errors
+from leanbridge.cliutil import OneLineCommand, PhaseBars, positive_ints, user_errors
 from leanbridge.confirm import StepNotCertified
 from tracker.stream import PROGRAMS_LENGTHS, REWRITE_LENGTHS, StreamConfig, StreamError, evaluate_stream
 from training.device import DEVICE_HELP, DeviceUnavailable
@@ -22,7 +22,7 @@ def _silent(phase: str, done: int, total: int) -> None:
     """No progress shown (--quiet)."""
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--lengths", callback=positive_ints, default=None,
               help="Comma-separated steps at which exact is reported; the chains run to the longest "

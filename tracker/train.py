@@ -26,7 +26,7 @@ from tracker.layouts import PAD_ID, laid_out
 from tracker.losses import NextLatHead, tracker_losses
 from tracker.models import Tracker
 from tracker.schedules import schedule_of
-from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact
+from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact, checks_read, split_for_checks
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from training.device import cpu_kernels, default_device, resolve_device
 from training.loop import Optimised, Write, descend, extension, lr_at, train_loop
@@ -53,6 +53,9 @@ class Trainer(Optimised):
         self.nextlat_head = (NextLatHead(self.model.view_width, config.width).to(self.device)
                              if "nextlat" in config.terms else None)
         self.optimise(config)
+        # by test length, the last chains any stop check of this run has read, kept in its checkpoint
+        # so that a resumed run reports on none of them whatever checks it is given
+        self.held_apart: dict[str, int] = {}
         paired = {"invariance", "control", "metric", "distill"}  # the terms read certified partners
         if data.train["partner_items"].shape[1] == 0 and config.terms & paired:
             raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
@@ -74,8 +77,15 @@ class Trainer(Optimised):
 
     def checkpoint(self) -> dict:
         """Weights, optimiser state (on the CPU; ``device`` says where it trained), settings and
-        dataset identity."""
-        return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity}
+        dataset identity; with stop checks, the chains they have read (``held_apart``)."""
+        held = {"checks_held_apart": self.held_apart} if any(self.held_apart.values()) else {}
+        return {**self.training_state(), "config": asdict(self.config), "identity": self.data.identity, **held}
+
+    def load(self, blob: dict) -> None:
+        """The checkpoint's state (``training.loop.Optimised.load``) and the chains its checks read."""
+        super().load(blob)
+        held = blob.get("checks_held_apart")
+        self.held_apart = {str(n): int(k) for n, k in held.items()} if isinstance(held, dict) else {}
 
 
 def config_from_checkpoint(blob: dict) -> TrainConfig:
@@ -102,13 +112,17 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         data = load_dataset(config.data, corrupted_checker=corrupted_checker)
     path = out / CHECKPOINT
     until = config.steps
+    split_for_checks(data, stop)  # a split too small for checks is refused before the run in ``out`` is touched
     config, trainer, resumed_from = start_or_resume(Trainer, config, data, out, device, resume, force)
-    data = trainer.data  # on the device
+    # on the device; the checks read their own chains, the evaluation and every figure the rest
+    data, checked, held = split_for_checks(trainer.data, stop, trainer.held_apart)
+    trainer.held_apart = held
     out.mkdir(parents=True, exist_ok=True)
+    eval_config = eval_config.resolved(data.tests)  # the report records how many chains a split it read
     requested_chains(eval_config.max_chains, data.tests)  # a warning, before training, when the dataset is small
 
     with RunLog(out, log, resumed_from) as run_log:
-        checks = ExactChecks(stop, trainer, data, config, eval_config, show_progress, run_log)
+        checks = ExactChecks(stop, trainer, checked, config, eval_config, show_progress, run_log)
         last_losses = train_loop(trainer, config, path, show_progress, "train", lr=checks.lr, check=checks,
                                  until=until, log=run_log)
         results = evaluate(trainer.model, data, eval_config, show_progress)
@@ -135,23 +149,27 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
                        if k not in ("exact", "pair_distance", "pair_growth", "unrelated_distance",
                                     "in_distribution", "beyond")},
         "eval_config": asdict(eval_config),  # what the figures were evaluated with, to evaluate them again
+        "checks_read": checks_read(held),  # never a chain any figure above counts
         "config": asdict(config),
     }
+    if any(held.values()):  # by length, the chains the checks read (what reproduce_check evaluates without)
+        report["checks_held_apart"] = held
     extended = extension(config, trainer.step)
     if extended is not None:  # only then: a run not extended keeps its report's keys
         report["extension"] = extended
     if config.encoder:  # only then, as the extension: the frozen code model that read the items
         report["encoder"] = trainer.model.embed.describe()
     if stop.enabled:
-        report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, data, correct)
+        report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, correct)
     write_report(report, out)
     return report
 
 
 class ExactChecks:
     """Stop when exact, as the loop's ``check``: every ``stop.every`` steps read a few held-out
-    chains of every length; once the rule says stop, end there, or first train ``stop.cooldown``
-    more steps with the learning rate falling towards zero (``lr``)."""
+    chains of every length (``data``'s test splits: the chains held apart for the checks); once
+    the rule says stop, end there, or first train ``stop.cooldown`` more steps with the learning
+    rate falling towards zero (``lr``)."""
 
     def __init__(self, stop: StopConfig, trainer: Trainer, data: TrackerData, config: TrainConfig,
                  eval_config: EvalConfig, show_progress: bool, log: RunLog | None = None) -> None:
@@ -176,7 +194,7 @@ class ExactChecks:
             self.seconds += time.perf_counter() - t0
             done = self.rule.record(step, self.trainer.train_seconds + self.seconds, exact)
             if self.log is not None:
-                read = {n: min(stop.chains, len(self.data.tests[int(n)]["end"])) for n in exact}
+                read = {n: len(self.data.tests[int(n)]["end"]) for n in exact}
                 self.log.figures("check", step, {"exact": exact, "chains": read,
                                                  "seconds": round(self.trainer.train_seconds + self.seconds, 2)})
             if self.show_progress:
@@ -187,15 +205,12 @@ class ExactChecks:
 
 
 def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, check_seconds: float,
-                trainer: Trainer, data: TrackerData, correct: dict[str, torch.Tensor]) -> dict:
+                trainer: Trainer, correct: dict[str, torch.Tensor]) -> dict:
     """What the checks saw: when the tracker became exact, where training stopped, every check,
-    and exact at the longest length on the evaluated chains the checks never read."""
+    and exact at the longest length, on the evaluated chains (none of which a check read)."""
     became = rule.became_exact
-    longest = str(max(data.tests))
-    # (N,) per evaluated chain (the first N of the split); the checks read the split's last stop.chains
-    correct = correct.get(longest, torch.zeros(0, dtype=torch.bool))
-    unseen = max(0, min(len(data.tests[int(longest)]["end"]) - stop.chains, len(correct)))
-    unseen_exact = correct[:unseen].float().mean().item() if unseen else None
+    longest = str(max(int(n) for n in rule.lengths))
+    correct = correct.get(longest, torch.zeros(0, dtype=torch.bool))  # (N,) per evaluated chain
     return {"config": asdict(stop), "stopped_early": rule.streak >= stop.patience,
             "exact_at_step": None if became is None else became["step"],
             "exact_at_seconds": None if became is None else became["seconds"],
@@ -203,7 +218,8 @@ def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, che
             "stopped_at_step": trainer.step, "train_seconds": round(trainer.train_seconds, 2),
             "check_seconds": round(check_seconds, 2),
             "wall_seconds": round(trainer.train_seconds + check_seconds, 2),
-            f"exact_{longest}_unseen_by_checks": unseen_exact, "unseen_chains": unseen,
+            f"exact_{longest}_unseen_by_checks": correct.float().mean().item() if len(correct) else None,
+            "unseen_chains": len(correct),
             "checks": rule.checks}
 
 

@@ -10,7 +10,7 @@ builds a trainer from it (the tracker's ``tracker.train.Trainer`` or the oracle'
 ``RunCheckpoint`` is a run as the loaders (``load_run``, the prover's scorer) read it: its
 settings, the identity of the dataset it was trained on, and (``restored_model``) the model they
 build, with the checkpoint's weights loaded; ``refuse_replacing`` keeps a fresh run from
-replacing one of other settings.
+replacing a run already there.
 """
 from __future__ import annotations
 
@@ -154,30 +154,42 @@ class Checkpoint:
         return built
 
 
+REPORT = "report.json"  # a finished run's report; a run directory holds one only beside the checkpoint it describes
+
+
 def start_or_resume(trainer_class: type, config: Config, data: Any, out: Path, device: torch.device,
                     resume: bool, force: bool = False) -> tuple[Config, Any, int | None]:
     """A trainer of ``trainer_class`` for ``out``: fresh, or with ``resume`` restored from the run's
     checkpoint (an extension keeps its settings). Returns the settings it trains by, the trainer
-    and the step it resumed from (None for a fresh run). A fresh run replaces no run of other
-    settings at ``out`` unless ``force`` (``refuse_replacing``)."""
+    and the step it resumed from (None for a fresh run). A fresh run replaces no run at ``out``,
+    finished or not, whatever its settings, unless ``force`` (``refuse_replacing``). Once the
+    trainer stands, a report already in ``out`` is removed: the checkpoint is about to change, and
+    the run writes its own report last, so an interrupted run leaves a checkpoint and no report
+    that disagrees with it."""
     if not resume:
-        refuse_replacing(out, asdict(config), resume, force, defaults=asdict(type(config)()))
-        return config, trainer_class(config, data, device), None
-    checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
-    trainer = checkpoint.restore(trainer_class, data, device)
-    return checkpoint.config, trainer, trainer.step
+        refuse_replacing(out, asdict(config), resume, force, defaults=asdict(type(config)()), same_again=False)
+        trainer = trainer_class(config, data, device)
+        step = None
+    else:
+        checkpoint = Checkpoint.to_continue(out, config, data.identity["dataset"])
+        trainer = checkpoint.restore(trainer_class, data, device)
+        config, step = checkpoint.config, trainer.step
+    (Path(out) / REPORT).unlink(missing_ok=True)
+    return config, trainer, step
 
 
 def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: str = CHECKPOINT,
-                     defaults: dict | None = None) -> None:
+                     defaults: dict | None = None, same_again: bool = True) -> None:
     """A fresh run into ``out`` replaces no run made with other settings: OutputError naming what
     differs when ``out`` holds a finished run (its report.json) of another config, or an unfinished
     one (its ``state`` file and no report), unless ``resume`` (which continues it) or ``force``. A
-    finished run of the same config is run again (the same bits at the same thread count); a
-    setting that run's config does not hold counts at its value in ``defaults`` (what the run trained with)."""
+    finished run of the same config is run again when ``same_again`` (an evaluation: the same bits
+    at the same thread count), else refused too (a training run: its checkpoint is the user's
+    work, and options outside ``config`` may differ). A setting that run's config does not hold
+    counts at its value in ``defaults`` (what the run trained with)."""
     if resume or force:
         return
-    report, checkpoint = Path(out) / "report.json", Path(out) / state
+    report, checkpoint = Path(out) / REPORT, Path(out) / state
     if report.is_file():
         try:
             old = json.loads(report.read_text(encoding="utf-8")).get("config")
@@ -187,10 +199,17 @@ def refuse_replacing(out: Path, config: dict, resume: bool, force: bool, state: 
         if isinstance(old, dict) and defaults is not None:
             old = {**json.loads(json.dumps({k: v for k, v in defaults.items() if k not in old}, default=str)), **old}
         if old == new:
-            return
-        differ = settings_differ(old if isinstance(old, dict) else {}, new)
+            if same_again:
+                return
+            raise OutputError(f"{out} holds a finished run; --resume with more --steps extends it, --force replaces "
+                              "it, or choose another --out")
+        old = old if isinstance(old, dict) else {}
+        differ = settings_differ(old, new)
+        longer = ([k for k in new if old.get(k) != new[k]] == ["steps"] and isinstance(old.get("steps"), int)
+                  and new["steps"] > old["steps"])
         raise OutputError(f"{out} holds a finished run made with other settings ({'; '.join(differ[:4])}"
-                          f"{'; …' if len(differ) > 4 else ''}); choose another --out, or give --force to replace it")
+                          f"{'; …' if len(differ) > 4 else ''}); choose another --out, or give --force to replace it"
+                          f"{', or --resume to extend it' if longer else ''}")
     if checkpoint.is_file():
         raise OutputError(f"{out} holds an unfinished run ({state}, no report); --resume continues it, "
                           "--force starts it over")

@@ -54,7 +54,7 @@ def finished_or_trained(config, out: Path, train: Callable[..., dict], config_fr
         torch.set_num_threads(threads)
     out = Path(out)
     if fresh:
-        return train(config, out, show_progress=not quiet, **train_options)
+        return train(config, out, show_progress=not quiet, force=True, **train_options)
     report = finished_report(config, out)
     if report is not None:
         return report

@@ -239,8 +239,8 @@ def run_options(default_out: str) -> Decorator:
                      help=f"Run directory [default: {default_out}]."),
         click.option("--resume", is_flag=True, help=RESUME_HELP),
         click.option("--force", is_flag=True,
-                     help="Replace a run at --out made with other settings (without it such a run is refused, "
-                          "naming what differs; an unfinished one is continued by --resume)."),
+                     help="Replace the run at --out, finished or not, whatever its settings (without it any run "
+                          "there is refused, naming what differs; --resume continues or extends it instead)."),
         click.option("--threads", type=click.IntRange(1), default=None,
                      help="Torch threads [default: torch's, one per core]. Runs repeat bit for bit at a fixed "
                           "count of one."),
