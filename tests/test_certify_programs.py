@@ -230,5 +230,6 @@ def test_prove_on_programs_counts_every_kernel_call_and_audits_each_solution(bit
     assert report["kernel_calls"] == sum(r["calls"] for r in results) == report["kernel_questions_searched"]
     assert all(r["calls"] <= 200 for r in results) and report["solutions_failing_audit"] == 0
     assert report["solved"] == sum(r["solved"] for r in results) > 0
+    assert (out / "prove.png").stat().st_size > 0  # as --help promises, on every domain
     wrong = CliRunner().invoke(prove, ["--data", str(bits), "--prefix", "3", "--out", str(tmp_path / "p2")])
     assert wrong.exit_code == 2 and "--prefix is for rewrite chains" in wrong.output
