@@ -166,6 +166,9 @@ def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert set(report["exact"]) == {"16", "80"} and report["dataset"]["domain"]["name"] == "programs"
     assert all(0 <= v <= 1 for v in report["exact"].values())
+    from tracker.plots import floor_of  # exact.png draws the dataset's commonest-value floor
+
+    assert set(floor_of(report)) == {"16", "80"} and (out / "exact.png").stat().st_size > 0
     # the Python API reads it with the rewrite runs' calls, states and statements as text
     from tracker import load_run
 
