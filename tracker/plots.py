@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chains.manifest import DatasetError, dataset_id, read_manifest_json
 from training.plots import SEED_STYLES, by_length, pyplot
 
 SEED_MARKERS = "osD^v<>phX"  # one marker a seed (with its line style), hollow, so seeds on one line all show
@@ -41,8 +42,6 @@ def floor_of(report: dict) -> dict[str, float]:
     dataset = report.get("dataset") or {}
     if not dataset.get("path"):
         return {}
-    from chains.manifest import DatasetError, dataset_id, read_manifest_json
-
     try:
         manifest = read_manifest_json(dataset["path"])
     except DatasetError:
