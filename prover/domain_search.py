@@ -42,6 +42,7 @@ from leanbridge.domain_lean import DomainQuestion, build_domain_module, run_stat
 from leanbridge.process import LeanLimits
 from leanbridge.programs import RunQuestion, StepQuestion, build_programs, check_programs
 from leanbridge.verdicts import Complete
+from prover.plots import plot_prove
 
 SEARCHERS = ("imagination", "kernel-uniform")
 MAX_CANDIDATES = 4096
@@ -224,7 +225,7 @@ class DomainProveConfig:
 
 def prove_domain(config: DomainProveConfig) -> dict:
     """Run the searcher on the problems of a programs dataset or one of a domain of one's own; write
-    report.json, problems.jsonl and results.jsonl."""
+    report.json, problems.jsonl, results.jsonl and prove.png."""
     started = time.perf_counter()
     manifest = read_manifest(config.data)
     domain = domain_of_manifest(manifest, str(manifest_path(config.data)))
@@ -265,6 +266,7 @@ def prove_domain(config: DomainProveConfig) -> dict:
         (staging / "problems.jsonl").write_text("".join(json.dumps(problem_json(domain, p)) + "\n" for p in problems))
         (staging / "results.jsonl").write_text("".join(json.dumps(result_json(domain, r)) + "\n" for r in results))
         (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        plot_prove(report, staging / "prove.png")  # as the rewrite route draws it
     return report
 
 

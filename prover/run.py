@@ -24,6 +24,7 @@ from leanbridge.paths import portable_path
 from leanbridge.runner import LeanLimits
 from prover.imagination import Imagination, TrackerUnavailable, load_tracker
 from prover.kernel import Kernel, KernelConfig, KernelError, PathClaim, open_kernel
+from prover.plots import plot_prove
 from prover.problems import Problem, ProblemError, make_problems, max_distance, write_problems
 from prover.search import SEARCHERS, ProblemResult, SearchConfig, run_searches
 from prover.verdict_oracle import OracleUnavailable, VerdictOracle, load_oracle, load_planner
@@ -179,25 +180,6 @@ def _summary(results: list[ProblemResult], audited: bool = True) -> dict:
     }
 
 
-def plot(report: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = report["by_distance"]
-    ds = [int(d) for d in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
-    left.plot(ds, [rows[str(d)]["success"] for d in ds], "o-")
-    left.set(xlabel="distance", ylabel="success", ylim=(-0.02, 1.02), title="success")
-    right.plot(ds, [rows[str(d)]["kernel_calls_per_solved"] or float("nan") for d in ds], "o-")
-    right.set(xlabel="distance", ylabel="kernel calls per solved problem", yscale="log", title="kernel calls")
-    fig.suptitle(f"{report['searcher']} (budget {report['budget_calls']}, prefix {report['prefix']})")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def prove_device(spec: str) -> torch.device:
     """The torch device that ``spec`` names on this machine; ProveError (one line) when it is not
     here or is no device spec."""
@@ -346,7 +328,7 @@ def _write_outputs(staging: Path, report: dict, problems: list[Problem], results
         for r in results:
             handle.write(json.dumps(r.to_json(), separators=(",", ":")) + "\n")
     (staging / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    plot(report, staging / "prove.png")
+    plot_prove(report, staging / "prove.png")
 
 
 def prove(config: ProveConfig, imagination: Imagination | None = None, progress: Progress = _quiet) -> dict:

@@ -166,6 +166,9 @@ def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert set(report["exact"]) == {"16", "80"} and report["dataset"]["domain"]["name"] == "programs"
     assert all(0 <= v <= 1 for v in report["exact"].values())
+    from tracker.plots import floor_of  # exact.png draws the dataset's commonest-value floor
+
+    assert set(floor_of(report)) == {"16", "80"} and (out / "exact.png").stat().st_size > 0
     # the Python API reads it with the rewrite runs' calls, states and statements as text
     from tracker import load_run
 
@@ -230,5 +233,6 @@ def test_prove_on_programs_counts_every_kernel_call_and_audits_each_solution(bit
     assert report["kernel_calls"] == sum(r["calls"] for r in results) == report["kernel_questions_searched"]
     assert all(r["calls"] <= 200 for r in results) and report["solutions_failing_audit"] == 0
     assert report["solved"] == sum(r["solved"] for r in results) > 0
+    assert (out / "prove.png").stat().st_size > 0  # as --help promises, on every domain
     wrong = CliRunner().invoke(prove, ["--data", str(bits), "--prefix", "3", "--out", str(tmp_path / "p2")])
     assert wrong.exit_code == 2 and "--prefix is for rewrite chains" in wrong.output

@@ -60,7 +60,7 @@ from tracker.code_fits import (  # noqa: F401  (its callers import them from her
     CHUNK, READ_BACK, READ_BACK_RCOND, RIDGE, STRINGS, AnalysisConfig, AnalysisError, Encoder, Progress,
     affine_apply, affine_fit, cluster_summary, components, in_chunks, procrustes, residual, spectrum,
     variance_curve)
-from tracker.domain_analysis import analyse_domain_run, plot_domain_analysis
+from tracker.domain_analysis import analyse_domain_run, plot_domain_analysis, run_name
 from tracker.inference import TrackedRun, checked_history, load_run
 from tracker.layouts import heap_positions
 from tracker.models import Recurrent
@@ -483,12 +483,14 @@ def plot_analysis(report: dict, path: Path) -> None:
     ax[1, 0].set_xticks(range(len(events)), events, rotation=90, fontsize=6)
     ax[1, 0].set(ylabel="residual share of variance", yscale="log",
                  title=f"affine R² {report['affine']['r2']:.3f}; one step by (lemma, position)")
-    ax[1, 0].legend(fontsize=7)
     sv = rw["singular_values"]
     ax[1, 1].bar(["min", "p05", "median", "p95", "max"], [sv[k] for k in ("min", "p05", "median", "p95", "max")])
     ax[1, 1].axhline(1.0, color="grey", lw=0.5, ls=":")
     ax[1, 1].set(ylabel="singular value", title=f"fitted maps' singular values ({sv['maps']} maps; rotation: all 1)")
-    fig.suptitle(f"{report.get('run', {}).get('run', '')}: what the state is", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(f"{run_name(report)}: what the state is", fontsize=10)
+    # the predictors' legend below the panels, where it covers no bar
+    handles, labels = ax[1, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -444,6 +444,12 @@ def training_states(run: DomainRun) -> set | None:
         return None
 
 
+def run_name(report: dict) -> str:
+    """The analysed run's directory name, as an analysis figure's title names it (the report keeps
+    the whole path; a figure shows no path of the machine it was drawn on)."""
+    return Path(report.get("run", {}).get("run", "")).name
+
+
 def plot_domain_analysis(report: dict, path: Path) -> None:
     """Four panels: variance against components (code and values), purity against clusters, each
     statement kind's residual under the three predictions, the fitted maps' singular values."""
@@ -474,13 +480,15 @@ def plot_domain_analysis(report: dict, path: Path) -> None:
     read = report["affine"]["read_back"]["states"]
     ax[1, 0].set(ylabel="residual share of variance", yscale="log",
                  title=f"affine R² {report['affine']['r2']:.3f}, read back {read:.3f}; one step by {words['kind']}")
-    ax[1, 0].legend(fontsize=7)
     sv = st["singular_values"]
     ax[1, 1].bar(["min", "p05", "median", "p95", "max"], [sv[k] for k in ("min", "p05", "median", "p95", "max")])
     ax[1, 1].axhline(1.0, color="grey", lw=0.5, ls=":")
     ax[1, 1].set(ylabel="singular value", title=f"fitted maps' singular values ({sv['maps']} maps; rotation: all 1)")
     domain = report.get("domain", {}).get("name", "programs")
-    fig.suptitle(f"{report.get('run', {}).get('run', '')}: what the state is ({domain})", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(f"{run_name(report)}: what the state is ({domain})", fontsize=10)
+    # the predictors' legend below the panels, where it covers no bar
+    handles, labels = ax[1, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
