@@ -35,7 +35,9 @@ demo-oracle: $(STAMP)
 # A first programs dataset and tracker in minutes: the small preset (500 training programs, 32 test
 # programs of 16, 64 and 256 statements) certified, then a register per variable trained on it with the
 # Bits recipe at one thread (it stops once exact on every test length for two checks in a row) and
-# evaluated on its test programs; the seconds it all took are printed last.
+# evaluated on its test programs; the seconds it all took are printed last. Measured on 2 cores beside a
+# training run: 1 min 56 s to certify, 5 min 9 s to train (exact 1.000 at 16, 64 and 256 from step 250,
+# stopped at 500) and evaluate, 7 min 5 s in all.
 demo-programs: $(STAMP)
 	@mkdir -p runs && date +%s > runs/.demo-programs-start
 	.venv/bin/certify --domain programs --preset small --out data/programs-bits-small
