@@ -4,6 +4,8 @@ means nothing."""
 from __future__ import annotations
 
 import json
+import shlex
+from pathlib import Path
 
 import click
 import pytest
@@ -12,6 +14,8 @@ from chains.programs.dataset import PRESETS, ProgramsSpec
 from leanbridge.cli import main as certify
 from leanbridge.cli import programs_spec
 from conftest import run_certify
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def resolved(*args: str) -> ProgramsSpec:
@@ -63,3 +67,32 @@ def test_a_preset_dataset_is_written_where_its_name_says(tmp_path, store, monkey
 def test_the_preset_is_refused_where_it_means_nothing(args, message, tmp_path):
     code, output = run_certify([*args, "--out", str(tmp_path / "d")])
     assert code == 2 and message in output, output
+
+
+def test_make_demo_programs_runs_on_a_tiny_budget(tmp_path, store, monkeypatch, one_thread):
+    """The Makefile's demo-programs recipe, command by command, with tiny sizes appended (a command
+    takes the last of a repeated option): the dataset it certifies and the run it trains on it."""
+    from click.testing import CliRunner
+
+    from tracker.cli import main as train_tracker
+
+    lines = (ROOT / "Makefile").read_text(encoding="utf-8").splitlines()
+    start = lines.index("demo-programs: $(STAMP)")
+    recipe = []
+    for line in lines[start + 1:]:
+        if not line.startswith("\t"):
+            break
+        if not line.strip().startswith("@"):  # the timing lines
+            recipe.append(shlex.split(line.strip()))
+    assert [Path(argv[0]).name for argv in recipe] == ["certify", "train-tracker"]
+    tiny = {"certify": ["--chains", "6", "--test-chains", "2", "--partners", "1", "--store", str(store)],
+            "train-tracker": ["--steps", "20", "--checkpoint-every", "20", "--check-every", "0", "--eval-chains", "2",
+                              "--batch-chains", "4", "--warmup-steps", "5", "--quiet"]}
+    commands = {"certify": certify, "train-tracker": train_tracker}
+    monkeypatch.chdir(tmp_path)
+    for argv in recipe:
+        name = Path(argv[0]).name
+        result = CliRunner().invoke(commands[name], [*argv[1:], *tiny[name]])
+        assert result.exit_code == 0, f"{shlex.join(argv)}: {result.output[-2000:]}"
+    report = json.loads((tmp_path / "runs" / "demo-programs" / "report.json").read_text())
+    assert report["arch"] == "registers" and set(report["exact"]) == {"16", "64", "256"}
