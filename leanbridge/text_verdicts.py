@@ -27,15 +27,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
+from chains.domains import resolve
 from chains.programs.syntax import Machine
 from chains.protocol import KernelEvaluated, StateDomain
 from chains.rewrite.space import Domain
+from leanbridge.asker import AskConfig, Asker
 from leanbridge.checker import Checker
 from leanbridge.corelib import CoreLibrary, build_core
 from leanbridge.discovery import LeanInstall, find_lean
+from leanbridge.domain_lean import build_domain_module, check_statements
+from leanbridge.domain_lean import equivalence_statement as domain_equivalence
+from leanbridge.domain_lean import run_statement as domain_run
+from leanbridge.programs.check import CheckConfig, answer_statements
+from leanbridge.programs.library import build_programs
+from leanbridge.programs.render import histories_equivalence_statement
+from leanbridge.programs.render import run_statement as program_run
 from leanbridge.render import Statement
 from leanbridge.runner import LeanLimits
-from leanbridge.statements import StatementTextError, certify_text
+from leanbridge.statements import StatementTextError, certify_text, history_question
 from leanbridge.verdicts import Answer, Complete, Rejected
 
 History = tuple[str, Sequence[str]]  # (start state, events), as text
@@ -70,19 +79,13 @@ def certify_history_text(domain: StateDomain | str, start: str, events: Sequence
     first, moves = _history(domain, start, events, "the history")
     last = _state(domain, end, "the end state")
     if isinstance(domain, KernelEvaluated):
-        from leanbridge.domain_lean import run_statement
-
-        return _evaluated(domain, run_statement(domain, first, moves, last), limits, lean, core)
+        return _evaluated(domain, domain_run(domain, first, moves, last), limits, lean, core)
     if _machine(domain) is not None:
-        from leanbridge.programs.render import run_statement as program_run
-
         return _programs(program_run(domain.machine, moves, first, last), limits, lean, core)
     atoms = _atoms(domain, ("the history", moves))
     if len(events) <= 1:
         return certify_text(start, end, events[0] if events else None, atoms=atoms, checker=checker, limits=limits,
                             lean=lean, core=core)
-    from leanbridge.statements import history_question
-
     return _rewrite([history_question(start, events, end, atoms)], atoms, checker, limits, lean, core)
 
 
@@ -96,21 +99,14 @@ def certify_equivalence_text(domain: StateDomain | str, left: History, right: Hi
     (first, moves), (other, other_moves) = (_history(domain, *_pair(left, "left"), "the left history"),
                                             _history(domain, *_pair(right, "right"), "the right history"))
     if isinstance(domain, KernelEvaluated):
-        from leanbridge.domain_lean import equivalence_statement
-
-        return _evaluated(domain, equivalence_statement(domain, first, moves, other, other_moves), limits, lean,
+        return _evaluated(domain, domain_equivalence(domain, first, moves, other, other_moves), limits, lean,
                           core)
     if _machine(domain) is not None:
-        from leanbridge.programs.render import histories_equivalence_statement
-
         return _programs(histories_equivalence_statement(domain.machine, first, moves, other, other_moves), limits,
                          lean, core)
     atoms = _atoms(domain, ("the left history", moves), ("the right history", other_moves))
-    end = _claimed_end(domain, (other, other_moves), (first, moves))
-    from leanbridge.statements import history_question
-
-    text = domain.state_text(end)
-    questions = [history_question(start, list(events), text, atoms) for start, events in (left, right)]
+    end = domain.state_text(_claimed_end(domain, (other, other_moves), (first, moves)))
+    questions = [history_question(start, list(events), end, atoms) for start, events in (left, right)]
     return _rewrite(questions, atoms, checker, limits, lean, core)
 
 
@@ -118,8 +114,6 @@ def certify_equivalence_text(domain: StateDomain | str, left: History, right: Hi
 
 def _domain(domain: StateDomain | str, params: Mapping[str, object] | None) -> StateDomain:
     if isinstance(domain, str):
-        from chains.domains import resolve
-
         return resolve(domain, **dict(params or {}))
     if params:
         raise TypeError("params go with a domain named by its spec (resolve's), not with a domain value")
@@ -199,8 +193,6 @@ def _claimed_end(domain: StateDomain, *histories: tuple[object, Sequence]):
 
 def _evaluated(domain: KernelEvaluated, statement: Statement, limits: LeanLimits, lean: LeanInstall | None,
                core: CoreLibrary | None) -> Answer:
-    from leanbridge.domain_lean import build_domain_module, check_statements
-
     lean = find_lean() if lean is None else lean
     module = build_domain_module(domain, lean, limits, core)
     return check_statements(module, [statement], lean, limits)[0]
@@ -208,9 +200,6 @@ def _evaluated(domain: KernelEvaluated, statement: Statement, limits: LeanLimits
 
 def _programs(statement: Statement, limits: LeanLimits, lean: LeanInstall | None, core: CoreLibrary | None
               ) -> Answer:
-    from leanbridge.programs.check import CheckConfig, answer_statements
-    from leanbridge.programs.library import build_programs
-
     lean = find_lean() if lean is None else lean
     library = build_programs(lean, limits, core)
     return answer_statements(lean, library, [statement], CheckConfig(limits=limits))[0][0]
@@ -218,8 +207,6 @@ def _programs(statement: Statement, limits: LeanLimits, lean: LeanInstall | None
 
 def _rewrite(questions: list, atoms: Sequence[str], checker: Checker, limits: LeanLimits, lean: LeanInstall | None,
              core: CoreLibrary | None) -> Answer:
-    from leanbridge.asker import AskConfig, Asker
-
     lean = find_lean() if lean is None else lean
     core = build_core(lean) if core is None else core
     answers = Asker(lean, core, atoms, AskConfig(jobs=1, limits=limits, checker=checker)).ask(questions)
