@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: setup run demo-oracle test test-fast test-slow test-cluster bench-certify bench-certify-programs bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-registers bench-programs bench-self-distill bench-tracker-speed bench-time-to-exact bench-prover clean
+.PHONY: setup run demo-oracle demo-programs test test-fast test-slow test-cluster bench-certify bench-certify-programs bench-tracker bench-tracker-hard bench-tracker-tier2 bench-tracker-registers bench-programs bench-self-distill bench-tracker-speed bench-time-to-exact bench-prover clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
@@ -32,6 +32,18 @@ run: $(STAMP)
 demo-oracle: $(STAMP)
 	.venv/bin/certify --atoms 4 --tier 1 --probes --test-lengths 8,16,64,256 --out data/tier1-a4-probes
 	test -f runs/demo-oracle/report.json || .venv/bin/train-oracle --data data/tier1-a4-probes --steps 500 --threads 1 --out runs/demo-oracle
+
+# A first programs dataset and tracker in minutes: the small preset (500 training programs, 32 test
+# programs of 16, 64 and 256 statements) certified, then a register per variable trained on it with the
+# Bits recipe at one thread (it stops once exact on every test length for two checks in a row) and
+# evaluated on its test programs; the seconds it all took are printed last. Measured on 2 cores beside a
+# training run: 1 min 56 s to certify, 5 min 9 s to train (exact 1.000 at 16, 64 and 256 from step 250,
+# stopped at 500) and evaluate, 7 min 5 s in all.
+demo-programs: $(STAMP)
+	@mkdir -p runs && date +%s > runs/.demo-programs-start
+	.venv/bin/certify --domain programs --preset small --out data/programs-bits-small
+	.venv/bin/train-tracker --data data/programs-bits-small --arch registers --set moves=hard --width 32 --steps 4000 --check-every 250 --eval-chains 32 --threads 1 --eval-threads 1 --out runs/demo-programs
+	@echo "make demo-programs: $$(( $$(date +%s) - $$(cat runs/.demo-programs-start) )) s"
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -16,6 +16,7 @@ from chains.imported.dataset import DomainSpec
 from chains.imported.load import DomainImportError, is_import_path
 from chains.manifest import STARTS, DatasetError
 from chains.programs.dataset import DEFAULT_TEST_LENGTHS as PROGRAM_TEST_LENGTHS
+from chains.programs.dataset import PRESETS as PROGRAM_PRESETS
 from chains.programs.dataset import ProgramsSpec
 from chains.programs.syntax import Machine
 from chains.rewrite.corrupt import Corruption
@@ -90,6 +91,11 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "(+, -, * modulo 16 and if a < b then c else d).")
 @click.option("--program-lengths", default="4:16", show_default=True, metavar="MIN:MAX",
               help="With --domain programs: a training program's statements, uniform in [MIN, MAX].")
+@click.option("--preset", type=click.Choice(list(PROGRAM_PRESETS)), default=None,
+              help="With --domain programs: named sizes. small: 500 training programs and 32 test programs of each "
+                   "of 16, 64 and 256 statements, a first dataset in minutes (make demo-programs). --chains, "
+                   "--test-lengths or --test-chains given beside it override its value; the default --out gains "
+                   "its name (data/programs-bits-small).")
 @click.option("--atoms", type=click.IntRange(2, 6), default=4, show_default=True, help="Distinct atoms per start tree.")
 @click.option("--tier", type=click.IntRange(1, 2), default=1, show_default=True,
               help="1: commutativity and associativity; 2: adds distributivity and factoring.")
@@ -215,13 +221,15 @@ def main(**options) -> None:
         rewrite_only = [name for name in REWRITE_ONLY if name in given]
         if rewrite_only:
             raise click.UsageError(f"{_flag(rewrite_only[0])} is for rewrite chains, not for --domain programs")
+    if options["preset"] and options["verify_dir"] is not None:
+        raise click.UsageError("--preset names the sizes of a dataset to make; --verify re-checks one as it is")
     bridge = AskConfig(jobs=options["jobs"], cluster=options["cluster"],
                        limits=LeanLimits(timeout_s=options["timeout"], memory_mb=options["memory_mb"]),
                        checker=options["checker"] or DATASET_BRIDGE.checker)
     if options["verify_dir"] is not None:
         _verify(options["verify_dir"], bridge, options["checker"])
     elif options["domain"] == "programs":
-        _build_programs(options, bridge)
+        _build_programs(options, bridge, given)
     elif options["domain"] == "groups":  # a shipped domain on the generic route: named by its import path
         suffix = "-distractor" if options["distractor"] else ""
         _build_imported({**options, "domain": group_path(options["group"], options["distractor"])}, bridge,
@@ -234,13 +242,13 @@ def main(**options) -> None:
 
 # The options of one mode only, in the order a refusal names the first one given.
 MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
-PROGRAMS_ONLY = ("values", "program_lengths")
+PROGRAMS_ONLY = ("values", "program_lengths", "preset")
 GROUPS_ONLY = ("group", "distractor")
 IMPORTED_OPTIONS = ("domain", "chains", "length", "partners", "test_lengths", "test_chains", "hold_out", "jobs", "store",
                     "timeout", "memory_mb", "force")
 REWRITE_ONLY = ("atoms", "tier", "max_size", "length", "starts", "start_walk", "tier2_weight", "corrupt", "probes",
                 "probe_chains", "checker")
-CHAIN_ONLY = ("domain", "group", "distractor", "values", "program_lengths",
+CHAIN_ONLY = ("domain", "group", "distractor", "values", "program_lengths", "preset",
               "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
               "tier2_weight", "hold_out", "corrupt", "test_chains", "jobs", "store", "timeout", "memory_mb", "probes",
               "probe_chains", "cluster", "checker", "verify_dir", "force")
@@ -321,19 +329,31 @@ def _program_lengths(text: str) -> tuple[int, int]:
     return int(low), int(high)
 
 
-def _build_programs(options: dict, bridge: AskConfig) -> None:
-    """``certify --domain programs``: build the programs dataset the options describe."""
-    bars = PhaseBars()
+def programs_spec(options: dict, given: set[str] = frozenset()) -> ProgramsSpec:
+    """The programs dataset the options describe: a ``--preset``'s sizes where it names one, except
+    for the options in ``given`` (those the user typed), which override it; a UsageError for a
+    combination the spec refuses."""
+    options = dict(options)
+    for name, value in PROGRAM_PRESETS.get(options.get("preset") or "", {}).items():
+        if name not in given:
+            options[name] = value
     low, high = _program_lengths(options["program_lengths"])
     try:
-        spec = ProgramsSpec(machine=Machine(int(options["values"])), chains=options["chains"], min_length=low,
+        return ProgramsSpec(machine=Machine(int(options["values"])), chains=options["chains"], min_length=low,
                             max_length=high, partners=options["partners"],
                             test_lengths=options["test_lengths"] or PROGRAM_TEST_LENGTHS,
                             test_chains=options["test_chains"] or ProgramsSpec().test_chains, seed=options["seed"],
                             holdout=options["hold_out"])
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    out = options["out"] or Path("data") / f"programs-{spec.machine.name}"
+
+
+def _build_programs(options: dict, bridge: AskConfig, given: set[str]) -> None:
+    """``certify --domain programs``: build the programs dataset the options describe."""
+    bars = PhaseBars()
+    spec = programs_spec(options, given)
+    preset = f"-{options['preset']}" if options["preset"] else ""
+    out = options["out"] or Path("data") / f"programs-{spec.machine.name}{preset}"
     with user_errors(CertificationFailed, cleanup=bars.close,
                      interrupted="interrupted; certificates committed so far are kept in the store"):
         try:

@@ -50,16 +50,17 @@ class DomainModule:
         return library_hash(self.core.hash, self.hash)
 
 
-def build_domain_module(domain: KernelEvaluated, lean: LeanInstall, limits: LeanLimits = LeanLimits()
-                        ) -> DomainModule:
-    """Compile and audit ``domain``'s Lean module (LeanModuleError naming it when it is refused)."""
+def build_domain_module(domain: KernelEvaluated, lean: LeanInstall, limits: LeanLimits = LeanLimits(),
+                        core: CoreLibrary | None = None) -> DomainModule:
+    """Compile and audit ``domain``'s Lean module against ``core`` (built first when not given);
+    LeanModuleError naming it when it is refused."""
     module = domain.lean_namespace()
     if not _MODULE.fullmatch(module):
         raise LeanModuleError(f"{module!r:.40} is not a module name (a capitalised identifier)")
     text = domain.lean_source()
     audit_source(text, f"the {module} module", LeanModuleError)
     data = text.encode()
-    core = build_core(lean, limits)
+    core = core if core is not None else build_core(lean, limits)
     target = build_module(lean, core, module, data, (f"{module}.step",), limits, f"the {module} module",
                           f"the {module} module", LeanModuleError)
     return DomainModule(core, module, hashlib.sha256(data).hexdigest(), target)

@@ -37,7 +37,8 @@ from leanbridge.verdicts import Answer
 
 
 class StatementTextError(ValueError):
-    """Text that is not a tree or an event of the domain's grammar; the message names which side."""
+    """Text that is not a state (here a tree) or an event of the domain's grammar; the message names
+    which part it is."""
 
 
 def domain_atoms(atoms: int | Sequence[str]) -> tuple[str, ...]:
@@ -86,6 +87,23 @@ def step_question(before: str, event: str, after: str, atoms: int | Sequence[str
     if redex(start, move) is None:  # no congruence proof to write: Lean fits the event itself
         return PathClaim(start, end, ((start, move),))
     return Certify(claimed_step_statement(start, move, end, names))
+
+
+def history_question(start: str, events: Sequence[str], end: str, atoms: int | Sequence[str] = 4) -> Question:
+    """The question whether ``events``, in turn from the tree ``start``, lead to the tree ``end``:
+    with no event the equation, with one the step (``step_question``), with more a path claim whose
+    every intermediate tree Lean infers from the events' proof terms (``PathClaim``)."""
+    if isinstance(events, str):
+        raise TypeError("events is one string; give a list of events, each rule@path")
+    if len(events) == 0:
+        return equation_question(start, end, atoms)
+    if len(events) == 1:
+        return step_question(start, events[0], end, atoms)
+    names = domain_atoms(atoms)
+    first = parse_tree(start, names, "the start tree")
+    moves = [parse_event(event) for event in events]
+    target = parse_tree(end, names, "the end tree")
+    return PathClaim(first, target, ((first, moves[0]), *((None, move) for move in moves[1:])))
 
 
 def equation_question(left: str, right: str, atoms: int | Sequence[str] = 4) -> Certify:

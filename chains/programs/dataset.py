@@ -28,6 +28,12 @@ from chains.programs.syntax import Machine, Statement, State, execute, zero_stat
 from chains.seeds import split_rng
 
 DEFAULT_TEST_LENGTHS = (16, 64, 256, 1024, 4096)
+# Named sizes of a dataset (``certify --domain programs --preset NAME``): the ``ProgramsSpec`` fields
+# they set, every other field at its default. small: a first dataset to train and evaluate on within
+# minutes (``make demo-programs``), a fortieth of the default's statements, test programs to 256.
+PRESETS: dict[str, dict[str, object]] = {
+    "small": {"chains": 500, "test_lengths": (16, 64, 256), "test_chains": 32},
+}
 DRAWS = 10_000  # draws of a held-out choice before the protocol is declared impossible
 
 

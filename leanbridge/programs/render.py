@@ -17,7 +17,7 @@ The four forms, each proved by a Bool check the kernel evaluates and a soundness
   most in that variable), by ``M.checkWrites_sound _ _ rfl``, or else ``M.Steps st t`` (whole
   claimed states), by ``M.check_sound _ _ rfl``;
 - an equivalence from one start state: ``Eq (M.run p st) (M.run q st)``, by
-  ``M.eqState_sound _ _ rfl``;
+  ``M.eqState_sound _ _ rfl`` (of two histories from two start states, ``Eq (M.run p st) (M.run q st')``);
 - an equivalence of Bits programs from every start state:
   ``∀ (st : Bits.State), Eq (Bits.run p st) (Bits.run q st)``, by ``Bits.equivAll_sound rfl``.
 """
@@ -129,6 +129,17 @@ def equivalence_statement(machine: Machine, left: Sequence[syntax.Statement], ri
                                       "Bits.equivAll_sound rfl")
     s = state_term(machine, start)
     return Statement(EQUIVALENCE, f": Eq ({ns}.run {p} {s}) ({ns}.run {q} {s}) := {ns}.eqState_sound _ _ rfl")
+
+
+def histories_equivalence_statement(machine: Machine, start: tuple[int, ...], left: Sequence[syntax.Statement],
+                                    other_start: tuple[int, ...], right: Sequence[syntax.Statement]) -> Statement:
+    """``run left start = run right other_start``: two histories end in the same state. From one
+    start state it is ``equivalence_statement``'s very text (so the store keys it as a dataset's)."""
+    if start == other_start:
+        return equivalence_statement(machine, left, right, start)
+    ns, p, q = namespace(machine), program_term(machine, left), program_term(machine, right)
+    return Statement(EQUIVALENCE, f": Eq ({ns}.run {p} {state_term(machine, start)}) "
+                                  f"({ns}.run {q} {state_term(machine, other_start)}) := {ns}.eqState_sound _ _ rfl")
 
 
 def run_statement(machine: Machine, program: Sequence[syntax.Statement], start: tuple[int, ...],
