@@ -31,7 +31,7 @@ D = TrainConfig()  # the defaults shown by --help
                    "and --set settings given explicitly override it.")
 @config_options(D, ("objective", "data", "arch", "encoder", "metric_weight", "metric_delay", "metric_ramp", "gamma",
                     "ticks", "slot_init", "embed_init_std", "slot_noise", "slot_noise_delay", "dropout", "layout",
-                    "ce_positions", "moves", "tables", "table_sharpness", "move_readout"))
+                    "ce_positions", "moves", "tables", "table_sharpness", "move_readout", "invariance_distance"))
 @click.option("--eval-chains", type=click.IntRange(1), default=512, show_default=True,
               help="Held-out chains evaluated per length.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,
