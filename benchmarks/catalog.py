@@ -42,6 +42,7 @@ CATALOG: dict[str, Entry] = {
     # timing
     "certify": Entry("certify_bench", "timing"),
     "certify-programs": Entry("certify_programs", "timing"),
+    "certify-groups": Entry("certify_groups", "timing"),
     "certify-programs-lean": Entry("certify_programs_lean", "timing"),
     "lean-profile": Entry("lean_profile", "timing"),
     "python-phases": Entry("python_phases", "timing"),
