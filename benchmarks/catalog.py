@@ -34,6 +34,7 @@ CATALOG: dict[str, Entry] = {
     "tracker-soft": Entry("tracker_soft", "comparison"),
     "tracker-million": Entry("tracker_million", "comparison"),
     "programs": Entry("programs_comparison", "comparison"),
+    "groups": Entry("groups_comparison", "comparison"),
     "self-distill": Entry("self_distill_comparison", "comparison"),
     "stepwise-programs": Entry("stepwise_programs", "comparison"),
     "oracle": Entry("oracle_comparison", "comparison"),
