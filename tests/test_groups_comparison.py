@@ -13,14 +13,16 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from benchmarks.harness import REGISTRY, comparison
 from benchmarks.catalog import CATALOG
+from benchmarks.groups_comparison import SEED_FIGURES, main as groups_comparison, seed_rows
+from benchmarks.harness import REGISTRY, comparison
 from chains.domains import domain_of_manifest, resolve
 from chains.groups import S5, S5_distractor, group_domain, import_path
 from chains.groups.lean import DISTRACTOR
 from chains.manifest import read_manifest
 from chains.protocol import run_events
 from leanbridge.cli import main as certify
+from tracker.cli import main as train_tracker
 from tracker.config import TrainConfig
 from tracker.data import load_dataset, sample_batch
 from tracker.losses import centred_cosine_distance, invariance, rms_distance, tracker_losses
@@ -168,15 +170,12 @@ def test_the_growth_diagnostic_is_judged_over_every_slot_run():
 
 
 def test_the_seed_rows_count_ours_beside_the_seed_s():
-    rows = GROUPS.settings  # the rows are in the results, made from the reports
-    from benchmarks.groups_comparison import seed_rows
-
     reports = [report("plain-16", s, 1.0 if s < 2 else 0.1) for s in (0, 1, 2)]
     made = seed_rows(reports, GROUPS.judge(reports))
     plain = next(r for r in made if r["arm"] == "plain-16")
     assert plain["ours"] == "2 of 3 (of 6 registered)" and plain["seed"].startswith("3 of 6")
     assert all(r["ours"] is None for r in seed_rows([], GROUPS.judge([])))
-    assert rows["registered_on"] == "2026-12-07"
+    assert GROUPS.settings["registered_on"] == "2026-12-07"
 
 
 # the options: the invariance term as RMS on the raw slot
@@ -302,7 +301,7 @@ def test_a_run_at_the_defaults_is_the_same_bits_with_the_cosine_named(reduced_da
     for name, more in (("default", []), ("cosine", ["--set", "invariance_distance=cosine"]),
                        ("rms", ["--set", "invariance_distance=rms"])):
         out = tmp_path / name
-        result = CliRunner().invoke(train_tracker_command(), [
+        result = CliRunner().invoke(train_tracker, [
             "--data", str(reduced_data / "reduced"), "--objective", "invariance", "--steps", "6", "--batch-chains", "4",
             "--width", "16", "--set", "invariance_delay=0", "--eval-chains", "2", "--threads", "1", "--quiet",
             "--out", str(out), *more])
@@ -312,24 +311,16 @@ def test_a_run_at_the_defaults_is_the_same_bits_with_the_cosine_named(reduced_da
     assert not all(torch.equal(weights["default"][k], weights["rms"][k]) for k in weights["default"])
 
 
-def train_tracker_command():
-    from tracker.cli import main
-
-    return main
-
-
 # the comparison's command
 
 
 def test_collect_without_runs_writes_every_prediction_untested(tmp_path):
-    from benchmarks.groups_comparison import main
-
     out = tmp_path / "groups.json"
-    result = CliRunner().invoke(main, ["--collect", "--runs", str(tmp_path / "runs"), "--out", str(out)])
+    result = CliRunner().invoke(groups_comparison, ["--collect", "--runs", str(tmp_path / "runs"), "--out", str(out)])
     assert result.exit_code == 0, result.output
     written = json.loads(out.read_text())
     assert {p["verdict"] for p in written["predictions"]} == {"untested"}
     assert written["registered"] == dict(GROUPS.predictions) and written["registered_on"] == "2026-12-07"
     assert len(written["missing"]) == 39 and written["runs"] == []
-    assert [r["setting"] for r in written["seed"]] == [row[0] for row in __import__(
-        "benchmarks.groups_comparison", fromlist=["SEED_FIGURES"]).SEED_FIGURES]
+    assert [r["setting"] for r in written["seed"]] == [row[0] for row in SEED_FIGURES]
+    assert not (tmp_path / "runs").exists()  # nothing trained
