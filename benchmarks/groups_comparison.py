@@ -207,14 +207,12 @@ def judge(reports: list[dict]) -> list[dict]:
     at = {(r["arm"], r["seed"]): r for r in reports}
     text = dict(PREDICTIONS)
 
-    def measured(arm: str, read, seeds=None) -> dict[int, float | None]:
-        return {seed: read(at[arm, seed]) for seed in (seeds or ARMS[arm][2]) if (arm, seed) in at}
-
-    def count(arms: tuple[str, ...], read, ok, low: int, high: int, seeds=None) -> tuple[dict, bool | None]:
-        """Whether the runs of ``arms`` on which ``ok`` holds number between ``low`` and ``high``
-        (None while the runs not yet measured, missing or read as None, could still go either way)."""
-        m = {f"{arm}-s{s}": v for arm in arms for s, v in measured(arm, read, seeds).items()}
-        total = sum(len(seeds or ARMS[arm][2]) for arm in arms)
+    def count(arms: tuple[str, ...], read, ok, low: int, high: int) -> tuple[dict, bool | None]:
+        """Whether the registered runs of ``arms`` on which ``ok`` holds number between ``low`` and
+        ``high`` (None while the runs not yet measured, missing or read as None, could still go
+        either way)."""
+        m = {f"{arm}-s{seed}": read(at[arm, seed]) for arm in arms for seed in ARMS[arm][2] if (arm, seed) in at}
+        total = sum(len(ARMS[arm][2]) for arm in arms)
         good = sum(v is not None and ok(v) for v in m.values())
         left = total - sum(v is not None for v in m.values())
         if good > high or good + left < low:
