@@ -146,6 +146,10 @@ PREDICTIONS = [
     ("rms_no_better", "The RMS term's mean exact at 256 over its 3 seeds at most the plain recurrence's mean over "
                       "seeds 0-2 at 16 events plus 0.05 (the seed: the term made the drift worse, 0 of 3 against 2 "
                       "of 3)"),
+    ("rms_view_apart", "The RMS term is paid off the readout's view: the centred-cosine partner distance at 256 events, "
+                       "averaged over seeds 0-2, at least 10 times larger under the RMS term than under the centred "
+                       "cosine on the same reduced-form partners (the seed: equivalent and unrelated raw states alike "
+                       "within 0.002, the readout's view untouched)"),
     ("cosine_reduced_256", "The term as the centred cosine with a word's reduced form as its partner (16 events, "
                            "delayed): exact (>= 0.99) at 256 on at least 4 of 6 seeds, and on more seeds than the "
                            "plain recurrence at 16 (the seed: 5 of 6 against 3 of 6)"),
@@ -234,6 +238,7 @@ def judge(reports: list[dict]) -> list[dict]:
         judged("rms_fails", {"rms-reduced-16@256": count(("rms-reduced-16",), exact_at("256"), high, 0, 1)}),
         judged("rms_no_better", {"means@256": mean_cell("rms-reduced-16", "plain-16", at,
                                                         lambda rms, plain: rms <= plain + 0.05)}),
+        judged("rms_view_apart", {"pair@256": view_cell("rms-reduced-16", "cosine-reduced-16", at)}),
         judged("cosine_reduced_256", {"cosine-reduced-16@256": count(("cosine-reduced-16",), exact_at("256"), high,
                                                                      4, 6),
                                       "more than plain-16": more_cell("cosine-reduced-16", "plain-16", "256", at)}),
@@ -279,6 +284,17 @@ def mean_cell(arm: str, base: str, at: dict, ok) -> tuple[dict, bool | None]:
         means[name] = sum(values) / 3 if len(values) == 3 and None not in values else None
     a, b = means[arm], means[base]
     return means, None if a is None or b is None else ok(a, b)
+
+
+def view_cell(arm: str, base: str, at: dict) -> tuple[dict, bool | None]:
+    """Whether ``arm``'s mean partner distance at 256 (the readout's view, centred cosine) over seeds
+    0-2 is at least 10 times ``base``'s; decided once all six are in."""
+    means = {}
+    for name in (arm, base):
+        values = [(at[name, s].get("pair_distance") or {}).get("256") for s in THREE if (name, s) in at]
+        means[name] = sum(values) / 3 if len(values) == 3 and None not in values else None
+    a, b = means[arm], means[base]
+    return means, None if a is None or b is None else a >= 10 * b
 
 
 def growth_verdicts(reports: list[dict]) -> list[dict]:

@@ -118,6 +118,16 @@ def test_the_rms_term_is_judged_against_the_plain_recurrence_s_mean():
     assert verdicts(plain[:2] + [report("rms-reduced-16", s, 0.6) for s in (0, 1, 2)])["rms_no_better"] == "untested"
 
 
+def test_the_rms_term_must_leave_the_readout_s_view_apart():
+    def run(arm, seed, distance):
+        return report(arm, seed, pair_distance={"16": 0.0, "256": distance})
+
+    cosine = [run("cosine-reduced-16", s, 1e-4) for s in (0, 1, 2)]
+    assert verdicts(cosine + [run("rms-reduced-16", s, 2e-3) for s in (0, 1, 2)])["rms_view_apart"] == "pass"
+    assert verdicts(cosine + [run("rms-reduced-16", s, 5e-4) for s in (0, 1, 2)])["rms_view_apart"] == "fail"
+    assert verdicts(cosine[:2] + [run("rms-reduced-16", s, 2e-3) for s in (0, 1, 2)])["rms_view_apart"] == "untested"
+
+
 def test_reduced_form_partners_must_beat_the_plain_recurrence():
     plain = [report("plain-16", s, 1.0 if s < 3 else 0.2) for s in seeds("plain-16")]
     better = [report("cosine-reduced-16", s, 1.0 if s < 5 else 0.2) for s in seeds("cosine-reduced-16")]
