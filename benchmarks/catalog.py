@@ -34,6 +34,7 @@ CATALOG: dict[str, Entry] = {
     "tracker-soft": Entry("tracker_soft", "comparison"),
     "tracker-million": Entry("tracker_million", "comparison"),
     "programs": Entry("programs_comparison", "comparison"),
+    "groups": Entry("groups_comparison", "comparison"),
     "self-distill": Entry("self_distill_comparison", "comparison"),
     "stepwise-programs": Entry("stepwise_programs", "comparison"),
     "oracle": Entry("oracle_comparison", "comparison"),
@@ -42,6 +43,7 @@ CATALOG: dict[str, Entry] = {
     # timing
     "certify": Entry("certify_bench", "timing"),
     "certify-programs": Entry("certify_programs", "timing"),
+    "certify-groups": Entry("certify_groups", "timing"),
     "certify-programs-lean": Entry("certify_programs_lean", "timing"),
     "lean-profile": Entry("lean_profile", "timing"),
     "python-phases": Entry("python_phases", "timing"),

@@ -57,6 +57,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "tracker-soft-seed": ("tracker_soft", "soft-seed"),
     "tracker-million": ("tracker_million", "million"),
     "programs": ("programs_comparison", "programs"),
+    "groups": ("groups_comparison", "groups"),
     "self-distill": ("self_distill_comparison", "self-distill"),
     "oracle-initial": ("oracle_comparison", "initial"),
     "oracle-gate": ("oracle_comparison", "gate"),

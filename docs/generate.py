@@ -691,10 +691,53 @@ def self_distill_predictions() -> str:
     return predictions(SELF_DISTILL_RESULTS)
 
 
+GROUPS_RESULTS = "groups.json"
+GROUP_LENGTHS = ("16", "64", "256", "1024", "4096")
+
+
+def groups_seed() -> str:
+    """The seed's group rows (sections 42 and 43) beside ours: how many of the arm's seeds are exact
+    at the row's length, or the Spearman it names; before any collection the rows as registered
+    (``benchmarks.groups_comparison.SEED_FIGURES``), ours empty."""
+    if (RESULTS / GROUPS_RESULTS).is_file():
+        rows = [[r["setting"], r["seed"], r["arm"], r["ours"] or "not run yet"] for r in load(GROUPS_RESULTS)["seed"]]
+    else:
+        if str(ROOT) not in sys.path:
+            sys.path.insert(0, str(ROOT))
+        from benchmarks.groups_comparison import SEED_FIGURES
+
+        rows = [[setting, figure, arm, ""] for setting, figure, arm, _ in SEED_FIGURES]
+    return table(["setting", "the seed", "our arm", "ours"], rows)
+
+
+def groups_runs() -> str:
+    """The groups comparison by arm: exact by length (one figure per seed), exact at 1,048,576 (the
+    recipe's streamed evaluation), the partner distance's growth from 16 to 256, training seconds."""
+    found = load(GROUPS_RESULTS) if (RESULTS / GROUPS_RESULTS).is_file() else {}
+    rows = []
+    for arm, runs in runs_by_arm(found).items():
+        million = [at(at(r.get("million"), "exact"), "1048576") for r in runs]
+        rows.append([arm, ", ".join(str(r["seed"]) for r in runs),
+                     *(seeds_cell([at(r["exact"], n) for r in runs]) for n in GROUP_LENGTHS),
+                     seeds_cell(million), seeds_cell([r.get("pair_growth") for r in runs]),
+                     " / ".join(num(r.get("seconds"), 0) for r in runs)])
+    missing = found.get("missing", [])
+    text = table(["arm", "seeds", *(f"exact@{n}" for n in GROUP_LENGTHS), "exact@1,048,576", "pair growth 16-256",
+                  "train s"], rows) if rows else "No run has finished yet.\n"
+    return text + (f"\nNot run yet: {len(missing)} runs.\n" if missing and rows else "")
+
+
+def groups_predictions() -> str:
+    if not (RESULTS / GROUPS_RESULTS).is_file():
+        return "Not judged yet: no run of the batch has finished.\n"
+    return predictions(GROUPS_RESULTS)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "self-distill-runs": self_distill_runs, "self-distill-predictions": self_distill_predictions,
     "programs-runs": programs_runs, "programs-predictions": programs_predictions, "programs-where": programs_where,
     "programs-seed": programs_seed,
+    "groups-seed": groups_seed, "groups-runs": groups_runs, "groups-predictions": groups_predictions,
     "tracker-runs": tracker_runs, "tracker-predictions": lambda: predictions("tracker.json"),
     "tracker-probes": tracker_probes, "tracker-speed": tracker_speed,
     "hard-validation": hard_validation, "hard-runs": hard_runs,

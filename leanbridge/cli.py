@@ -86,6 +86,13 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "other's); a history starts at the identity and its state is the product of its generators.")
 @click.option("--distractor", is_flag=True,
               help="With --domain groups: draw the event id, which changes nothing, among the generators.")
+@click.option("--partner-words", type=click.Choice(["random", "reduced", "path"]), default="random",
+              show_default=True,
+              help="With --domain groups: each partner a random equivalent word of any length up to the history's "
+                   "(random), the history's reduced form, its canonical shortest word (reduced), or, with "
+                   "--distractor, the history's own generators in their order with its distractors moved (path: "
+                   "the control for pairs that differ only in distractors). The manifest's domain records any but "
+                   "random (chains.groups:<GROUP>[_distractor]_<KIND>).")
 @click.option("--values", type=click.Choice(["2", "16"]), default="2", show_default=True,
               help="With --domain programs: 2, the Bits machine (not, and, or, xor); 16, the Arithmetic machine "
                    "(+, -, * modulo 16 and if a < b then c else d).")
@@ -146,8 +153,8 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help="Lean processes at once.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Dataset directory [default: data/tier<T>-a<K>; with --domain programs data/programs-bits or "
-                   "data/programs-arithmetic; with --domain groups data/groups-<group>[-distractor]; with a domain of "
-                   "one's own data/<its name>].")
+                   "data/programs-arithmetic; with --domain groups data/groups-<group>[-distractor][-<partner words>]; "
+                   "with a domain of one's own data/<its name>].")
 @click.option("--store", type=click.Path(path_type=Path), default=None,
               help="Certificate store (SQLite) [default: the cache's certificates.sqlite].")
 @click.option("--force", is_flag=True,
@@ -231,8 +238,13 @@ def main(**options) -> None:
     elif options["domain"] == "programs":
         _build_programs(options, bridge, given)
     elif options["domain"] == "groups":  # a shipped domain on the generic route: named by its import path
-        suffix = "-distractor" if options["distractor"] else ""
-        _build_imported({**options, "domain": group_path(options["group"], options["distractor"])}, bridge,
+        suffix = ("-distractor" if options["distractor"] else "") + (
+            "" if options["partner_words"] == "random" else f"-{options['partner_words']}")
+        try:
+            domain = group_path(options["group"], options["distractor"], options["partner_words"])
+        except ValueError as e:
+            raise click.UsageError(f"--partner-words {options['partner_words']}: {e}") from None
+        _build_imported({**options, "domain": domain}, bridge,
                         Path("data") / f"groups-{options['group'].lower()}{suffix}")
     elif is_import_path(options["domain"]):
         _build_imported(options, bridge)
@@ -243,12 +255,12 @@ def main(**options) -> None:
 # The options of one mode only, in the order a refusal names the first one given.
 MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
 PROGRAMS_ONLY = ("values", "program_lengths", "preset")
-GROUPS_ONLY = ("group", "distractor")
+GROUPS_ONLY = ("group", "distractor", "partner_words")
 IMPORTED_OPTIONS = ("domain", "chains", "length", "partners", "test_lengths", "test_chains", "hold_out", "jobs", "store",
                     "timeout", "memory_mb", "force")
 REWRITE_ONLY = ("atoms", "tier", "max_size", "length", "starts", "start_walk", "tier2_weight", "corrupt", "probes",
                 "probe_chains", "checker")
-CHAIN_ONLY = ("domain", "group", "distractor", "values", "program_lengths", "preset",
+CHAIN_ONLY = ("domain", "group", "distractor", "partner_words", "values", "program_lengths", "preset",
               "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
               "tier2_weight", "hold_out", "corrupt", "test_chains", "jobs", "store", "timeout", "memory_mb", "probes",
               "probe_chains", "cluster", "checker", "verify_dir", "force")

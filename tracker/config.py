@@ -22,6 +22,7 @@ from tracker.registers import MOVES, TABLES
 from training.config import FRACTION, OptimConfig, Setting, setting
 
 OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "control", "self-distill")
+INVARIANCE_DISTANCES = ("cosine", "rms")  # the invariance term's distance (tracker.losses)
 
 
 # settings declared alike by the tracker and the oracle
@@ -134,6 +135,12 @@ class TrainConfig(TermsConfig):
                                    rare=True)
     encoder: str = setting("", "A local Hugging Face causal model directory or cached name, whose middle layer reads "
                                "each statement; programs datasets and the recurrence only; empty: none.")
+    # the term's first form in the seed paper: a distance the recurrence can pay by a common shift
+    # of every coordinate, which the readout's LayerNorm discards; kept to test that correction
+    invariance_distance: str = setting("cosine", "Distance of the invariance (and control) term: cosine, the centred "
+                                                 "cosine of the readout's view LN(w); rms, the root-mean-square "
+                                                 "distance of the raw slots w (the recurrence only).",
+                                       choices=INVARIANCE_DISTANCES, rare=True)
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -160,6 +167,10 @@ class TrainConfig(TermsConfig):
             raise ValueError("table_sharpness must be >= 0, and > 0 only for the registers (the tables it sharpens)")
         if self.move_readout < 0 or (self.move_readout > 0 and (self.arch, self.moves) != ("registers", "hard")):
             raise ValueError("move_readout must be >= 0, and > 0 only for the registers with hard moves")
+        if self.invariance_distance not in INVARIANCE_DISTANCES or (self.invariance_distance == "rms"
+                                                                   and self.arch != "recurrence"):
+            raise ValueError(f"invariance_distance must be one of {', '.join(INVARIANCE_DISTANCES)}, and rms only "
+                             f"for the recurrence (the raw slot it measures)")
         super().__post_init__()
 
     @property

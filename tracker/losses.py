@@ -3,6 +3,8 @@ functions of the trackers' normalised views (the oracle's own are ``oracle.losse
 
 - ``centred_cosine_distance``: d(z_u, z_v) = 1 - cos(z_u - mean z_u, z_v - mean z_v). It factors
   through the readout's LayerNorm (blind to a common shift of every coordinate and to scale).
+- ``rms_distance``: sqrt(mean (a - b)^2) on raw slots, the seed's first form of the term
+  (``TrainConfig.invariance_distance``: rms), which a common shift of every coordinate pays.
 - ``invariance``: mean d over sampled pairs (the caller multiplies by mu and the schedule).
 - ``nextlat``: predict z_{t+1} from z_t and item t+1 with a small head; target under stop-gradient.
 - ``metric``: the Nerode metric loss,
@@ -38,9 +40,21 @@ def centred_cosine_distance(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-8)
     return 1 - F.cosine_similarity(a, b, dim=-1, eps=eps)
 
 
-def invariance(za: torch.Tensor, zb: torch.Tensor, weight: torch.Tensor | None = None) -> torch.Tensor:
-    """Mean centred-cosine distance over pairs za[i] ~ zb[i] (M, C); ``weight`` (M,) masks pairs."""
-    d = centred_cosine_distance(za, zb)
+def rms_distance(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
+    """(..., C), (..., C) -> (...): the root-mean-square distance sqrt(mean_c (a_c - b_c)^2), on raw
+    slots (``eps`` under the root keeps its gradient finite where a = b). Not factoring through the
+    LayerNorm, it is paid by a common shift of every coordinate (the seed paper's first form of the term)."""
+    return ((a - b).pow(2).mean(-1) + eps).sqrt()
+
+
+DISTANCES = {"cosine": centred_cosine_distance, "rms": rms_distance}  # TrainConfig.invariance_distance
+
+
+def invariance(za: torch.Tensor, zb: torch.Tensor, weight: torch.Tensor | None = None,
+               distance=centred_cosine_distance) -> torch.Tensor:
+    """Mean ``distance`` (the centred cosine unless told) over pairs za[i] ~ zb[i] (M, C); ``weight``
+    (M,) masks pairs."""
+    d = distance(za, zb)
     if weight is None:
         return d.mean()
     return (d * weight).sum() / weight.sum().clamp(min=1)
@@ -153,17 +167,21 @@ def tracker_losses(cfg: TrainConfig, model: Tracker, nextlat_head: NextLatHead |
     chain_end = z_end[:b]  # (B, C)
     partner_end = z_end[b:].view(b, k, -1)  # (B, K, C)
     ends = batch.ends
+    # what the invariance and control terms compare: the views, or (rms) the raw slots w at the ends
+    measured = state if cfg.invariance_distance == "rms" else z_end  # (H, C)
+    distance = DISTANCES[cfg.invariance_distance]
     if "invariance" in cfg.terms:
         w = cfg.weight("invariance", step)
-        out["invariance"] = w * invariance(chain_end[:, None].expand_as(partner_end).reshape(-1, z.shape[-1]),
-                                           partner_end.reshape(-1, z.shape[-1]))
+        m_chain, m_partner = measured[:b], measured[b:].view(b, k, -1)  # (B, C), (B, K, C)
+        out["invariance"] = w * invariance(m_chain[:, None].expand_as(m_partner).reshape(-1, measured.shape[-1]),
+                                           m_partner.reshape(-1, measured.shape[-1]), distance=distance)
     if "control" in cfg.terms:
         # the same term at the same cost on inequivalent pairs: chain b against chain b+1's partners
         w = cfg.weight("control", step)
-        other = torch.roll(partner_end, 1, dims=0).reshape(-1, z.shape[-1])
+        other = torch.roll(measured[b:].view(b, k, -1), 1, dims=0).reshape(-1, measured.shape[-1])
         other_ends = torch.roll(ends[b:].view(b, k), 1, dims=0).reshape(-1)
         differ = (ends[:b].repeat_interleave(k) != other_ends).float()
-        out["control"] = w * invariance(chain_end.repeat_interleave(k, 0), other, differ)
+        out["control"] = w * invariance(measured[:b].repeat_interleave(k, 0), other, differ, distance=distance)
     if "nextlat" in cfg.terms:
         w = cfg.weight("nextlat", step)
         events = model.embed.pooled(batch.items)  # (H, T, C)

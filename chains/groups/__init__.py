@@ -11,7 +11,11 @@ The groups, each a small generating set of the seed's kind:
 
 Each is named by its import path, ``chains.groups:S5`` (``chains.groups:S5_distractor`` with the
 event ``id``, which changes nothing), as a dataset's manifest records it; ``certify --domain groups
---group S5 [--distractor]`` and ``chains.domains.resolve("groups", group="S5")`` name the same.
+--group S5 [--distractor]`` and ``chains.domains.resolve("groups", group="S5")`` name the same. With
+``--partner-words reduced`` a history's partners are its reduced form (``chains.groups:S5_reduced``,
+``S5_distractor_reduced``; the manifest's domain records ``partner_words``), and with
+``--distractor --partner-words path`` the history's own generators with its distractors moved
+(``chains.groups:S5_distractor_path``), the seed's control.
 """
 from __future__ import annotations
 
@@ -28,17 +32,20 @@ GROUPS: dict[str, Group] = {g.name: g for g in (
 )}
 
 
-def group_domain(group: str = "S5", distractor: bool = False) -> GroupDomain:
-    """The word problem of the group named ``group`` (ValueError, in one line, for another name)."""
+def group_domain(group: str = "S5", distractor: bool = False, partner_words: str = "random") -> GroupDomain:
+    """The word problem of the group named ``group``, its partners drawn as ``partner_words`` says
+    (``chains.groups.domain.PARTNER_WORDS``); ValueError, in one line, for another name, another kind
+    of partner, or partners on the history's path without the distractor."""
     if group not in GROUPS:
         raise ValueError(f"{group!r:.20} is not a group here ({', '.join(GROUPS)})")
-    return GroupDomain(GROUPS[group], distractor)
+    return GroupDomain(GROUPS[group], distractor, partner_words)
 
 
-def import_path(group: str, distractor: bool = False) -> str:
+def import_path(group: str, distractor: bool = False, partner_words: str = "random") -> str:
     """The import path that names this group's domain, as manifests record it."""
-    group_domain(group)  # refuses an unknown name
-    return f"{__name__}:{group}{'_distractor' if distractor else ''}"
+    group_domain(group, distractor, partner_words)  # refuses what names no domain
+    partners = "" if partner_words == "random" else f"_{partner_words}"
+    return f"{__name__}:{group}{'_distractor' if distractor else ''}{partners}"
 
 
 # The domains by import path: chains.groups:S5 and so on (values, built without work).
@@ -48,6 +55,19 @@ S3xS3 = group_domain("S3xS3")
 S5_distractor = group_domain("S5", distractor=True)
 A5_distractor = group_domain("A5", distractor=True)
 S3xS3_distractor = group_domain("S3xS3", distractor=True)
+# their partners each history's reduced form (certify --partner-words reduced)
+S5_reduced = group_domain("S5", partner_words="reduced")
+A5_reduced = group_domain("A5", partner_words="reduced")
+S3xS3_reduced = group_domain("S3xS3", partner_words="reduced")
+S5_distractor_reduced = group_domain("S5", distractor=True, partner_words="reduced")
+A5_distractor_reduced = group_domain("A5", distractor=True, partner_words="reduced")
+S3xS3_distractor_reduced = group_domain("S3xS3", distractor=True, partner_words="reduced")
+# the distractor's control: partners on the history's own path, only its distractors moved
+S5_distractor_path = group_domain("S5", distractor=True, partner_words="path")
+A5_distractor_path = group_domain("A5", distractor=True, partner_words="path")
+S3xS3_distractor_path = group_domain("S3xS3", distractor=True, partner_words="path")
 
 __all__ = ["GROUPS", "GroupDomain", "group_domain", "import_path", "S5", "A5", "S3xS3", "S5_distractor",
-           "A5_distractor", "S3xS3_distractor"]
+           "A5_distractor", "S3xS3_distractor", "S5_reduced", "A5_reduced", "S3xS3_reduced", "S5_distractor_reduced",
+           "A5_distractor_reduced", "S3xS3_distractor_reduced", "S5_distractor_path", "A5_distractor_path",
+           "S3xS3_distractor_path"]

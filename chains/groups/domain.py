@@ -19,6 +19,8 @@ from chains.groups.group import Group, Perm, identity, inverse, is_permutation, 
 from chains.groups.lean import DISTRACTOR, lean_source, namespace
 from chains.protocol import EventRefused, LeanTerm
 
+PARTNER_WORDS = ("random", "reduced", "path")  # GroupDomain.partner_words
+
 
 @dataclass(frozen=True)
 class GroupDomain:
@@ -26,12 +28,25 @@ class GroupDomain:
 
     group: Group
     distractor: bool = False  # draw the event id, which changes nothing, among the generators
+    # a partner is a random equivalent word of any length (random), the history's reduced form
+    # (reduced), or (path, with the distractor) the history's own generators in their order with its
+    # distractors moved: the kinds of partner the group comparison sets side by side, the last its control
+    partner_words: str = "random"
 
     name: ClassVar[str] = "groups"
 
+    def __post_init__(self) -> None:
+        if self.partner_words not in PARTNER_WORDS:
+            raise ValueError(f"partner_words {self.partner_words!r:.20} is not one of {', '.join(PARTNER_WORDS)}")
+        if self.partner_words == "path" and not self.distractor:
+            raise ValueError("partner_words path moves the distractors: it needs the distractor")
+
     def describe(self) -> dict:
-        return {"name": self.name, "group": self.group.name, "points": self.group.points,
-                "generators": {name: list(g) for name, g in self.group.generators}, "distractor": self.distractor}
+        described = {"name": self.name, "group": self.group.name, "points": self.group.points,
+                     "generators": {name: list(g) for name, g in self.group.generators}, "distractor": self.distractor}
+        # recorded only when not the default, so that a dataset certified before the choice existed
+        # still describes its domain as it did
+        return described if self.partner_words == "random" else {**described, "partner_words": self.partner_words}
 
     @property
     def events(self) -> tuple[str, ...]:
@@ -88,7 +103,17 @@ class GroupDomain:
 
     def sample_partner(self, rng: random.Random, start: Perm, events: Sequence[str]) -> tuple[Perm, list[str]]:
         """A random word of 0 to ``len(events)`` events, then a random shortest word from where it
-        leads to where ``events`` lead: equivalent words of every length, the reduced forms among them."""
+        leads to where ``events`` lead: equivalent words of every length, the reduced forms among them.
+        With ``partner_words`` reduced: the history's reduced form (``reduced``), drawing nothing; with
+        path: the same path through the group, the history's generators in their order and as many
+        distractors at places drawn anew (a word of the same length)."""
+        if self.partner_words == "reduced":
+            return start, self.reduced(events)
+        if self.partner_words == "path":
+            moves = [e for e in events if e != DISTRACTOR]
+            places = set(rng.sample(range(len(events)), len(events) - len(moves)))  # where the distractors go
+            it = iter(moves)
+            return start, [DISTRACTOR if i in places else next(it) for i in range(len(events))]
         end = self._run(start, events)
         prefix = self.sample_events(rng, start, rng.randint(0, len(events)))
         return start, [*prefix, *self._geodesic(rng, self._run(start, prefix), end)]
