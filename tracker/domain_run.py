@@ -27,7 +27,7 @@ import torch
 from chains.domains import domain_of_manifest
 from chains.manifest import DOMAIN_FORMAT, PROGRAMS_FORMAT, DatasetError
 from chains.protocol import EventRefused, StateDomain
-from tracker.build import build_model
+from tracker.build import arch_importable, build_model
 from tracker.config import TrainConfig
 from tracker.domain_data import DomainVocab
 from tracker.protocol import TrackerModel, fits, shape_text, state_shape
@@ -158,6 +158,7 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
         raise RunUnavailable(f"tracker {run.run_dir}: {e}") from None
     vocab = DomainVocab(max(domain.readout()), domain.vocabulary(), domain.name)
     state = run.blob["model"]
+    arch_importable(run)
 
     def build() -> torch.nn.Module:
         # readout positions: the registers save theirs; the others read them off the readout's rows

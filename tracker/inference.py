@@ -32,7 +32,7 @@ from chains.manifest import DatasetError, manifest_path, read_manifest, trained_
 from chains.rewrite.rules import Event, apply
 from chains.rewrite.space import Domain, domain_of
 from chains.rewrite.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
-from tracker.build import build_model
+from tracker.build import arch_importable, build_model
 from tracker.config import TrainConfig
 from tracker.data import Vocab
 from tracker.layouts import heap_tree
@@ -333,6 +333,7 @@ def load_run(directory: Path | str, data: Path | str | None = None,
         raise RunUnavailable(f"tracker {run_dir}: its checkpoint names no domain ({e}); pass data=") from None
     state = blob["model"]
     vocab = Vocab(domain.atom_names, domain.rules)
+    arch_importable(run)
 
     def build() -> torch.nn.Module:
         # readout positions: the registers save theirs; the others read them off the readout's rows

@@ -16,6 +16,7 @@ step) and exposes the same interface:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,14 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 ARCHS = ("recurrence", "transformer", "transformer2x", "deltaproduct", "registers")
+# an arch of one's own: the import path of its class (tracker.build.model_class)
+_OWN_ARCH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_own_arch(arch: str) -> bool:
+    """``arch`` names a model class of one's own by its import path, ``package.module:Class``."""
+    return bool(_OWN_ARCH.fullmatch(arch))
+
 # bound: one table row per (position, token), for short items over a small vocabulary (trees,
 # rewrite events); factored: a token row plus a position row, for long items over a large one
 # (Lean text), where E x V rows would not fit
@@ -32,7 +41,7 @@ EMBEDDINGS = ("bound", "factored")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    arch: str = "recurrence"  # one of ARCHS
+    arch: str = "recurrence"  # one of ARCHS, or a model class of one's own as package.module:Class
     width: int = 128  # C: the slot's width (the residual width of the baselines)
     ticks: int = 4  # recurrence: attention + MLP updates per event
     fixed_norm: bool = True  # recurrence: rescale the slot to norm sqrt(C) after every event (section 52)
