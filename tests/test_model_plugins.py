@@ -130,6 +130,54 @@ def test_every_arch_trains_loads_streams_certified_and_proves(domain, arch, data
     assert json.loads((searched / "report.json").read_text())["kernel_calls"] == sum(r["calls"] for r in results)
 
 
+def test_a_model_of_ones_own_is_read_in_batches_as_one_state_at_a_time(data, runs):
+    """On rewrite chains a model of one's own whose state keeps its shape moves in batches (the
+    prover's beam) to the states the one-state methods reach, histories of different lengths included."""
+    run = load_run(runs("rewrite", GRU))
+    assert run.batched
+    records = [json.loads(line) for line in (data[0]["rewrite"] / "test-8.jsonl").read_text().splitlines()[:4]]
+    histories = [(r["start"], r["events"][:n]) for n, r in enumerate(records)]  # 0 to 3 events
+    batch = run.encode_batch(histories)
+    alone = [run.run(start, events) for start, events in histories]
+    for a, b in zip(batch, alone):
+        torch.testing.assert_close(run.view(a), run.view(b), atol=1e-5, rtol=1e-4)
+    moved = run.step_batch(batch, [r["events"][-1] for r in records])
+    assert run.decode_batch(moved) == [run.decode_tree(s) for s in moved]
+
+
+@pytest.mark.parametrize("arch", ["transformer", "deltaproduct", GRU])
+def test_training_reads_what_the_stepping_reads(arch, data):
+    """forward's view after every step, final_view and advance (what training reads) agree with the
+    model's own stepping: a built-in arch's, and a Stepped model's derived from it (padding at the
+    end of shorter histories leaves their state alone)."""
+    from tracker.build import build_model
+    from tracker.data import load_dataset, sample_batch
+    from tracker.models import ModelConfig
+
+    dataset = load_dataset(data[0]["rewrite"])
+    batch = sample_batch(dataset, 3, torch.Generator().manual_seed(1))
+    torch.manual_seed(0)
+    model = build_model(ModelConfig(arch=arch, width=16), dataset.item_tokens, dataset.vocab.size,
+                        dataset.vocab.n_out, dataset.tree_len, domain="rewrite")
+    with torch.no_grad():
+        z, state = model(batch.items)
+        last = batch.lengths - 1
+        ends = z[torch.arange(len(z)), last]  # (H, C)
+        torch.testing.assert_close(model.final_view(batch.items), ends, atol=1e-5, rtol=1e-4)
+        for h in (0, int(torch.argmin(batch.lengths))):  # the longest history and the shortest
+            w = model.initial_state(1)
+            for t in range(int(batch.lengths[h])):
+                w = model.read(w, model.embed.item_tokens[batch.items[h:h + 1, t]])
+            torch.testing.assert_close(model.view(w)[0], ends[h], atol=1e-5, rtol=1e-4)
+        if arch == GRU:  # advance by one item is the longer history read whole
+            rows = torch.tensor([0, 1])
+            item = dataset.succ_items[batch.ends[rows], 0]
+            longer = torch.cat([batch.items[rows], torch.zeros(2, 1, dtype=torch.long)], 1)
+            longer[torch.arange(2), batch.lengths[rows]] = item
+            torch.testing.assert_close(model.advance(state, rows, item), model.final_view(longer), atol=1e-5,
+                                       rtol=1e-4)
+
+
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_analyse_tracker_reads_a_model_of_ones_own(domain, data, runs, tmp_path):
     out = tmp_path / "analysis"

@@ -36,8 +36,8 @@ from tracker.build import arch_importable, build_model
 from tracker.config import TrainConfig
 from tracker.data import Vocab
 from tracker.layouts import heap_tree
-from tracker.models import Recurrent
-from tracker.protocol import fits, shape_text, state_shape
+from tracker.models import Recurrent, is_own_arch
+from tracker.protocol import fits, growing_dims, shape_text, state_shape
 from training.checkpoint import RunCheckpoint, RunUnavailable  # noqa: F401  (re-exported: the run readers' names)
 from training.device import resolve_device
 
@@ -111,6 +111,13 @@ class TrackedRun:
     @property
     def arch(self) -> str:
         return self.config.arch
+
+    @cached_property
+    def batched(self) -> bool:
+        """Whether the batch methods stack states into one pass: for a state of one shape (the
+        recurrence, the registers, a model of one's own whose state does not grow); the built-in
+        transformers and DeltaProduct are read state by state, as their registered runs were."""
+        return isinstance(self.model, Recurrent) or (is_own_arch(self.arch) and not growing_dims(self.model))
 
     def describe(self) -> dict:
         """Identity for a report: the run, its architecture, objective, seed, steps, dataset."""
@@ -243,15 +250,15 @@ class TrackedRun:
 
     # ---- batches: many states per call (the prover's search moves hundreds at once) -----------
     #
-    # For the recurrence each call is one batched pass: the slots of every state stacked (M, C),
-    # one item per row. The other architectures are read state by state with the methods above,
+    # Where ``batched``, each call is one batched pass: the states stacked (M, ...), one item per
+    # row. The other architectures are read state by state with the methods above,
     # to the same results. A batch's bits are those of its batch: reading a state alone (``step``)
     # gives the same tree but may differ in the last float bits.
 
     def encode_batch(self, histories: Sequence[History]) -> list[State]:
         """The end state of each history (start, events), in order."""
         histories = [_history(h, n) for n, h in enumerate(histories)]
-        if not isinstance(self.model, Recurrent):
+        if not self.batched:
             return [self.run(start, events) for start, events in histories]
         if not histories:
             return []
@@ -272,7 +279,7 @@ class TrackedRun:
         """``states[i]`` moved by ``events[i]``, for every i."""
         if len(states) != len(events):
             raise ValueError(f"{len(states)} states but {len(events)} events")
-        if not isinstance(self.model, Recurrent):
+        if not self.batched:
             return [self.step(state, event) for state, event in zip(states, events)]
         if not states:
             return []
@@ -282,7 +289,7 @@ class TrackedRun:
 
     def decode_batch(self, states: Sequence[State]) -> list[Tree | None]:
         """The tree each state stands for (``decode_tree`` of each), None where the readout is no tree."""
-        if not isinstance(self.model, Recurrent):
+        if not self.batched:
             return [self.decode_tree(state) for state in states]
         if not states:
             return []
