@@ -41,7 +41,8 @@ def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int,
     positions; ValueError (one line) for an arch the domain cannot take."""
     if is_own_arch(config.arch):
         if config.encoder:
-            raise ValueError("--encoder reads programs statements into the slot recurrence only, not an arch of one's own")
+            raise ValueError("--encoder reads programs statements into the slot recurrence only, "
+                             "not an arch of one's own")
         return own_model(config, item_tokens, vocab_size, n_out, tree_len)
     if config.arch not in ARCHS:
         raise ValueError(f"unknown arch {config.arch!r}; choose one of {', '.join(ARCHS)} or package.module:Class")
@@ -93,7 +94,8 @@ def model_class(arch: str) -> type:
     if cls is None:
         raise ModelImportError(f"{module_name} has no {name} (the arch {arch})")
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        raise ModelImportError(f"{arch} is not a model: a torch.nn.Module class is (docs/guide/bring-your-own-model.md)")
+        raise ModelImportError(f"{arch} is not a model: a torch.nn.Module class is "
+                               "(docs/guide/bring-your-own-model.md)")
     missing = missing_methods(cls)
     if missing:
         raise ModelImportError(f"{arch} is not a model: it lacks {', '.join(missing)} of the model protocol "
@@ -123,7 +125,8 @@ def own_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n
                                f"{type(e).__name__}: {e}") from None
     if not isinstance(z, torch.Tensor) or tuple(z.shape) != (1, model.view_width):
         shown = tuple(z.shape) if isinstance(z, torch.Tensor) else type(z).__name__
-        raise ModelImportError(f"{config.arch}: view gave {shown} for one state, not (1, view_width = {model.view_width})")
+        raise ModelImportError(f"{config.arch}: view gave {shown} for one state, "
+                               f"not (1, view_width = {model.view_width})")
     return model
 
 
