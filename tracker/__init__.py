@@ -2,10 +2,12 @@
 names.
 
 data, domain_data: datasets as tensors (rewrite chains; any other domain through its protocol);
-models, registers, variables: slot recurrence, transformer, DeltaProduct, a register per tree position
-or per variable; losses: the Nerode terms; train: the tracker's trainer (the loop and checkpoints are
-``training``'s); evaluate, stream: free-running evaluation; analysis: what a state is; inference,
-domain_run: a trained run as a state machine (``load_run``); cli: the ``train-tracker`` command.
+protocol: what a model is to every command (its stepping), and ``Stepped``, the base of a model of
+one's own; build: every arch by its ``--arch`` name or import path; models, registers, variables: slot
+recurrence, transformer, DeltaProduct, a register per tree position or per variable; losses: the
+Nerode terms; train: the tracker's trainer (the loop and checkpoints are ``training``'s); evaluate,
+stream: free-running evaluation; analysis: what a state is; inference, domain_run: a trained run as a
+state machine (``load_run``); cli: the ``train-tracker`` command.
 
 ``from tracker import load_run`` imports torch only when it is first used: importing the package
 does no work.

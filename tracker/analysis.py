@@ -63,7 +63,6 @@ from tracker.code_fits import (  # noqa: F401  (its callers import them from her
 from tracker.domain_analysis import analyse_domain_run, plot_domain_analysis, run_name
 from tracker.inference import TrackedRun, checked_history, load_run
 from tracker.layouts import heap_positions
-from tracker.models import Recurrent
 from training.checkpoint import CHECKPOINT, load_checkpoint
 
 Hist = tuple[Tree, tuple[Event, ...]]  # (start tree, events)
@@ -96,7 +95,7 @@ class RunCodes:
     def codes(self, states: Sequence) -> np.ndarray:
         model = self.run.model
         with torch.no_grad():
-            if isinstance(model, Recurrent):
+            if self.run.batched:
                 rows = [model.view(torch.stack(list(states[i:i + CHUNK]))) for i in range(0, len(states), CHUNK)]
             else:
                 rows = [torch.stack([self.run.view(s) for s in states])]

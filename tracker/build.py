@@ -8,15 +8,26 @@ vocabulary's ``domain``); a domain with neither layout has no registers arch.
 With an ``encoder`` (a programs dataset and the recurrence only), the slot recurrence reads its
 items through a frozen code model (``tracker.code_encoder.EncodedItems`` in place of its item
 embedding).
+
+An arch of one's own is named by its import path, ``package.module:Class`` (a module importable
+here, installed or on ``PYTHONPATH``): the class is imported, checked against the model protocol
+(``tracker.protocol``) and built with the arguments every built-in arch gets
+(``tracker.protocol.CONSTRUCTOR``). The path is the run's ``arch`` setting, so loading the run
+imports it again.
 """
 from __future__ import annotations
 
+import importlib
+
 import torch
+import torch.nn as nn
 
 from tracker.code_encoder import EncodedItems, load_reader
-from tracker.models import ARCHS, DeltaProduct, EventTransformer, ModelConfig, SlotRecurrence, Tracker
+from tracker.models import ARCHS, DeltaProduct, EventTransformer, ModelConfig, SlotRecurrence, Tracker, is_own_arch
+from tracker.protocol import TrackerModel, missing_methods
 from tracker.registers import RegisterTracker
 from tracker.variables import VariableTracker, programs_vocab
+from training.checkpoint import RunCheckpoint, RunUnavailable
 
 CLASSES: dict[str, type[Tracker]] = {"recurrence": SlotRecurrence, "transformer": EventTransformer,
                                      "transformer2x": EventTransformer, "deltaproduct": DeltaProduct,
@@ -28,8 +39,13 @@ def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int,
     """The tracker ``config`` names for a dataset of ``domain`` (its name: ``rewrite``, ``programs``,
     or a domain of one's own) with these item tokens, vocabulary size, output ids and readout
     positions; ValueError (one line) for an arch the domain cannot take."""
+    if is_own_arch(config.arch):
+        if config.encoder:
+            raise ValueError("--encoder reads programs statements into the slot recurrence only, "
+                             "not an arch of one's own")
+        return own_model(config, item_tokens, vocab_size, n_out, tree_len)
     if config.arch not in ARCHS:
-        raise ValueError(f"unknown arch {config.arch!r}; choose one of {', '.join(ARCHS)}")
+        raise ValueError(f"unknown arch {config.arch!r}; choose one of {', '.join(ARCHS)} or package.module:Class")
     if config.encoder:
         return encoded_recurrence(config, item_tokens, vocab_size, n_out, tree_len, domain)
     if config.arch == "registers":
@@ -56,3 +72,68 @@ def encoded_recurrence(config: ModelConfig, item_tokens: torch.Tensor, vocab_siz
     model.embed = EncodedItems(item_tokens, vocab.tokens, load_reader(config.encoder), config.width,
                                config.embed_init_std)
     return model
+
+
+class ModelImportError(ValueError):
+    """An arch's import path that names no usable model class; the one-line message says why."""
+
+
+def model_class(arch: str) -> type:
+    """The class an arch names: a built-in's, or the one its import path ``package.module:Class``
+    names, imported and checked (ModelImportError, one line, when it cannot be used)."""
+    if not is_own_arch(arch):
+        if arch not in CLASSES:
+            raise ModelImportError(f"unknown arch {arch!r}; choose one of {', '.join(ARCHS)} or package.module:Class")
+        return CLASSES[arch]
+    module_name, name = arch.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ModelImportError(f"cannot import {module_name} for the arch {arch}: {e}") from None
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise ModelImportError(f"{module_name} has no {name} (the arch {arch})")
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise ModelImportError(f"{arch} is not a model: a torch.nn.Module class is "
+                               "(docs/guide/bring-your-own-model.md)")
+    missing = missing_methods(cls)
+    if missing:
+        raise ModelImportError(f"{arch} is not a model: it lacks {', '.join(missing)} of the model protocol "
+                               "(tracker.protocol; subclass tracker.protocol.Stepped)")
+    return cls
+
+
+def own_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int,
+              tree_len: int) -> Tracker:
+    """The model of one's own that ``config.arch`` names, built as every arch is
+    (``tracker.protocol.CONSTRUCTOR``); ModelImportError (one line) when it cannot be imported,
+    built, or is no tracker."""
+    cls = model_class(config.arch)
+    try:
+        model = cls(config, item_tokens, vocab_size, n_out, tree_len)
+    except Exception as e:  # the user's code: any failure is theirs to read, in one line
+        raise ModelImportError(f"{config.arch}(config, item_tokens, vocab_size, n_out, tree_len) failed: "
+                               f"{type(e).__name__}: {e}") from None
+    if not isinstance(model, TrackerModel) or getattr(model, "embed", None) is None:
+        raise ModelImportError(f"{config.arch} built no tracker: it needs tree_len, n_out, view_width and an item "
+                               "embedding embed (subclass tracker.protocol.Stepped)")
+    try:  # one step on one of the dataset's items: the stepping runs and its view has the declared width
+        with torch.no_grad():
+            z = model.view(model.read(model.initial_state(1), item_tokens[-1:]))
+    except Exception as e:  # the user's code, as above
+        raise ModelImportError(f"{config.arch}: a first step (initial_state, read, view) failed: "
+                               f"{type(e).__name__}: {e}") from None
+    if not isinstance(z, torch.Tensor) or tuple(z.shape) != (1, model.view_width):
+        shown = tuple(z.shape) if isinstance(z, torch.Tensor) else type(z).__name__
+        raise ModelImportError(f"{config.arch}: view gave {shown} for one state, "
+                               f"not (1, view_width = {model.view_width})")
+    return model
+
+
+def arch_importable(run: RunCheckpoint) -> None:
+    """RunUnavailable (one line) when ``run``'s arch is one's own and its import path no longer
+    names a usable model class here."""
+    try:
+        model_class(run.config.arch)
+    except ModelImportError as e:
+        raise RunUnavailable(f"{run.kind} {run.run_dir}: {e}") from None

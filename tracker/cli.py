@@ -59,7 +59,7 @@ def main(schedule: str, eval_chains: int | None, eval_threads: int | None, check
     config = command_config(lambda: scheduled(schedule, **{**given, "data": str(settings["data"])}))
     stop = command_config(lambda: StopConfig(every=check_every, chains=check_chains, patience=check_patience,
                                              cooldown=check_cooldown))
-    out = out or Path("runs") / f"{config.arch}-{config.objective}-s{config.seed}"
+    out = out or Path("runs") / f"{config.arch.replace(':', '-')}-{config.objective}-s{config.seed}"
     with training_run(out, threads):
         report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()),

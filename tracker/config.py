@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tracker.layouts import LAYOUTS
-from tracker.models import ARCHS, ModelConfig
+from tracker.models import ARCHS, ModelConfig, is_own_arch
 from tracker.registers import MOVES, TABLES
 from training.config import FRACTION, OptimConfig, Setting, setting
 
@@ -93,8 +93,8 @@ class TrainConfig(TermsConfig):
     arch: str = setting(
         "recurrence", "recurrence: the slot recurrence; transformer(2x): causal transformer over events at equal "
                       "(twice) per-event compute; deltaproduct: 2 DeltaProduct blocks; registers: one "
-                      "register per tree position (rewrite chains, --layout paths) or per variable (programs).",
-        choices=ARCHS)
+                      "register per tree position (rewrite chains, --layout paths) or per variable (programs); "
+                      "package.module:Class: a model class of one's own, imported (docs/guide/bring-your-own-model.md).")
     width: int = setting(128, WIDTH)
     fixed_norm: bool = setting(True, FIXED_NORM)
     ticks: int = setting(4, "Recurrence: attention + MLP updates of the slot per event.", low=1, rare=True)
@@ -145,8 +145,8 @@ class TrainConfig(TermsConfig):
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
-        if self.arch not in ARCHS:
-            raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
+        if self.arch not in ARCHS and not is_own_arch(self.arch):
+            raise ValueError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)} or package.module:Class")
         if self.width < 8 or self.ticks < 1:  # steps, batch and checkpoints: OptimConfig's checks
             raise ValueError("ticks must be >= 1, width >= 8")
         if self.slot_init <= 0 or self.embed_init_std <= 0:

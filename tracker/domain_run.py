@@ -10,9 +10,12 @@ machine: read start states, move by events, decode states, and score targets.
 
 The same calls as ``tracker.inference.TrackedRun``, states and events as text or the domain's
 values; ``encode_batch``, ``step_batch`` and ``decode_batch`` move many states at once (the
-prover's beam). The slot recurrence and the registers (on programs a register per variable,
-``tracker.variables``) carry a state; the others are read on the rewrite domain only. Events are embedded from their tokens, so any statement of the machine can be read,
-not only those of the dataset.
+prover's beam). Every arch is stepped through the model protocol (``tracker.protocol``:
+``initial_state``, ``read``, ``view``, ``readout``), one's own included: the slot recurrence and the
+registers (on programs a register per variable, ``tracker.variables``) carry a state of one shape;
+a transformer's state is its history of pooled items (N, T, C), so the states of one batch have
+read equally many items (as the stream's chains and the prover's beam have). Events are embedded
+from their tokens, so any statement of the machine can be read, not only those of the dataset.
 """
 from __future__ import annotations
 
@@ -24,10 +27,10 @@ import torch
 from chains.domains import domain_of_manifest
 from chains.manifest import DOMAIN_FORMAT, PROGRAMS_FORMAT, DatasetError
 from chains.protocol import EventRefused, StateDomain
-from tracker.build import build_model
+from tracker.build import arch_importable, build_model
 from tracker.config import TrainConfig
 from tracker.domain_data import DomainVocab
-from tracker.models import Recurrent
+from tracker.protocol import TrackerModel, fits, shape_text, state_shape
 from training.checkpoint import RunCheckpoint, RunUnavailable
 
 
@@ -35,7 +38,7 @@ class DomainRun:
     """A tracker of ``domain``: one state a call (``encode``, ``step``, ``decode``, ``run``), or many
     (``*_batch``: ``w`` is (N, …) for N histories)."""
 
-    def __init__(self, model: Recurrent, domain: StateDomain, vocab: DomainVocab, item_len: int, identity: dict,
+    def __init__(self, model: TrackerModel, domain: StateDomain, vocab: DomainVocab, item_len: int, identity: dict,
                  device: str = "cpu") -> None:
         self.model, self.domain, self.vocab, self.item_len = model, domain, vocab, item_len
         self.identity, self.device = identity, device
@@ -75,11 +78,11 @@ class DomainRun:
 
     def _carried(self, state: object) -> torch.Tensor:
         """``state`` when it is what ``encode`` or ``step`` returned; TypeError saying what one is."""
-        with torch.no_grad():
-            shape = tuple(self.model.initial_state(1).shape[1:])
-        if not (isinstance(state, torch.Tensor) and tuple(state.shape) == shape):
+        shape = state_shape(self.model)
+        if not fits(state, shape):
             given = f"a tensor of shape {tuple(state.shape)}" if isinstance(state, torch.Tensor) else type(state).__name__
-            raise TypeError(f"a state is what encode or step returned (a tensor of shape {shape}), not {given}")
+            raise TypeError(f"a state is what encode or step returned (a tensor of shape {shape_text(shape)}), "
+                            f"not {given}")
         return state
 
     def encode_batch(self, starts: Sequence) -> torch.Tensor:
@@ -141,8 +144,8 @@ class DomainRun:
 
 
 def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoint | None = None) -> DomainRun:
-    """The tracker a ``train-tracker`` run on a programs dataset wrote into ``directory`` (``run``:
-    its checkpoint, when the caller has read it)."""
+    """The tracker a ``train-tracker`` run on programs or a domain of one's own wrote into ``directory``
+    (``run``: its checkpoint, when the caller has read it), of any arch."""
     run = run if run is not None else RunCheckpoint.read(directory, "tracker", TrainConfig)
     trained_on = run.blob.get("identity", {}).get("dataset", {})
     if not isinstance(trained_on.get("domain"), dict):
@@ -155,6 +158,7 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
         raise RunUnavailable(f"tracker {run.run_dir}: {e}") from None
     vocab = DomainVocab(max(domain.readout()), domain.vocabulary(), domain.name)
     state = run.blob["model"]
+    arch_importable(run)
 
     def build() -> torch.nn.Module:
         # readout positions: the registers save theirs; the others read them off the readout's rows
@@ -164,8 +168,5 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
 
     model = run.restored_model(build, "its weights do not fit its settings",
                                (KeyError, AttributeError, IndexError, RuntimeError, ValueError))
-    if not isinstance(model, Recurrent):
-        raise RunUnavailable(f"tracker {run.run_dir}: a {run.config.arch} carries no state to step; "
-                             "programs are read by the recurrence and the registers")
     item_len = state["embed.item_tokens"].shape[1]  # item_tokens (I, E): E tokens per item
     return DomainRun(model.to(device), domain, vocab, item_len, run.identity(trained_on), device)

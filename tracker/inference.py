@@ -7,12 +7,13 @@ move by events, decode the tree it holds, and read the views the objectives comp
     state = run.step(state, "mul_comm@")
     run.decode(state)        # "* * c d + a b" for an exact tracker
 
-Every architecture ``train-tracker`` trains is read the same way; what a state holds differs:
+Every architecture ``train-tracker`` trains is read the same way, through the model's own stepping
+(``tracker.protocol``: ``initial_state``, ``read``, ``view``); what a state holds differs:
 
 - ``recurrence``: the slot ``w`` (C,), before its output norm: a state is the tracker's memory.
 - ``transformer``, ``transformer2x``: no carried state, so a state is the history so far, its
   items' pooled embeddings (T, C); ``step`` appends one, ``decode`` runs the blocks over them all.
-- ``deltaproduct``: the blocks' matrix states and the last view.
+- ``deltaproduct``: the blocks' matrix states and the last view, flattened into one vector.
 
 Items are embedded from their tokens, so any tree or event of the run's domain can be read, not
 only those of its dataset. A step that does not apply to the tree the tracker holds is read all
@@ -21,7 +22,6 @@ the same: the tracker is a model, not the rules (``chains.rewrite.rules.apply`` 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -32,11 +32,12 @@ from chains.manifest import DatasetError, manifest_path, read_manifest, trained_
 from chains.rewrite.rules import Event, apply
 from chains.rewrite.space import Domain, domain_of
 from chains.rewrite.trees import Tree, TreeSyntaxError, parse_polish, parse_tokens, polish, tokens
-from tracker.build import build_model
+from tracker.build import arch_importable, build_model
 from tracker.config import TrainConfig
 from tracker.data import Vocab
 from tracker.layouts import heap_tree
-from tracker.models import DeltaProduct, EventTransformer, Recurrent
+from tracker.models import Recurrent, is_own_arch
+from tracker.protocol import fits, growing_dims, shape_text, state_shape
 from training.checkpoint import RunCheckpoint, RunUnavailable  # noqa: F401  (re-exported: the run readers' names)
 from training.device import resolve_device
 
@@ -96,14 +97,6 @@ def checked_history(start: Tree | str, events: Sequence[Event | str], domain: Do
     return trees
 
 
-@dataclass(frozen=True)
-class _Delta:
-    """A DeltaProduct state: one matrix state (heads, d, d) per block and the last view (C,)."""
-
-    blocks: tuple[torch.Tensor, ...]
-    view: torch.Tensor
-
-
 class TrackedRun:
     """A trained tracker of any architecture; see ``load_run``. Methods take and give one state
     at a time (``views`` batches histories; ``encode_batch``, ``step_batch`` and ``decode_batch``
@@ -118,6 +111,13 @@ class TrackedRun:
     @property
     def arch(self) -> str:
         return self.config.arch
+
+    @cached_property
+    def batched(self) -> bool:
+        """Whether the batch methods stack states into one pass: for a state of one shape (the
+        recurrence, the registers, a model of one's own whose state does not grow); the built-in
+        transformers and DeltaProduct are read state by state, as their registered runs were."""
+        return isinstance(self.model, Recurrent) or (is_own_arch(self.arch) and not growing_dims(self.model))
 
     def describe(self) -> dict:
         """Identity for a report: the run, its architecture, objective, seed, steps, dataset."""
@@ -146,25 +146,17 @@ class TrackedRun:
 
     def _state(self, state: State) -> State:
         """``state`` when it is what ``encode`` or ``step`` returned; TypeError saying what one is."""
-        if isinstance(self.model, DeltaProduct):
-            ok, shape = isinstance(state, _Delta), "a DeltaProduct state"
-        else:
-            expected = self._state_shape
-            ok = isinstance(state, torch.Tensor) and state.dim() == len(expected) and all(
-                e == -1 or e == s for e, s in zip(expected, state.shape))
-            shape = f"a tensor of shape {tuple('T' if e == -1 else e for e in expected)}"
-        if not ok:
+        expected = self._state_shape
+        if not fits(state, expected):
+            shape = f"a tensor of shape {shape_text(expected)}"
             given = f"a tensor of shape {tuple(state.shape)}" if isinstance(state, torch.Tensor) else type(state).__name__
             raise TypeError(f"a state is what encode or step returned ({shape}), not {given}")
         return state
 
     @cached_property
     def _state_shape(self) -> tuple[int, ...]:
-        """A state's shape: the recurrence's carried state, or the transformer's history (T, C), -1 for T."""
-        if isinstance(self.model, EventTransformer):
-            return (-1, self.model.view_width)
-        with torch.no_grad():
-            return tuple(self.model.initial_state(1).shape[1:])
+        """A state's shape, -1 where it grows with the history (the transformer's T)."""
+        return state_shape(self.model)
 
     def _tree_ids(self, tree: Tree | str) -> list[int]:
         return self._ids(tokens(self._start(tree)))
@@ -179,28 +171,13 @@ class TrackedRun:
     def _event_item(self, event: Event | str) -> torch.Tensor:
         return torch.tensor([self._event_ids(event)], dtype=torch.long, device=self.device)  # (1, E)
 
-    def _pooled(self, toks: torch.Tensor) -> torch.Tensor:
-        """(1, E) token ids -> (1, C): the mean of the item's token embeddings, as
-        ``ItemEmbedding.pooled`` computes it for the dataset's items."""
-        emb, mask = self.model.embed.token_rows(toks)  # (1, E, C), (1, E)
-        m = mask.unsqueeze(-1).to(emb.dtype)
-        return (emb * m).sum(-2) / m.sum(-2).clamp(min=1)
-
     # ---- the state machine ----------------------------------------------------------------------
 
     def _read(self, state: State | None, toks: torch.Tensor) -> State:
+        """One state (None: before any item) after the item toks (1, E), by the model's stepping."""
         model = self.model
-        if isinstance(model, Recurrent):
-            w = model.initial_state(1) if state is None else state.unsqueeze(0)  # (1, ...)
-            return model.read(w, toks)[0]
-        if isinstance(model, EventTransformer):
-            x = self._pooled(toks)  # (1, C)
-            return x if state is None else torch.cat([state, x])  # (T, C): the history so far
-        if isinstance(model, DeltaProduct):
-            blocks = list(model._init_state(1, self.device)) if state is None else [b.unsqueeze(0) for b in state.blocks]
-            new, view = model._step(blocks, self._pooled(toks), torch.ones(1, dtype=torch.bool, device=self.device))
-            return _Delta(tuple(b[0] for b in new), view[0])
-        raise RunUnavailable(f"no state machine for architecture {self.arch!r}")
+        w = model.initial_state(1) if state is None else state.unsqueeze(0)  # (1, ...)
+        return model.read(w, toks)[0]
 
     def encode(self, start: Tree | str) -> State:
         """The state after reading the start tree (Polish text or a ``chains.rewrite.trees`` tree)."""
@@ -218,10 +195,7 @@ class TrackedRun:
         with torch.no_grad():
             if isinstance(model, Recurrent):
                 return model.view(state)
-            if isinstance(model, EventTransformer):
-                # the blocks over the whole history; the view of its last item
-                return model._views(state.unsqueeze(0))[0, -1]
-            return state.view
+            return model.view(state.unsqueeze(0))[0]
 
     def decode_tree(self, state: State) -> Tree | None:
         """The tree the state stands for, or None when the readout is not a well-formed tree
@@ -276,15 +250,15 @@ class TrackedRun:
 
     # ---- batches: many states per call (the prover's search moves hundreds at once) -----------
     #
-    # For the recurrence each call is one batched pass: the slots of every state stacked (M, C),
-    # one item per row. The other architectures are read state by state with the methods above,
+    # Where ``batched``, each call is one batched pass: the states stacked (M, ...), one item per
+    # row. The other architectures are read state by state with the methods above,
     # to the same results. A batch's bits are those of its batch: reading a state alone (``step``)
     # gives the same tree but may differ in the last float bits.
 
     def encode_batch(self, histories: Sequence[History]) -> list[State]:
         """The end state of each history (start, events), in order."""
         histories = [_history(h, n) for n, h in enumerate(histories)]
-        if not isinstance(self.model, Recurrent):
+        if not self.batched:
             return [self.run(start, events) for start, events in histories]
         if not histories:
             return []
@@ -305,7 +279,7 @@ class TrackedRun:
         """``states[i]`` moved by ``events[i]``, for every i."""
         if len(states) != len(events):
             raise ValueError(f"{len(states)} states but {len(events)} events")
-        if not isinstance(self.model, Recurrent):
+        if not self.batched:
             return [self.step(state, event) for state, event in zip(states, events)]
         if not states:
             return []
@@ -315,7 +289,7 @@ class TrackedRun:
 
     def decode_batch(self, states: Sequence[State]) -> list[Tree | None]:
         """The tree each state stands for (``decode_tree`` of each), None where the readout is no tree."""
-        if not isinstance(self.model, Recurrent):
+        if not self.batched:
             return [self.decode_tree(state) for state in states]
         if not states:
             return []
@@ -366,6 +340,7 @@ def load_run(directory: Path | str, data: Path | str | None = None,
         raise RunUnavailable(f"tracker {run_dir}: its checkpoint names no domain ({e}); pass data=") from None
     state = blob["model"]
     vocab = Vocab(domain.atom_names, domain.rules)
+    arch_importable(run)
 
     def build() -> torch.nn.Module:
         # readout positions: the registers save theirs; the others read them off the readout's rows

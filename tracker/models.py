@@ -9,11 +9,14 @@ step) and exposes the same interface:
 - ``advance(state, rows, items)`` -> ``z`` (M, C): the view after one more item on some rows;
 - ``final_view(items)`` -> ``z`` (H, C): the view at each history's end, without keeping the
   views of every step (evaluation on 4,096-step chains);
-- ``readout(z)`` -> logits (..., P, V_out): a linear map per tree position.
+- ``readout(z)`` -> logits (..., P, V_out): a linear map per tree position;
+- ``initial_state``, ``read`` and ``view``: the stepping every caller past training uses
+  (``tracker.protocol``, where a model of one's own is described too).
 """
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +25,14 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 ARCHS = ("recurrence", "transformer", "transformer2x", "deltaproduct", "registers")
+# an arch of one's own: the import path of its class (tracker.build.model_class)
+_OWN_ARCH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*")
+
+
+def is_own_arch(arch: str) -> bool:
+    """``arch`` names a model class of one's own by its import path, ``package.module:Class``."""
+    return bool(_OWN_ARCH.fullmatch(arch))
+
 # bound: one table row per (position, token), for short items over a small vocabulary (trees,
 # rewrite events); factored: a token row plus a position row, for long items over a large one
 # (Lean text), where E x V rows would not fit
@@ -30,7 +41,7 @@ EMBEDDINGS = ("bound", "factored")
 
 @dataclass(frozen=True)
 class ModelConfig:
-    arch: str = "recurrence"  # one of ARCHS
+    arch: str = "recurrence"  # one of ARCHS, or a model class of one's own as package.module:Class
     width: int = 128  # C: the slot's width (the residual width of the baselines)
     ticks: int = 4  # recurrence: attention + MLP updates per event
     fixed_norm: bool = True  # recurrence: rescale the slot to norm sqrt(C) after every event (no clock in its norm)
@@ -86,6 +97,12 @@ class ItemEmbedding(nn.Module):
             return self.table(toks) + self.position.weight[: toks.shape[-1]], toks != 0
         offset = torch.arange(toks.shape[-1], device=toks.device) * self.vocab_size
         return self.table(toks + offset), toks != 0
+
+    def pooled_rows(self, toks: torch.Tensor) -> torch.Tensor:
+        """Items given by their token ids (M, E) -> the mean of each item's token embeddings (M, C)."""
+        emb, mask = self.token_rows(toks)  # (M, E, C), (M, E)
+        m = mask.unsqueeze(-1).to(emb.dtype)
+        return (emb * m).sum(-2) / m.sum(-2).clamp(min=1)
 
     def pooled(self, items: torch.Tensor) -> torch.Tensor:
         """items (...,) -> the mean of the item's token embeddings (..., C); zero for padding.
@@ -153,8 +170,9 @@ def parsed_rows(cache: dict, parse: Callable[[list[int]], tuple], toks: torch.Te
 
 
 class Recurrent(Tracker):
-    """A tracker with a carried state it can be driven by, one item at a time: the prover's
-    imagination and ``tracker.inference`` hold its states themselves."""
+    """A tracker whose carried state keeps one shape from step to step (a slot, registers), so that
+    histories of different lengths share a batch: ``tracker.inference`` batches these. Every
+    tracker steps by ``initial_state``, ``read`` and ``view`` (``tracker.protocol``)."""
 
     def initial_state(self, n: int) -> torch.Tensor:
         """The state before any item, for n histories."""
@@ -354,6 +372,19 @@ class EventTransformer(Tracker):
         x = x.index_put((r, at), self.embed.pooled(items))
         return self._views(x)[r, at]
 
+    # the stepping of tracker.protocol: the state is the history so far, its items pooled
+    def initial_state(self, n: int) -> torch.Tensor:
+        """No item read yet: (n, 0, C), a history that grows by one row per item."""
+        return self.head.weight.new_zeros(n, 0, self.config.width)
+
+    def read(self, state: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
+        """The histories (M, T, C) with one more item each, given by its token ids (M, E) -> (M, T + 1, C)."""
+        return torch.cat([state, self.embed.pooled_rows(toks).unsqueeze(1)], 1)
+
+    def view(self, state: torch.Tensor) -> torch.Tensor:
+        """The blocks over each whole history (M, T, C); the view of its last item (M, C)."""
+        return self._views(state)[:, -1]
+
 
 class DeltaProduct(Tracker):
     """DeltaProduct [Siems et al. 2025]: per block a matrix state S (heads, d, d) updated per event by
@@ -425,3 +456,26 @@ class DeltaProduct(Tracker):
     def advance(self, state, rows: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
         states = [s[rows] for s in state]
         return self._step(states, self.embed.pooled(items), torch.ones_like(items, dtype=torch.bool))[1]
+
+    # the stepping of tracker.protocol: the state is every block's matrix state (heads, d, d) and the
+    # last view (C,), flattened into one row (blocks * heads * d * d + C) per history
+    def initial_state(self, n: int) -> torch.Tensor:
+        """Zero matrix states and a zero view, (n, blocks * heads * d * d + C)."""
+        c, h = self.config.width, self.config.heads
+        return self.head.weight.new_zeros(n, self.config.blocks * h * (c // h) ** 2 + c)
+
+    def _blocks(self, state: torch.Tensor) -> list[torch.Tensor]:
+        """A flat state (M, D) -> each block's matrix state (M, heads, d, d), contiguous."""
+        h, d = self.config.heads, self.config.width // self.config.heads
+        size = h * d * d
+        return [state[:, b * size:(b + 1) * size].reshape(-1, h, d, d).contiguous() for b in range(self.config.blocks)]
+
+    def read(self, state: torch.Tensor, toks: torch.Tensor) -> torch.Tensor:
+        """The flat states (M, D) after one more item each, given by its token ids (M, E)."""
+        active = torch.ones(len(toks), dtype=torch.bool, device=toks.device)
+        new, view = self._step(self._blocks(state), self.embed.pooled_rows(toks), active)
+        return torch.cat([*(b.flatten(1) for b in new), view], 1)
+
+    def view(self, state: torch.Tensor) -> torch.Tensor:
+        """The last view (..., C), kept at the end of the flat states (..., D)."""
+        return state[..., -self.config.width:]

@@ -64,6 +64,7 @@ from tracker.domain_stream import (DomainChains, DomainRows, commonest_floor, co
 from tracker.inference import RunUnavailable, TrackedRun, load_run
 from tracker.layouts import PAD_ID, laid_out
 from tracker.models import Recurrent, SlotRecurrence
+from tracker.protocol import growing_dims
 from tracker.train import IGNORED
 from training.checkpoint import CHECKPOINT, CheckpointError, load_checkpoint, refuse_replacing
 from training.device import cpu_kernels, resolve_device
@@ -248,17 +249,17 @@ class TreeRows:
 
 
 class Stepper:
-    """A recurrent tracker's slots moved by event ids of a space (a rewrite ``StateSpace``, or the
+    """A tracker's states moved by event ids of a space (a rewrite ``StateSpace``, or the
     ``tracker.domain_data.DomainBuilder`` of a run on another domain), and its readout judged against
     the space's states. The slot recurrence reads its events as ``SlotRecurrence`` reads a dataset's
     items in evaluation (keys and values once per distinct event, padding columns dropped), stepped
-    by ``SlotStep``; every other recurrent architecture reads token rows with its own ``read``."""
+    by ``SlotStep``; every other architecture reads token rows with its own ``read`` (the model
+    protocol, ``tracker.protocol``). A state that grows with the history (a transformer's) is kept
+    in the readout's buffer as its view, since the buffer's rows hold one shape."""
 
     def __init__(self, run: TrackedRun | DomainRun, space: StateSpace | DomainBuilder) -> None:
-        if not isinstance(run.model, Recurrent):
-            raise StreamError(f"the {run.arch} architecture carries no state to stream; "
-                              "stream a recurrent tracker (recurrence, registers)")
         self.run, self.space, self.model = run, space, run.model
+        self.grows = bool(growing_dims(self.model))
         self.rows = DomainRows(run, space) if isinstance(run, DomainRun) else TreeRows(run, space)
         self.device = torch.device(run.device)
         self.fast = SlotStep.applies(self.model)
@@ -314,8 +315,19 @@ class Stepper:
             return w.clone()  # not a view of out, which the next chunk overwrites
         for s in range(events.shape[1]):
             w = self.model.read(w, self._toks[ids[s]])
-            out[s] = w
+            out[s] = self.kept(w)
         return w
+
+    def kept(self, w: torch.Tensor) -> torch.Tensor:
+        """What the readout's buffer keeps of states w (N, ...): the states themselves, or their
+        views (N, view_width) where the state grows with the history."""
+        return self.model.view(w) if self.grows else w
+
+    def buffer(self, steps: int, w: torch.Tensor) -> torch.Tensor:
+        """An empty buffer (steps, N, ...) for what ``steps`` steps of states like w keep."""
+        with torch.no_grad():
+            kept = self.kept(w)
+        return torch.empty((steps, *kept.shape), dtype=kept.dtype, device=kept.device)
 
     def _cut(self, e: int) -> tuple[torch.Tensor, ...]:
         """The events' K, V (U, e, C) and additive masks (U, e) cut to their first e columns,
@@ -327,12 +339,13 @@ class Stepper:
 
     @torch.no_grad()
     def right(self, slots: torch.Tensor, states: np.ndarray) -> torch.Tensor:
-        """slots (S, N, ...) and the true state ids (S, N) -> (S, N) whether the whole decoded tree
-        (argmax per position, PAD included) is the true one; a negative target matches anything
-        (``tracker.evaluate.right_trees``)."""
+        """slots (S, N, ...) as the buffer keeps them (``kept``) and the true state ids (S, N) -> (S, N)
+        whether the whole decoded tree (argmax per position, PAD included) is the true one; a
+        negative target matches anything (``tracker.evaluate.right_trees``)."""
         self._grow()
         target = self._targets[torch.from_numpy(np.ascontiguousarray(states)).to(self.device)]  # (S, N, P)
-        got = self.model.readout(self.model.view(slots)).argmax(-1)  # (S, N, P)
+        views = slots if self.grows else self.model.view(slots)  # (S, N, view_width)
+        got = self.model.readout(views).argmax(-1)  # (S, N, P)
         return ((got == target) | (target < 0)).all(-1)
 
 
@@ -411,10 +424,12 @@ def stream(run: TrackedRun | DomainRun, source: DrawnChains | DomainChains,
     else:
         figures = Figures()
         w = stepper.start(np.array(source.here, dtype=np.int64))
-        wrong = ~stepper.right(w.unsqueeze(0), np.array([source.here], dtype=np.int64))[0]
+        with torch.no_grad():
+            kept = stepper.kept(w)
+        wrong = ~stepper.right(kept.unsqueeze(0), np.array([source.here], dtype=np.int64))[0]
         figures.first_wrong = [0 if bad else -1 for bad in wrong.tolist()]
     saved_at = time.perf_counter()
-    buffer = torch.empty((config.readout_chunk, *w.shape), dtype=w.dtype, device=w.device)  # (S, N, ...)
+    buffer = stepper.buffer(config.readout_chunk, w)  # (S, N, ...)
     progress("stream", figures.steps, config.longest)
     while figures.steps < config.longest:
         size = min(config.block, config.longest - figures.steps)

@@ -24,7 +24,7 @@ from tracker.data import Batch, TrackerData, load_dataset, sample_batch
 from tracker.evaluate import EvalConfig, evaluate, requested_chains, torch_threads
 from tracker.layouts import PAD_ID, laid_out
 from tracker.losses import NextLatHead, tracker_losses
-from tracker.models import Tracker
+from tracker.models import Tracker, is_own_arch
 from tracker.schedules import schedule_of
 from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact, checks_read, split_for_checks
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
@@ -235,6 +235,8 @@ def write_report(report: dict, out: Path) -> None:
 def compute_note(config: TrainConfig) -> str:
     if config.arch == "recurrence" and (config.width, config.ticks) != (128, 4):
         return f"slot recurrence, width {config.width}, {config.ticks} ticks per event"
+    if is_own_arch(config.arch):
+        return f"a model of one's own, {config.arch}, width {config.width}"
     return {"recurrence": "slot recurrence, width 128, four ticks per event",
             "transformer": "causal transformer over events, depth 4, width 128: equal per-event compute "
                            "(12C^2 per layer per event vs ~46C^2 for the recurrence's event)",
