@@ -63,9 +63,10 @@ def build_kcheck(lean: LeanInstall) -> Path:
         libdir = bundled_lean_library()
     except LeanBridgeError as e:
         raise KernelCheckerError(f"the kernel route needs the bundled Lean library: {e}") from None
-    # one build per library directory too: the binary's run path names it, and another environment's
-    # copy of the same wheel (a removed checkout's) may be gone
-    place = hashlib.sha256(str(Path(libdir).resolve()).encode()).hexdigest()[:8]
+    # one build per library directory too: the binary's run path names it (resolved, so that a venv
+    # reached through a link is named by where it is), and another environment's copy may be gone
+    libdir = Path(libdir).resolve()
+    place = hashlib.sha256(str(libdir).encode()).hexdigest()[:8]
     target = cache_dir() / "kcheck" / f"{LEAN_GITHASH[:12]}-{sources_hash()[:16]}-{place}" / "kcheck"
     try:
         return built_with_gcc(target, kcheck_sources(), "kcheck.c", libdir, ("-O2", "-std=gnu11"),
