@@ -412,7 +412,7 @@ def _searches(searcher: str, drawn: Drawn, config: DomainProveConfig, kernel: Ke
 def _line(summary: dict) -> str:
     per = summary["kernel_calls_per_solved"]
     return (f"{summary['solved']}/{summary['problems']} solved, {summary['kernel_calls']:,} kernel calls"
-            + (f", {per:g} per solved" if per is not None else ""))
+            + (f", {per:.1f} per solved" if per is not None else ""))
 
 
 def prove_domain(config: DomainProveConfig, progress: Progress = _quiet, note: Note = _quiet) -> dict:
