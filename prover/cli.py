@@ -68,6 +68,9 @@ def _device_spec(ctx, param, value: str) -> str:
                    "small enough to search, else walk lengths, which the report and the table say) [default: 1 up "
                    "to the largest there is (on programs and a domain of one's own at most 8; where they are walk "
                    "lengths, 2,4,8,16)].")
+@click.option("--walk-lengths", is_flag=True,
+              help="Programs and a domain of one's own: distances as walk lengths (where a random history of that "
+                   "many events leads), as earlier reports drew them, not shortest distances.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the problems and proposal order.")
 @click.option("--prefix", type=click.IntRange(0), default=0, show_default=True,
               help="Length of the certified history the imagination reads before the start.")
@@ -92,8 +95,8 @@ def _device_spec(ctx, param, value: str) -> str:
               help="Where the tracker (imagination) or the oracle (oracle, oracle-imagination) reads and moves its "
                    "states: auto (CUDA when present, else the CPU), cpu, cuda, cuda:N or mps. A device this machine "
                    "lacks is refused before anything is written; the kernel searchers use no model.")
-def main(budget_calls, data, tracker, oracle, searcher, problems, distances, seed, prefix, out, jobs, threads,
-         timeout, memory_mb, store, unvisited, device) -> None:
+def main(budget_calls, data, tracker, oracle, searcher, problems, distances, walk_lengths, seed, prefix, out, jobs,
+         threads, timeout, memory_mb, store, unvisited, device) -> None:
     """Search rewrite paths between trees of one class (or programs, or histories of a domain of one's own, between
     two states), counting every question to Lean. Progress goes to stderr (plain lines off a terminal); a table of
     problems solved and kernel calls per solved problem, by distance and searcher, to stdout."""
@@ -107,9 +110,12 @@ def main(budget_calls, data, tracker, oracle, searcher, problems, distances, see
 
         torch.set_num_threads(threads)
     if is_programs_dataset(data) or is_domain_dataset(data):
-        _domain(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
-                device)
+        _domain(budget_calls, data, tracker, searcher, problems, distances, walk_lengths, seed, out, jobs, timeout,
+                memory_mb, device)
         return
+    if walk_lengths:
+        raise click.UsageError("--walk-lengths is for programs and a domain of one's own; on rewrite chains "
+                               "distances are always shortest")
     if searcher in DOMAIN_SEARCHERS:
         raise click.UsageError(f"--searcher {searcher} is for programs and a domain of one's own; on rewrite chains: "
                                f"{', '.join(SEARCHERS)}")
@@ -158,8 +164,8 @@ def _run_of(searcher: str, tracker: Path, oracle: Path) -> tuple[str, Path | Non
     return "--tracker", None
 
 
-def _domain(budget_calls, data, tracker, searcher, problems, distances, seed, out, jobs, timeout, memory_mb,
-            device) -> None:
+def _domain(budget_calls, data, tracker, searcher, problems, distances, walk_lengths, seed, out, jobs, timeout,
+            memory_mb, device) -> None:
     """``prove`` on a programs dataset or one of a domain of one's own (``prover.domain_search``)."""
     context = click.get_current_context()
     for name in ("oracle", "prefix", "store", "unvisited"):
@@ -175,7 +181,7 @@ def _domain(budget_calls, data, tracker, searcher, problems, distances, seed, ou
         config = DomainProveConfig(
             data=data, tracker=tracker, searcher=searcher, budget_calls=budget_calls or domain_search.DEFAULT_BUDGET,
             problems=problems or domain_search.DEFAULT_PROBLEMS, distances=distances, seed=seed, out=out, jobs=jobs,
-            timeout_s=timeout, memory_mb=memory_mb, device=device)
+            timeout_s=timeout, memory_mb=memory_mb, device=device, walk_lengths=walk_lengths)
         try:
             report = prove_domain(config, progress=bar, note=lambda line: _note(bar, line))
         except DomainSearchUsage as e:

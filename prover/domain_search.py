@@ -156,11 +156,20 @@ WALK_SAMPLING = ("start: the domain's start_state; target: where its sample_even
                  "is the start")
 
 
-def draw_problems(domain: StateDomain, distances: Sequence[int] | None, per_distance: int, seed: int) -> Drawn:
+WALK_ASKED = ("start: the domain's start_state; target: where its sample_events of <distance> events lead (a walk "
+              "length, as asked: an upper bound on the shortest distance), redrawn when it is the start")
+
+
+def draw_problems(domain: StateDomain, distances: Sequence[int] | None, per_distance: int, seed: int,
+                  walks: bool = False) -> Drawn:
     """``per_distance`` problems per distance, the same for the same arguments: at exactly that
-    shortest distance where the state graph can be searched, else at that walk length; default
-    distances (None) 1 up to the largest there is (at most ``MAX_DEFAULT_DISTANCE``), or
-    ``DEFAULT_WALKS``. DomainSearchUsage for a distance the domain does not have."""
+    shortest distance where the state graph can be searched, else (or with ``walks``, as earlier
+    reports drew them) at that walk length; default distances (None) 1 up to the largest there is
+    (at most ``MAX_DEFAULT_DISTANCE``), or ``DEFAULT_WALKS``. DomainSearchUsage for a distance the
+    domain does not have."""
+    if walks:
+        distances = tuple(distances or DEFAULT_WALKS)
+        return Drawn(_walk_problems(domain, distances, per_distance, seed), distances, WALK, None, WALK_ASKED)
     if _one_variable_events(domain):
         return _programs_problems(domain, distances, per_distance, seed)
     first = domain.start_state(split_rng(seed, "shortest-first-start"))
@@ -380,6 +389,7 @@ class DomainProveConfig:
     beam: int = 4  # imagination: states kept per step
     max_length: int = 24  # imagination: longest program tried
     baseline: bool = True  # run BASELINE beside the searcher, where the domain names short histories
+    walk_lengths: bool = False  # distances as walk lengths, as earlier reports drew them, not shortest distances
 
 
 def _searches(searcher: str, drawn: Drawn, config: DomainProveConfig, kernel: Kernel, tracker, candidates: list,
@@ -430,7 +440,7 @@ def prove_domain(config: DomainProveConfig, progress: Progress = _quiet, note: N
     if config.searcher == BASELINE and not shorts:
         raise DomainSearchUsage(f"--searcher {BASELINE}: {domain.name} names no short history between two states "
                                 "(no short_history method); use imagination or kernel-uniform")
-    drawn = draw_problems(domain, config.distances, config.problems, config.seed)
+    drawn = draw_problems(domain, config.distances, config.problems, config.seed, config.walk_lengths)
     note(f"{len(drawn.problems)} problems: {config.problems} at each {drawn.measure} of "
          f"{', '.join(map(str, drawn.distances))}")
     candidates = training_events(config.data, domain)

@@ -288,3 +288,26 @@ def test_programs_problems_are_at_their_shortest_distance_breadth_first():
     assert all(reach[p.target] == p.distance and len(domain.short_history(p.start, p.target)) == p.distance
                for p in drawn.problems)
     assert draw_problems(domain, None, 3, seed=0) == drawn
+
+
+def test_walk_lengths_draw_the_problems_earlier_reports_drew():
+    """--walk-lengths: a target where a random program of that many statements leads, drawn as the
+    recorded results' problems were (the same generator, the same draws), said so in the report."""
+    import random
+
+    from chains.programs.domain import ProgramsDomain
+    from prover.domain_search import WALK, draw_problems
+
+    domain = ProgramsDomain(Machine(2))
+    walked = draw_problems(domain, (4, 16), 3, seed=0, walks=True)
+    assert walked.measure == WALK and walked.distances == (4, 16) and "walk length" in walked.sampling
+    recorded = []
+    for d in (4, 16):
+        rng, n = random.Random(f"0:programs-problems-{d}"), 0
+        while n < 3:
+            start = domain.start_state(rng)
+            target = run(domain.sample_events(rng, start, d), start, 2)
+            if target != start:
+                recorded.append((d, start, target))
+                n += 1
+    assert [(p.distance, p.start, p.target) for p in walked.problems] == recorded

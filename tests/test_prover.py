@@ -313,6 +313,7 @@ def test_prove_command_errors_are_one_line(dataset, tmp_path, args, message):
     (["--device", "tpu"], "unknown device 'tpu'"),
     (["--threads", 0], "--threads"),
     (["--problems", 0], "--problems"),
+    (["--walk-lengths"], "--walk-lengths is for programs and a domain of one's own"),
 ])
 def test_prove_usage_refusals_exit_2_in_one_line(dataset, tmp_path, args, message):
     code, output = invoke(["--data", dataset, *args, "--out", tmp_path / "o"])
