@@ -181,7 +181,14 @@ def draw_problems(domain: StateDomain, distances: Sequence[int] | None, per_dist
     distances = tuple(distances or range(1, min(largest, MAX_DEFAULT_DISTANCE) + 1))
     if not distances:
         raise DomainSearchUsage(f"every history of {domain.name} from its start leads back to it: no problem to draw")
-    table: dict = {first: reach}
+    table: dict = {first: reach}  # start -> its shortest distances
+    at: dict = {}  # (start, distance) -> the states that far from it, in a fixed order
+
+    def targets_at(start, d: int) -> list:
+        if (start, d) not in at:
+            at[start, d] = sorted((s for s, k in table[start].items() if k == d), key=domain.state_key)
+        return at[start, d]
+
     problems = []
     for d in distances:
         rng = split_rng(seed, f"shortest-problems-{d}")
@@ -193,7 +200,7 @@ def draw_problems(domain: StateDomain, distances: Sequence[int] | None, per_dist
                 if table[start] is None:  # another start's graph too large after all: walk lengths throughout
                     return Drawn(_walk_problems(domain, distances, per_distance, seed), distances, WALK, None,
                                  WALK_SAMPLING)
-                targets = sorted((s for s, k in table[start].items() if k == d), key=domain.state_key)
+                targets = targets_at(start, d)
                 if targets:
                     break
             else:
