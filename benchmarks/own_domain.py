@@ -4,7 +4,8 @@ domain written only against ``chains.protocol``, named by its import path ``dial
 In a work directory with a certificate store of its own (empty at the start): ``certify`` the
 default dataset, ``certify --verify`` it, ``train-tracker`` (combo, one thread), ``evaluate-tracker``
 to 65,536 events with every step certified, ``analyse-tracker``, and ``prove`` with the tracker as
-imagination (one kernel call allowed per problem) and with the kernel-stepping hill climber.
+imagination (one kernel call allowed per problem) and with the kernel-stepping hill climber, at
+every shortest distance the dial has (1 and 2).
 Each command runs as a user runs it, with ``tests`` on ``PYTHONPATH``; its wall seconds and figures
 go to results/own-domain.json with the Lean, core library, module and package identities.
 
@@ -55,10 +56,10 @@ def main() -> None:
                      "--threads", "1", "--quiet"],
         "analyse": ["tracker.analysis_cli", str(run), "--out", str(work / "analysis")],
         "prove_imagination": ["prover", "--data", str(data), "--tracker", str(run), "--searcher", "imagination",
-                              "--budget-calls", "1", "--problems", "100", "--distances", "2,4,8,16", "--jobs", "1",
+                              "--budget-calls", "1", "--problems", "100", "--jobs", "1",
                               "--out", str(work / "prove-imagination")],
         "prove_kernel": ["prover", "--data", str(data), "--searcher", "kernel-uniform", "--budget-calls", "1000",
-                         "--problems", "10", "--distances", "2,4,8,16", "--jobs", "1", "--out", str(work / "prove-kernel")],
+                         "--problems", "10", "--jobs", "1", "--out", str(work / "prove-kernel")],
     }
     seconds = {}
     for name, command in commands.items():
@@ -69,7 +70,7 @@ def main() -> None:
     stream = json.loads((run / "stream-s0" / "report.json").read_text())
     proofs = {name: json.loads((work / name.replace("_", "-") / "report.json").read_text())
               for name in ("prove_imagination", "prove_kernel")}
-    summary = ("problems", "solved", "success", "kernel_calls", "kernel_calls_per_solved", "mean_program_length",
+    summary = ("distances", "distance_measure", "problems", "solved", "success", "kernel_calls", "kernel_calls_per_solved", "mean_program_length",
                "solutions_failing_audit")
     results = {
         "domain": manifest["domain"],

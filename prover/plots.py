@@ -29,21 +29,33 @@ def _distances_axis(ax, ds: list[int]) -> None:
 
 
 def plot_prove(report: dict, path: Path):
-    """Two panels against distance: the share solved, and kernel calls per solved problem (log). A
-    distance where nothing was solved has no calls-per-solved point; when no distance has one, the
-    panel says the searcher solved none instead of drawing an empty axis. Returns the figure (closed)."""
+    """Two panels against distance (or walk length, as the report's ``distance_measure`` says): the
+    share solved, and kernel calls per solved problem (log); the report's ``baseline`` searcher, when
+    it ran, drawn beside the searcher. A distance where nothing was solved has no calls-per-solved
+    point; when no distance has one, the panel says the searcher solved none instead of drawing an
+    empty axis. Returns the figure (closed)."""
     plt = pyplot()
     rows = report["by_distance"]
     ds = sorted(int(d) for d in rows)
+    measure = report.get("distance_measure", "distance")
+    series = [(report["searcher"], rows)]
+    if report.get("baseline"):
+        series.append((f"{report['baseline']['searcher']} (baseline)", report["baseline"]["by_distance"]))
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.5))
-    left.plot(ds, [rows[str(d)]["success"] for d in ds], "o-")
-    left.set(xlabel="distance", ylabel="share of problems solved", ylim=(-0.02, 1.02), title="success")
+    for name, by in series:
+        left.plot(ds, [by[str(d)]["success"] for d in ds], "o-", label=name)
+    left.set(xlabel=measure, ylabel="share of problems solved", ylim=(-0.02, 1.02), title="success")
+    if len(series) > 1:
+        left.legend(fontsize=7)
     _distances_axis(left, ds)
     solved = [(d, rows[str(d)]["kernel_calls_per_solved"]) for d in ds
               if rows[str(d)]["kernel_calls_per_solved"] is not None]
-    right.set(xlabel="distance", ylabel="kernel calls per solved problem", title="kernel calls")
+    right.set(xlabel=measure, ylabel="kernel calls per solved problem", title="kernel calls")
     if solved:
-        right.plot([d for d, _ in solved], [c for _, c in solved], "o-")
+        for (name, by), style in zip(series, ("o-", "s--")):
+            points = [(d, by[str(d)]["kernel_calls_per_solved"]) for d in ds
+                      if by[str(d)]["kernel_calls_per_solved"] is not None]
+            right.plot([d for d, _ in points], [c for _, c in points], style, label=name)
         right.set_yscale("log")
         unsolved = [d for d in ds if d not in dict(solved)]
         if unsolved:

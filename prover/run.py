@@ -41,6 +41,11 @@ class ProveError(Exception):
     """Bad input or a run that cannot go on; the message is one line for the user."""
 
 
+class ProveUsage(ProveError):
+    """Options the search does not take on this dataset (a distance its class graph does not have,
+    --unvisited where training visits everything): a usage error, in one line."""
+
+
 DIAMETER_TREES = 100_000  # start trees up to which a report always records the classes' diameter
 
 
@@ -244,7 +249,7 @@ def _draw_problems(config: ProveConfig, domain: Domain) -> _Drawn:
         avoid = frozenset(training_trees(config.data, domain)) if config.unvisited else frozenset()
         problems = make_problems(domain, distances, config.problems, config.seed, config.prefix, avoid)
     except ProblemError as e:
-        raise ProveError(str(e)) from None
+        raise ProveUsage(str(e)) from None
     except DatasetError as e:
         raise ProveError(f"dataset {config.data}: {e}") from None
     return _Drawn(problems, distances, largest, avoid)
@@ -311,6 +316,7 @@ def _report(config: ProveConfig, manifest: dict, domain: Domain, drawn: _Drawn, 
         "kernel": {"jobs": config.jobs, "batch_size": kernel.config.batch_size,
                    "reuse_answers": kernel.config.reuse_answers},
         "device": str(device),
+        "torch_threads": _torch_threads(),
         **models.describe(),
         "dataset": {"path": str(config.data), "atoms": domain.atoms, "tier": domain.tier,
                     "max_size": domain.size_bound, "seed": manifest.get("seed"),
@@ -320,6 +326,12 @@ def _report(config: ProveConfig, manifest: dict, domain: Domain, drawn: _Drawn, 
         "core_hash": kernel.core.hash,
         "package_version": package_version(),
     }
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 def _write_outputs(staging: Path, report: dict, problems: list[Problem], results: list[ProblemResult]) -> None:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from chains.programs.files import read_programs
-from chains.programs.syntax import Machine, parse_statement, run, state_text, zero_state
+from chains.programs.syntax import Machine, parse_state, parse_statement, run, state_text, zero_state
 from leanbridge import certify_programs, cliutil
 from leanbridge.cli import main as certify
 from conftest import run_certify
@@ -234,5 +234,80 @@ def test_prove_on_programs_counts_every_kernel_call_and_audits_each_solution(bit
     assert all(r["calls"] <= 200 for r in results) and report["solutions_failing_audit"] == 0
     assert report["solved"] == sum(r["solved"] for r in results) > 0
     assert (out / "prove.png").stat().st_size > 0  # as --help promises, on every domain
-    wrong = CliRunner().invoke(prove, ["--data", str(bits), "--prefix", "3", "--out", str(tmp_path / "p2")])
-    assert wrong.exit_code == 2 and "--prefix is for rewrite chains" in wrong.output
+    # the targets are at the stated shortest distance: that many variables differ from the start
+    assert report["distance_measure"] == "shortest distance" and report["largest_distance"] == 8
+    for line in (out / "problems.jsonl").read_text().splitlines():
+        problem = json.loads(line)
+        start, target = (parse_state(problem[k], Machine(2)) for k in ("start", "target"))
+        assert sum(a != b for a, b in zip(start, target)) == problem["distance"]
+    # the constant-assignment baseline ran beside it on the same problems: one call each, a statement a distance
+    baseline = report["baseline"]
+    assert baseline["searcher"] == "short-history" and baseline["solved"] == baseline["problems"] == 4
+    assert baseline["kernel_calls"] == 4 and baseline["by_distance"]["3"]["mean_program_length"] == 3
+    # stdout: the table by distance and searcher; stderr: a line a finished distance and searcher
+    table = result.stdout.splitlines()
+    assert any(re.match(r"3 +kernel-uniform +\d/2 ", line) for line in table), result.stdout
+    assert any(re.match(r"3 +short-history \(baseline\) +2/2 +2 +1\.00 +3\.00$", line) for line in table)
+    assert any(line.startswith("all ") for line in table)
+    lines = result.stderr.splitlines()
+    assert "4 problems: 2 at each shortest distance of 2, 3" in lines
+    assert sum(line.startswith("kernel-uniform, shortest distance ") for line in lines) == 2
+    assert any(line.startswith("short-history, shortest distance 3: 2/2 solved, 2 kernel calls") for line in lines)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--prefix", "3"], "--prefix is for rewrite chains"),
+    (["--oracle", "elsewhere"], "--oracle is for rewrite chains"),
+    (["--store", "elsewhere.sqlite"], "--store is for rewrite chains"),
+    (["--unvisited"], "--unvisited is for rewrite chains"),
+    (["--searcher", "kernel-lookahead"], "--searcher kernel-lookahead is for rewrite chains"),
+    (["--searcher", "oracle"], "--searcher oracle is for rewrite chains"),
+    (["--distances", "2,9"], "distance 9: no two states of programs are that far apart"),
+    (["--device", "tpu"], "unknown device 'tpu'"),
+    (["--threads", "0"], "--threads"),
+])
+def test_prove_refuses_what_programs_do_not_take_in_one_line_exit_2(bits, tmp_path, args, message):
+    from prover.cli import main as prove
+
+    result = CliRunner().invoke(prove, ["--data", str(bits), *args, "--out", str(tmp_path / "p")])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert result.output.strip().count("\n") == 0 and not (tmp_path / "p").exists()
+
+
+def test_programs_problems_are_at_their_shortest_distance_breadth_first():
+    """On Bits, a breadth-first search over every statement finds the zero state's distance to each
+    state to be the number of variables that differ: what the problems' distance says."""
+    from chains.programs.domain import ProgramsDomain
+    from prover.domain_search import SHORTEST, draw_problems, shortest_distances
+
+    domain = ProgramsDomain(Machine(2))
+    reach = shortest_distances(domain, zero_state(), budget=10**7)
+    assert len(reach) == 256 and all(d == sum(map(bool, state)) for state, d in reach.items())
+    drawn = draw_problems(domain, None, 3, seed=0)
+    assert drawn.measure == SHORTEST and drawn.distances == tuple(range(1, 9))
+    assert all(reach[p.target] == p.distance and len(domain.short_history(p.start, p.target)) == p.distance
+               for p in drawn.problems)
+    assert draw_problems(domain, None, 3, seed=0) == drawn
+
+
+def test_walk_lengths_draw_the_problems_earlier_reports_drew():
+    """--walk-lengths: a target where a random program of that many statements leads, drawn as the
+    recorded results' problems were (the same generator, the same draws), said so in the report."""
+    import random
+
+    from chains.programs.domain import ProgramsDomain
+    from prover.domain_search import WALK, draw_problems
+
+    domain = ProgramsDomain(Machine(2))
+    walked = draw_problems(domain, (4, 16), 3, seed=0, walks=True)
+    assert walked.measure == WALK and walked.distances == (4, 16) and "walk length" in walked.sampling
+    recorded = []
+    for d in (4, 16):
+        rng, n = random.Random(f"0:programs-problems-{d}"), 0
+        while n < 3:
+            start = domain.start_state(rng)
+            target = run(domain.sample_events(rng, start, d), start, 2)
+            if target != start:
+                recorded.append((d, start, target))
+                n += 1
+    assert [(p.distance, p.start, p.target) for p in walked.problems] == recorded

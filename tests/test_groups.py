@@ -378,7 +378,11 @@ def test_a_tracker_trains_on_group_words_and_every_command_reads_the_dataset(s5,
                                         "--out", str(out)])
     assert proved.exit_code == 0, proved.output
     searched = json.loads((out / "report.json").read_text())
-    assert searched["solutions_failing_audit"] == 0
+    assert searched["solutions_failing_audit"] == 0 and searched["distance_measure"] == "shortest distance"
+    # the group's shortest word, claimed in one call, beside the tracker on the same problems
+    baseline = searched["baseline"]
+    assert baseline["searcher"] == "short-history" and baseline["solved"] == baseline["problems"] == 6
+    assert baseline["kernel_calls"] == 6 and baseline["by_distance"]["2"]["mean_program_length"] == 2
     for problem, result in zip((json.loads(x) for x in (out / "problems.jsonl").read_text().splitlines()),
                                (json.loads(x) for x in (out / "results.jsonl").read_text().splitlines())):
         if result["solved"]:  # a solution multiplies the start to the target, by Python's reading too

@@ -192,9 +192,56 @@ def test_train_evaluate_and_prove_run_on_the_dial(dial, dial_run, tmp_path):
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert searched["kernel_calls"] == sum(r["calls"] for r in results) and searched["solutions_failing_audit"] == 0
     assert all(r["calls"] <= 2 for r in results)
+    assert searched["distance_measure"] == "shortest distance" and searched["largest_distance"] is None
+    assert searched["baseline"] is None  # the dial names no short history: nothing to run beside the tracker
     for problem, result in zip((json.loads(x) for x in (out / "problems.jsonl").read_text().splitlines()), results):
+        # the target is exactly that many moves away: no shorter history of the dial's reaches it
+        start, target = int(problem["start"]), int(problem["target"])
+        assert min(len(h) for h in _histories(2) if run_events(Dial(), start, h)[-1] == target) == problem["distance"]
         if result["solved"]:  # a solution is a history from the start to the target, by Python's reading too
-            assert run_events(Dial(), int(problem["start"]), result["program"])[-1] == int(problem["target"])
+            assert run_events(Dial(), start, result["program"])[-1] == target
+
+
+def _histories(longest: int) -> list[tuple[str, ...]]:
+    """Every history of the dial of 1 to ``longest`` moves."""
+    found, last = [], [()]
+    for _ in range(longest):
+        last = [h + (m,) for h in last for m in MOVES]
+        found += last
+    return found
+
+
+def test_the_dial_s_problems_are_at_their_shortest_distance_or_labelled_walk_lengths(monkeypatch):
+    from prover import domain_search
+    from prover.summary import summary_lines
+
+    drawn = domain_search.draw_problems(Dial(), None, 4, seed=0)
+    assert drawn.measure == "shortest distance" and drawn.distances == (1, 2) and drawn.largest == 2
+    for p in drawn.problems:
+        assert min(len(h) for h in _histories(2) if run_events(Dial(), p.start, h)[-1] == p.target) == p.distance
+    with pytest.raises(domain_search.DomainSearchUsage, match="distance 3: no state of dial .* largest distance "
+                                                             "found is 2"):
+        domain_search.draw_problems(Dial(), (1, 3), 4, seed=0)
+    monkeypatch.setattr(domain_search, "STATE_BUDGET", 2)  # a graph too large to search: walk lengths, said so
+    walked = domain_search.draw_problems(Dial(), None, 4, seed=0)
+    assert walked.measure == "walk length" and walked.distances == (2, 4, 8, 16) and walked.largest is None
+    assert "walk length" in walked.sampling and all(p.start != p.target for p in walked.problems)
+    row = {"problems": 4, "solved": 1, "kernel_calls": 9, "kernel_calls_per_solved": 9.0, "mean_program_length": 2.0}
+    report = {"searcher": "kernel-uniform", "distance_measure": walked.measure, "by_distance": {"2": row}, **row}
+    assert summary_lines(report)[0].startswith("walk length  searcher")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--searcher", "short-history"], "--searcher short-history: dial names no short history"),
+    (["--searcher", "kernel-blind"], "--searcher kernel-blind is for rewrite chains"),
+    (["--distances", "1,3"], "distance 3: no state of dial is that many events from a start"),
+    (["--prefix", "2"], "--prefix is for rewrite chains"),
+])
+def test_prove_refuses_what_the_dial_does_not_take_in_one_line_exit_2(dial, tmp_path, args, message):
+    result = CliRunner().invoke(prove, ["--data", str(dial / "data"), "--searcher", "kernel-uniform", *args,
+                                        "--out", str(tmp_path / "p")])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert result.output.strip().count("\n") == 0 and not (tmp_path / "p").exists()
 
 
 def test_analyse_tracker_reads_the_dial_in_its_own_words(dial_run, tmp_path):

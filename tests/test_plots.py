@@ -110,6 +110,19 @@ def test_the_prove_figure_draws_the_solved_distances_and_names_the_unsolved(tmp_
     assert fig._suptitle.get_text() == "kernel-uniform (budget 50, prefix 3)"
 
 
+def test_the_prove_figure_draws_the_baseline_beside_the_searcher_against_walk_lengths(tmp_path):
+    from prover.plots import plot_prove
+
+    baseline = prove_report({2: 1.0, 4: 1.0})
+    fig = plot_prove(prove_report({2: 40.0, 4: None}, distance_measure="walk length",
+                                  baseline={"searcher": "short-history", "by_distance": baseline["by_distance"]}),
+                     tmp_path / "prove.png")
+    left, right = fig.axes
+    assert left.get_xlabel() == right.get_xlabel() == "walk length"
+    assert [line.get_label() for line in left.lines] == ["kernel-uniform", "short-history (baseline)"]
+    assert [list(line.get_ydata()) for line in right.lines] == [[40.0], [1.0, 1.0]]
+
+
 def programs_report(seed: int, **extra) -> dict:
     return {"arch": "registers", "objective": "combo", "seed": seed, "config": {},
             "exact": {"16": 1.0, "64": 0.5, "256": 0.25},

@@ -1,6 +1,7 @@
 """The prover against the real Lean binary: counted calls, budgets, faithful imagination, and
 every reported solution certified by Lean."""
 import json
+import re
 
 import pytest
 import torch
@@ -304,6 +305,38 @@ def test_prove_command_errors_are_one_line(dataset, tmp_path, args, message):
         base[k] = v
     code, output = invoke([x for kv in base.items() for x in kv])
     assert code != 0 and message in output and "Traceback" not in output
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--distances", 9, "--searcher", "kernel-uniform"], "largest distance is 6"),
+    (["--searcher", "short-history"], "--searcher short-history is for programs and a domain of one's own"),
+    (["--device", "tpu"], "unknown device 'tpu'"),
+    (["--threads", 0], "--threads"),
+    (["--problems", 0], "--problems"),
+    (["--walk-lengths"], "--walk-lengths is for programs and a domain of one's own"),
+])
+def test_prove_usage_refusals_exit_2_in_one_line(dataset, tmp_path, args, message):
+    code, output = invoke(["--data", dataset, *args, "--out", tmp_path / "o"])
+    assert code == 2 and message in output and output.strip().count("\n") == 0, output
+    assert not (tmp_path / "o").exists()
+
+
+def test_prove_prints_a_table_by_distance_and_searcher(dataset, tmp_path):
+    out, threads = tmp_path / "out", torch.get_num_threads()
+    try:
+        result = CliRunner().invoke(main, [str(a) for a in ["--data", dataset, "--searcher", "kernel-lookahead",
+                                                            "--problems", 2, "--distances", "1,3", "--out", out,
+                                                            "--jobs", 1, "--threads", 1]])
+    finally:
+        torch.set_num_threads(threads)
+    assert result.exit_code == 0, result.output
+    table = result.stdout.splitlines()
+    assert re.match(r"distance +searcher +solved +kernel calls +calls/solved +mean length$", table[-5])
+    assert [line.split()[:3] for line in table[-4:-1]] == [["1", "kernel-lookahead", "2/2"],
+                                                           ["3", "kernel-lookahead", "2/2"],
+                                                           ["all", "kernel-lookahead", "4/4"]]
+    report = json.loads((out / "report.json").read_text())
+    assert report["torch_threads"] == 1 and report["problems_per_distance"] == 2
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
