@@ -27,8 +27,8 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, figure, launch,
-                                prediction_lines, seed_list, spearman, verdict, write_results)
+from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, exact_at, figure,
+                                labelled, launch, prediction_lines, seed_list, spearman, verdict, write_results)
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
 from tracker.train import TrainConfig
@@ -124,7 +124,8 @@ SEED_FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("pairs that share the path, differing only in distractors: exact at 256", "2 of 3 (as without the term)",
      "distractor-path-16", "256"),
     ("the plain recurrence on the distractor's words: exact at 256", "–", "distractor-plain-16", "256"),
-    ("our recipe, 8 events: exact at 1,048,576 (the goal)", "– (the seed, on rewrite chains: 8 steps to 1,024 on every seed)",
+    ("our recipe, 8 events: exact at 1,048,576 (the goal)",
+     "– (the seed, on rewrite chains: 8 steps to 1,024 on every seed)",
      "recipe-8", str(MILLION)),
     ("the distance's growth 16 to 256 against the drift: Spearman to 256 / 1,024", "+0.86 / +0.91 (42 runs)",
      "every slot run", "growth"),
@@ -145,10 +146,10 @@ PREDICTIONS = [
     ("rms_no_better", "The RMS term's mean exact at 256 over its 3 seeds at most the plain recurrence's mean over "
                       "seeds 0-2 at 16 events plus 0.05 (the seed: the term made the drift worse, 0 of 3 against 2 "
                       "of 3)"),
-    ("rms_view_apart", "The RMS term is paid off the readout's view: the centred-cosine partner distance at 256 events, "
-                       "averaged over seeds 0-2, at least 10 times larger under the RMS term than under the centred "
-                       "cosine on the same reduced-form partners (the seed: equivalent and unrelated raw states alike "
-                       "within 0.002, the readout's view untouched)"),
+    ("rms_view_apart", "The RMS term is paid off the readout's view: the centred-cosine partner distance at 256 "
+                       "events, averaged over seeds 0-2, at least 10 times larger under the RMS term than under "
+                       "the centred cosine on the same reduced-form partners (the seed: equivalent and unrelated "
+                       "raw states alike within 0.002, the readout's view untouched)"),
     ("cosine_reduced_256", "The term as the centred cosine with a word's reduced form as its partner (16 events, "
                            "delayed): exact (>= 0.99) at 256 on at least 4 of 6 seeds, and on more seeds than the "
                            "plain recurrence at 16 (the seed: 5 of 6 against 3 of 6)"),
@@ -187,15 +188,7 @@ def run_dir(arm: str, seed: int, runs: Path = RUNS) -> Path:
     return runs / f"{arm}-s{seed}"
 
 
-def labelled(arm: str, seed: int, report: dict) -> dict:
-    return {**report, "arm": arm, "seed": seed}
-
-
 # ---- the judge ----
-
-def exact_at(length: str):
-    return lambda r: (r.get("exact") or {}).get(length)
-
 
 def million_at(r: dict) -> float | None:
     """Exact at 1,048,576 from the run's streamed evaluation (None before it finished)."""

@@ -181,6 +181,16 @@ def whole_batch(jobs: Sequence[Job], found: Callable[[str, int], dict | None]) -
             [{"arm": name, "seed": seed} for (name, seed), r in by_job.items() if r is None])
 
 
+def labelled(arm: str, seed: int, report: dict) -> dict:
+    """A run's report with its arm and seed, as a comparison collects it."""
+    return {**report, "arm": arm, "seed": seed}
+
+
+def exact_at(length: str) -> Callable[[dict], float | None]:
+    """A report's exact figure at ``length`` events (None where it has none)."""
+    return lambda r: (r.get("exact") or {}).get(length)
+
+
 def verdict(key: str, text: str, ok: bool | None, measured: object) -> dict:
     """One judged prediction: untested while ``ok`` is None, else passed or failed."""
     return {"id": key, "prediction": text, "measured": measured,

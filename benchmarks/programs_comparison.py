@@ -23,8 +23,8 @@ from pathlib import Path
 
 import click
 
-from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, figure,
-                                prediction_lines, seed_list, spearman, verdict, write_results)
+from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, exact_at, figure,
+                                labelled, prediction_lines, seed_list, spearman, verdict, write_results)
 from chains.manifest import has_manifest, read_manifest
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
@@ -141,15 +141,7 @@ def run_dir(arm: str, seed: int, runs: Path = RUNS) -> Path:
     return runs / f"{arm}-s{seed}"
 
 
-def labelled(arm: str, seed: int, report: dict) -> dict:
-    return {**report, "arm": arm, "seed": seed}
-
-
 # ---- the judge ----
-
-def exact_at(length: str):
-    return lambda r: (r.get("exact") or {}).get(length)
-
 
 def unseen_at(length: str):
     return lambda r: ((((r.get("beyond") or {}).get("by_end_seen") or {}).get(length) or {}).get("unseen")
