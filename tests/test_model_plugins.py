@@ -200,6 +200,26 @@ def test_a_batch_of_transformer_states_grows_with_its_histories(data, runs):
         run.decode(torch.zeros(3))
 
 
+@pytest.mark.parametrize("domain,start,event", [("programs", "00000000", "v3 = 1"), ("dial", "2", "turn")])
+def test_one_run_api_on_every_domain_takes_text_and_refuses_what_it_cannot_read(domain, start, event, runs):
+    """The batch calls read states and events as text as the one-at-a-time calls do; ``view`` and
+    ``views`` are the readout's view, as the rewrite run's are; a history where a start state
+    belongs is refused in one line."""
+    run = load_run(runs(domain, "recurrence"))
+    w = run.step_batch(run.encode_batch([start, start]), [event, event])
+    one = run.step(run.encode(start), event)
+    assert torch.allclose(w[0], one, atol=1e-5)  # a batch of two and one alone: equal up to rounding
+    assert run.decode_batch(one.unsqueeze(0))[0] == run.domain.parse_state(run.decode(one))
+    assert torch.equal(run.view(one), run.views([(start, [event])])[0])
+    assert run.views([(start, [event]), (start, [])]).shape == (2, run.view(one).shape[0])
+    with pytest.raises(ValueError, match=f"not a start state (of the {domain} domain|or an event of it)") as refused:
+        run.encode_batch([(start, [event])])
+    assert "\n" not in str(refused.value)
+    with pytest.raises(ValueError, match="no such event") as refused:  # the domain's own reason, one line
+        run.step_batch(w, ["no such event", "no such event"])
+    assert "\n" not in str(refused.value)
+
+
 @pytest.mark.parametrize("arch, why", [
     ("no_such_module_here:GRU", "cannot import no_such_module_here"),
     ("gru_model:Nothing", "gru_model has no Nothing"),

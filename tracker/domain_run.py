@@ -6,7 +6,8 @@ machine: read start states, move by events, decode states, and score targets.
     state = run.encode("00000000")
     state = run.step(state, "v3 = 1")
     run.decode(state)                            # "00010000" for a tracker exact on it
-    run.run("00000000", ["v3 = 1", "v2 = not v3"], check=True)   # EventRefused for a statement outside the machine
+    state = run.run("00000000", ["v3 = 1", "v2 = not v3"], check=True)   # replayed by the machine first
+    run.views([("00000000", ["v3 = 1"]), ("00010000", [])])          # (2, C): what the readout reads
 
 The same calls as ``tracker.inference.TrackedRun``, states and events as text or the domain's
 values; ``encode_batch``, ``step_batch`` and ``decode_batch`` move many states at once (the
@@ -53,6 +54,10 @@ class DomainRun:
         for toks in token_lists:
             if len(toks) > self.item_len:
                 raise ValueError(f"an item of {len(toks)} tokens is longer than the tracker reads ({self.item_len})")
+            unknown = [t for t in toks if t not in self._index]
+            if unknown:
+                raise ValueError(f"{unknown[0]!r:.40} is not a token of the {self.domain.name} domain: not a start "
+                                 "state or an event of it")
             ids = [self._index[t] for t in toks]
             rows.append(ids + [0] * (self.item_len - len(ids)))
         return torch.tensor(rows, dtype=torch.long, device=self.device)
@@ -85,16 +90,35 @@ class DomainRun:
                             f"not {given}")
         return state
 
+    def _tokens(self, what: str, value, tokens) -> list[str]:
+        """``tokens(value)``: the domain's tokens of a start state or an event; ValueError in one
+        line naming ``what`` was expected when ``value`` is not one."""
+        try:
+            return list(tokens(value))
+        except Exception:  # the domain's own code refusing a value it cannot read
+            raise ValueError(f"{value!r:.60} is not {what} of the {self.domain.name} domain") from None
+
     def encode_batch(self, starts: Sequence) -> torch.Tensor:
-        """The states (N, …) after reading each start state."""
+        """The states (N, …) after reading each start state (text or the domain's values; a whole
+        history is read by ``run`` or ``views``)."""
+        rows = [self._tokens("a start state", self._state(s), self.domain.start_tokens) for s in starts]
         with torch.no_grad():
-            w = self.model.initial_state(len(starts))
-            return self.model.read(w, self._items([self.domain.start_tokens(s) for s in starts]))
+            return self.model.read(self.model.initial_state(len(starts)), self._items(rows))
 
     def step_batch(self, w: torch.Tensor, events: Sequence) -> torch.Tensor:
-        """Each state of ``w`` (N, …) moved by its event (N events)."""
+        """Each state of ``w`` (N, …) moved by its event (N events, text or the domain's values)."""
+        rows = [self._tokens("an event", self._event(e), self.domain.event_tokens) for e in events]
         with torch.no_grad():
-            return self.model.read(w, self._items([self.domain.event_tokens(e) for e in events]))
+            return self.model.read(w, self._items(rows))
+
+    def view(self, state: torch.Tensor) -> torch.Tensor:
+        """(C,): what the readout reads of one state (the view the Nerode terms compare)."""
+        with torch.no_grad():
+            return self.model.view(self._carried(state).unsqueeze(0))[0]
+
+    def views(self, histories: Sequence[tuple]) -> torch.Tensor:
+        """(N, C): the view after each whole history, each ``(start, events)``."""
+        return torch.stack([self.view(self.run(start, events)) for start, events in histories])
 
     def log_probs(self, w: torch.Tensor) -> torch.Tensor:
         """(N, P, classes): each readout position's log-probabilities over the domain's classes."""
