@@ -188,7 +188,7 @@ def analysis_report(run: str) -> dict:
 def test_the_analysis_figure_names_the_run_not_its_path_and_its_legend_covers_no_bar(tmp_path, saved):
     from tracker.analysis import plot_analysis
 
-    plot_analysis(analysis_report("/home/someone/exact-state/runs/combo-s2"), tmp_path / "analysis.png")
+    plot_analysis(analysis_report("/an/absolute/path/runs/combo-s2"), tmp_path / "analysis.png")
     fig = saved[-1]
     assert fig._suptitle.get_text() == "combo-s2: what the state is"
     assert all(ax.get_legend() is None for ax in fig.axes[1:])  # no legend over the residuals' bars
@@ -202,7 +202,7 @@ def test_the_domain_analysis_figure_names_the_run_not_its_path(tmp_path, saved):
 
     kind = {"interpreter": 0.1, "fitted": 0.01, "rotation": 0.5}
     sv = {"min": 0.1, "p05": 0.2, "median": 1.0, "p95": 2.0, "max": 3.0, "maps": 4}
-    report = {"run": {"run": "/tmp/somewhere/runs/programs-s0"}, "domain": {"name": "programs"},
+    report = {"run": {"run": "/an/absolute/path/runs/programs-s0"}, "domain": {"name": "programs"},
               "dimension": {"curve": [0.5, 1.0], "values_curve": [0.4, 1.0], "pc95": 2, "pc99": 2},
               "clusters": {"curve": {"clusters": [1, 2], "purity": [0.5, 1.0]}, "states": 2,
                            "purity_at_states": 1.0, "fewest_pure": 2},
