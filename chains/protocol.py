@@ -109,6 +109,15 @@ class ShortHistories(Protocol[State, Event]):
 
 
 @runtime_checkable
+class UniformStates(Protocol[State]):
+    """A domain that draws a state uniformly over all of its states: the start of a training
+    history that teaches a step the states it will meet, not only those its start state's
+    histories reach (``tracker.fresh``)."""
+
+    def uniform_state(self, rng: random.Random) -> State: ...
+
+
+@runtime_checkable
 class KernelEvaluated(Protocol[State, Event]):
     """A domain Lean certifies by evaluation: its prelude-mode module (importing the core library)
     defines ``step : Event → State → State`` in namespace ``lean_namespace()``, and a step is the

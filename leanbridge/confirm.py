@@ -144,6 +144,13 @@ class ClaimCertifier:
         self.reached = np.zeros(0, dtype=np.int64)  # the state each of them was certified to reach
         self.counts = counts
 
+    def restart(self, space: Interned) -> None:
+        """Read ids of ``space`` from now on, the steps confirmed so far forgotten (they were ids of
+        the old space); the store keeps their certificates, so meeting them again costs no Lean."""
+        self.space = space
+        self.confirmed = np.zeros(0, dtype=np.int64)
+        self.reached = np.zeros(0, dtype=np.int64)
+
     def _known(self, keys: np.ndarray, after: np.ndarray) -> np.ndarray:
         """Whether each step (keys, after: (M,)) is a confirmed one."""
         if not len(self.confirmed):
@@ -154,15 +161,29 @@ class ClaimCertifier:
     def confirm(self, states: np.ndarray, events: np.ndarray, first_step: int) -> None:
         """Every step of a block: states (N, S + 1) before each step and after the last, events
         (N, S), the block's first step numbered ``first_step`` (1-based)."""
-        keys = ((states[:, :-1] << _EVENT_BITS) | events).ravel()  # (N S,) in chain order
-        after = states[:, 1:].ravel()  # (N S,)
-        fresh = np.flatnonzero(~self._known(keys, after))  # places of steps not confirmed
-        if not len(fresh):
+        self.confirm_blocks([(states, events, first_step)])
+
+    def confirm_blocks(self, blocks: Sequence[tuple[np.ndarray, np.ndarray, int]]) -> None:
+        """Every step of several blocks, each as ``confirm`` reads one (histories of different lengths):
+        their distinct claims not yet confirmed are certified in one call, one trip to the store and Lean."""
+        marks, claims, seen = [], [], set()
+        for states, events, _ in blocks:
+            keys = ((states[:, :-1] << _EVENT_BITS) | events).ravel()  # (N S,) in chain order
+            after = states[:, 1:].ravel()  # (N S,)
+            fresh = np.flatnonzero(~self._known(keys, after))  # places of steps not confirmed
+            needed = np.zeros(keys.shape, dtype=bool)
+            if len(fresh):
+                distinct, first = np.unique(np.stack([keys[fresh], after[fresh]], 1), axis=0, return_index=True)
+                new = [i for i, claim in enumerate(map(tuple, distinct.tolist())) if claim not in seen]
+                seen.update(map(tuple, distinct[new].tolist()))
+                needed[fresh[first[new]]] = True  # each distinct claim at its first place
+                claims.append(distinct[new])
+            marks.append(needed.reshape(events.shape))
+        if not seen:
             return
-        claims, first = np.unique(np.stack([keys[fresh], after[fresh]], 1), axis=0, return_index=True)
-        needed = np.zeros(keys.shape, dtype=bool)
-        needed[fresh[first]] = True  # each distinct claim at its first place
-        done = self.certify(states, events, needed.reshape(events.shape), first_step)
+        claims = np.concatenate(claims)
+        done = self.certify([(states, events, needed, first_step)
+                             for (states, events, first_step), needed in zip(blocks, marks) if needed.any()])
         # Lean certified every claim, so no two of them differ in the state one step reaches
         merged = np.concatenate([np.stack([self.confirmed, self.reached], 1), claims])
         merged = merged[np.unique(merged[:, 0], return_index=True)[1]]
@@ -170,8 +191,9 @@ class ClaimCertifier:
         for name, value in {"distinct_steps": len(claims), **done}.items():
             self.counts[name] += value
 
-    def certify(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> dict[str, int]:
-        """Certify the ``needed`` (N, S) steps of a block; the counts to add."""
+    def certify(self, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> dict[str, int]:
+        """Certify the ``needed`` (N, S) steps of each block (states, events, needed, first step);
+        the counts to add."""
         raise NotImplementedError
 
     def progress_of_certify(self, phase: str, done: int, total: int) -> None:
@@ -197,8 +219,8 @@ class ProgramsCertifier(ClaimCertifier):
                          {"distinct_steps": 0, "traces": 0, "from_store": 0, "asked": 0, "lean_processes": 0})
         self.machine = machine
 
-    def certify(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> dict[str, int]:
-        traces = self.traces(states, events, needed, first_step)
+    def certify(self, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> dict[str, int]:
+        traces = [trace for block in blocks for trace in self.traces(*block)]
         try:
             done = certify_traces(self.machine, traces, self.lean, self.library, self.store, self.bridge,
                                   self.progress_of_certify)
@@ -237,16 +259,17 @@ class EvaluatedCertifier(ClaimCertifier):
                          {"distinct_steps": 0, "from_store": 0, "asked": 0, "lean_processes": 0})
         self.domain = domain
 
-    def certify(self, states: np.ndarray, events: np.ndarray, needed: np.ndarray, first_step: int) -> dict[str, int]:
+    def certify(self, blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> dict[str, int]:
         space = self.space
         questions = Questions(self.library.library_hash, self.lean.githash)
         keys: dict[str, str] = {}
-        for n, k in zip(*np.nonzero(needed)):
-            before, event, after = (space.states[states[n, k]], space.events[events[n, k]],
-                                    space.states[states[n, k + 1]])
-            here = f"chain {n} step {first_step + k}"
-            keys.setdefault(questions.add(DomainQuestion(step_statement_of(self.domain, before, event, after)),
-                                          here), here)
+        for states, events, needed, first_step in blocks:
+            for n, k in zip(*np.nonzero(needed)):
+                before, event, after = (space.states[states[n, k]], space.events[events[n, k]],
+                                        space.states[states[n, k + 1]])
+                here = f"chain {n} step {first_step + k}"
+                keys.setdefault(questions.add(DomainQuestion(step_statement_of(self.domain, before, event, after)),
+                                              here), here)
         with CertificateStore(self.store, self.library.library_hash, self.lean.githash) as store:
             try:
                 asked, processes = ask_missing(questions, list(keys), store, self.bridge, self.lean, self.library,

@@ -26,7 +26,8 @@ TRACKER_KEYS = {"data", "objective", "arch", "width", "fixed_norm", "seed", "ste
                 "metric_ramp", "gamma", "checkpoint_every", "ticks", "slot_init", "embed_init_std", "slot_noise",
                 "slot_noise_delay", "dropout", "layout", "ce_positions", "moves", "tables",
                 # settings whose defaults leave a run as it was (a checkpoint without them reads them so)
-                "table_sharpness", "move_readout", "encoder", "invariance_distance"}
+                "table_sharpness", "move_readout", "encoder", "invariance_distance", "stream", "uniform_share",
+                "uniform_length"}
 ORACLE_KEYS = {"data", "objective", "arch", "width", "probe_width", "fixed_norm", "seed", "steps", "batch_chains",
                "lr", "final_lr_fraction", "warmup_steps", "weight_decay", "grad_clip", "mu", "invariance_delay",
                "invariance_ramp", "nextlat_weight", "nextlat_delay", "nextlat_ramp", "metric_weight", "metric_delay",

@@ -32,7 +32,8 @@ D = TrainConfig()  # the defaults shown by --help
                    "and --set settings given explicitly override it.")
 @config_options(D, ("objective", "data", "arch", "encoder", "metric_weight", "metric_delay", "metric_ramp", "gamma",
                     "ticks", "slot_init", "embed_init_std", "slot_noise", "slot_noise_delay", "dropout", "layout",
-                    "ce_positions", "moves", "tables", "table_sharpness", "move_readout", "invariance_distance"))
+                    "ce_positions", "moves", "tables", "table_sharpness", "move_readout", "invariance_distance",
+                    "stream", "uniform_share", "uniform_length"))
 @click.option("--eval-chains", type=click.IntRange(1), default=None,
               help="Held-out chains evaluated per length (the first ones of each test split) [default: every one "
                    "the dataset holds, less those the stop checks read]; asking for more than a split holds warns.")

@@ -23,6 +23,7 @@ from training.config import FRACTION, OptimConfig, Setting, setting
 
 OBJECTIVES = ("plain", "invariance", "nextlat", "metric", "combo", "nerode", "control", "self-distill")
 INVARIANCE_DISTANCES = ("cosine", "rms")  # the invariance term's distance (tracker.losses)
+STREAMS = ("dataset", "fresh")  # where a run's training histories come from (tracker.fresh)
 
 
 # settings declared alike by the tracker and the oracle
@@ -142,6 +143,17 @@ class TrainConfig(TermsConfig):
                                                  "distance of the raw slots w (the recurrence only).",
                                        choices=INVARIANCE_DISTANCES, rare=True)
 
+    stream: str = setting("dataset", "Training histories: dataset, batches drawn from the dataset's training split; "
+                                     "fresh, every step's histories drawn afresh from the dataset's domain as its "
+                                     "training split was drawn (seeded by --seed and the step), every step of them "
+                                     "certified through the certificate store before it enters a loss (programs, "
+                                     "groups and domains of one's own).", choices=STREAMS)
+    uniform_share: float = setting(0.0, "With --stream fresh: the share of a step's histories that start from a state "
+                                        "drawn uniformly over the domain's states, each of 1 to --uniform-length "
+                                        "events (the states a step meets far into a long history).", **FRACTION)
+    uniform_length: int = setting(4, "With --uniform-share: the most events of a history from a uniformly drawn "
+                                     "state.", low=1, rare=True)
+
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise ValueError(f"unknown objective {self.objective!r}; choose one of {', '.join(OBJECTIVES)}")
@@ -171,6 +183,12 @@ class TrainConfig(TermsConfig):
                                                                    and self.arch != "recurrence"):
             raise ValueError(f"invariance_distance must be one of {', '.join(INVARIANCE_DISTANCES)}, and rms only "
                              f"for the recurrence (the raw slot it measures)")
+        if self.stream not in STREAMS or self.uniform_length < 1 or not 0 <= self.uniform_share <= 1:
+            raise ValueError(f"stream must be one of {', '.join(STREAMS)}, uniform_share in [0, 1], uniform_length >= 1")
+        if self.uniform_share > 0 and self.stream != "fresh":
+            raise ValueError("uniform_share draws histories afresh: give it with --stream fresh")
+        if self.stream == "fresh" and self.encoder:
+            raise ValueError("a code model's encoder reads the dataset's own items; train it with --stream dataset")
         super().__post_init__()
 
     @property

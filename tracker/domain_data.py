@@ -116,12 +116,7 @@ def build_tensors(domain: StateDomain, splits: dict[str, Sequence[tuple[object, 
                       for start, events, partners in chains]
     train_rows = rows.pop("train.jsonl")
     seen = {r for chain, mates in train_rows for _, states in [chain, *mates] for r in states}
-    # the metric loss's one-step look-ahead: those of the first SUCCESSOR_EVENTS training events that
-    # apply, from every training end
-    probe = builder.events[:SUCCESSOR_EVENTS]
-    ends = sorted({chain[1][-1] for chain, _ in train_rows})
-    succ = {r: [(builder.event(e), builder.state(after)) for e, after in _applying(domain, builder.states[r], probe)]
-            for r in ends}
+    succ = look_ahead(domain, builder, sorted({chain[1][-1] for chain, _ in train_rows}))
     n_states = len(builder.states)  # every state interned: item ids below are final
     vocab = DomainVocab(max(domain.readout()), domain.vocabulary(), domain.name)
     items, state_tokens = builder.tables(vocab)
@@ -142,6 +137,14 @@ def build_tensors(domain: StateDomain, splits: dict[str, Sequence[tuple[object, 
             "train": pack(train_rows, n_states, with_trees=True), "tests": tests,
             "succ_items": succ_items, "succ_trees": succ_trees,
             "trees": [domain.state_text(s) for s in builder.states]}
+
+
+def look_ahead(domain: StateDomain, builder: DomainBuilder, ends: Sequence[int]) -> dict[int, list[tuple[int, int]]]:
+    """The metric loss's one-step look-ahead: from each end state id, (event id, state id after it)
+    for those of the first SUCCESSOR_EVENTS events interned that apply."""
+    probe = builder.events[:SUCCESSOR_EVENTS]
+    return {r: [(builder.event(e), builder.state(after)) for e, after in _applying(domain, builder.states[r], probe)]
+            for r in ends}
 
 
 def _applying(domain: StateDomain, state, events: Sequence) -> list[tuple[object, object]]:

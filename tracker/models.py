@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -141,6 +142,24 @@ class Tracker(nn.Module):
                 nn.init.normal_(module.weight, std=std)
                 if getattr(module, "bias", None) is not None:
                     nn.init.zeros_(module.bias)
+
+    @contextmanager
+    def reading(self, item_tokens: torch.Tensor) -> Iterator[None]:
+        """Inside the block item ids name rows of ``item_tokens`` (I', E), not of the model's own
+        table: a fresh batch's items (``tracker.fresh``). Every buffer is the model's own after it."""
+        saved = dict(self.named_buffers())
+        self.embed.item_tokens = item_tokens
+        self.items_changed(item_tokens)
+        try:
+            yield
+        finally:
+            for name, buffer in saved.items():
+                module, _, attr = name.rpartition(".")
+                setattr(self.get_submodule(module), attr, buffer)
+
+    def items_changed(self, item_tokens: torch.Tensor) -> None:
+        """What the model derives from its item table (I, E), derived again for ``item_tokens``: nothing
+        here; a model that parses its items at construction parses these."""
 
     @property
     def view_width(self) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from tracker.build import build_model
 from tracker.config import TrainConfig
 from tracker.data import Batch, TrackerData, load_dataset, sample_batch
 from tracker.evaluate import EvalConfig, evaluate, requested_chains, torch_threads
+from tracker.fresh import FreshStream, FreshStreamRefused, fresh_stream
 from tracker.layouts import PAD_ID, laid_out
 from tracker.losses import NextLatHead, tracker_losses
 from tracker.models import Tracker, is_own_arch
@@ -41,10 +43,7 @@ class Trainer(Optimised):
 
     def __init__(self, config: TrainConfig, data: TrackerData, device: torch.device | str = "cpu") -> None:
         self.device = torch.device(device)
-        targets = laid_out(data.tree_tokens, config.layout)  # (R, P) readout targets
-        if config.ce_positions == "tree":  # positions off the tree: ignored by the loss and by exactness
-            targets = torch.where(targets == PAD_ID, IGNORED, targets)
-        data = replace(data, tree_tokens=targets)
+        data = replace(data, tree_tokens=readout_targets(data.tree_tokens, config))
         self.config, self.data = config, data.to(self.device)
         torch.manual_seed(config.seed)
         # built from the CPU's generator and then moved: the same initial weights on every device
@@ -59,21 +58,44 @@ class Trainer(Optimised):
         paired = {"invariance", "control", "metric", "distill"}  # the terms read certified partners
         if data.train["partner_items"].shape[1] == 0 and config.terms & paired:
             raise ValueError(f"the {config.objective} objective needs certified partners; the dataset has none")
+        # with --stream fresh, every step's histories drawn afresh and certified (tracker.fresh)
+        self.fresh: FreshStream | None = None
+        if config.stream == "fresh":
+            if not hasattr(self.model, "reading"):
+                raise FreshStreamRefused(f"{config.arch} has no item table a fresh batch can be read through "
+                                         "(tracker.models.Tracker.reading); train it with --stream dataset")
+            self.fresh = fresh_stream(data.identity["dataset"]["path"], data, config.seed, config.batch_chains,
+                                      config.uniform_share, config.uniform_length)
 
-    def losses(self, batch: Batch, step: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-        """The step's loss terms (``tracker.losses.tracker_losses``)."""
-        return tracker_losses(self.config, self.model, self.nextlat_head, self.data, batch, step, generator)
+    def losses(self, batch: Batch, step: int, generator: torch.Generator,
+               data: TrackerData | None = None) -> dict[str, torch.Tensor]:
+        """The step's loss terms (``tracker.losses.tracker_losses``) on ``batch`` of ``data`` (the
+        dataset's unless a fresh batch brings its own tables)."""
+        return tracker_losses(self.config, self.model, self.nextlat_head, data or self.data, batch, step, generator)
+
+    def batch(self, step: int, generator: torch.Generator) -> tuple[TrackerData, Batch]:
+        """The step's batch and the tensors its ids name: B chains of the dataset's training split
+        drawn with ``generator``, or the step's fresh certified histories with tables of their own."""
+        if self.fresh is None:
+            return self.data, sample_batch(self.data, self.config.batch_chains, generator)
+        data, batch = self.fresh.batch(step)
+        data = replace(data, tree_tokens=readout_targets(data.tree_tokens, self.config)).to(self.device)
+        return data, replace(batch, items=batch.items.to(self.device), trees=batch.trees.to(self.device))
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
         """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
         # the step's generator, on the device: the batch, the metric loss's next events and the
         # slot noise or dropout masks are drawn from it, so a resumed run repeats the straight one
         generator = torch.Generator(device=self.device).manual_seed(self.config.seed * 1_000_003 + step)
-        batch = sample_batch(self.data, self.config.batch_chains, generator)
-        with default_device(self.device):
-            losses = self.losses(batch, step, generator)
+        data, batch = self.batch(step, generator)
+        with default_device(self.device), self.reading(data):
+            losses = self.losses(batch, step, generator, data)
         return descend(self.optimizer, self.params, losses, lr_at(self.config, step) if lr is None else lr,
                        self.config.grad_clip)
+
+    def reading(self, data: TrackerData):
+        """The model reading ``data``'s items: a fresh batch's own table, or the dataset's as built."""
+        return nullcontext() if data is self.data else self.model.reading(data.item_tokens)
 
     def checkpoint(self) -> dict:
         """Weights, optimiser state (on the CPU; ``device`` says where it trained), settings and
@@ -86,6 +108,15 @@ class Trainer(Optimised):
         super().load(blob)
         held = blob.get("checks_held_apart")
         self.held_apart = {str(n): int(k) for n, k in held.items()} if isinstance(held, dict) else {}
+
+
+def readout_targets(tree_tokens: torch.Tensor, config: TrainConfig) -> torch.Tensor:
+    """(R, P) the readout's targets for each state's tokens (R, P): laid out as ``config`` reads
+    them, the positions off a tree ignored where the cross-entropy reads the tree's own only."""
+    targets = laid_out(tree_tokens, config.layout)
+    if config.ce_positions == "tree":  # positions off the tree: ignored by the loss and by exactness
+        targets = torch.where(targets == PAD_ID, IGNORED, targets)
+    return targets
 
 
 def config_from_checkpoint(blob: dict) -> TrainConfig:
@@ -157,6 +188,8 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     extended = extension(config, trainer.step)
     if extended is not None:  # only then: a run not extended keeps its report's keys
         report["extension"] = extended
+    if trainer.fresh is not None:  # only then, as the extension: the stream every step was drawn from
+        report["fresh_stream"] = trainer.fresh.describe()
     if config.encoder:  # only then, as the extension: the frozen code model that read the items
         report["encoder"] = trainer.model.embed.describe()
     if stop.enabled:

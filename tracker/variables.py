@@ -137,6 +137,11 @@ class VariableTracker(Recurrent):
             return 0, [0] * VARIABLES, [self._pad] * EVENT_WIDTH
         raise ValueError("an item is neither a start state nor a statement of the machine")
 
+    def items_changed(self, item_tokens: torch.Tensor) -> None:
+        kind, start, event = self._parse(item_tokens.tolist())
+        device = item_tokens.device
+        self.item_kind, self.item_start, self.item_event = kind.to(device), start.to(device), event.to(device)
+
     def _parse(self, rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         parsed = [self._parse_row(row) for row in rows]
         return (torch.tensor([p[0] for p in parsed]), torch.tensor([p[1] for p in parsed]).view(len(rows), VARIABLES),

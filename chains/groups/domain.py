@@ -97,6 +97,10 @@ class GroupDomain:
     def start_state(self, rng: random.Random) -> Perm:
         return identity(self.group.points)  # the word problem: every word is read from the identity
 
+    def uniform_state(self, rng: random.Random) -> Perm:
+        """An element drawn uniformly over the group (``chains.protocol.UniformStates``)."""
+        return rng.choice(self.group.cayley.elements)
+
     # sampling
     def sample_events(self, rng: random.Random, start: Perm, length: int) -> list[str]:
         return [rng.choice(self.events) for _ in range(length)]

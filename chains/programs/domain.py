@@ -71,6 +71,10 @@ class ProgramsDomain:
     def start_state(self, rng: random.Random) -> State:
         return (0,) * VARIABLES
 
+    def uniform_state(self, rng: random.Random) -> State:
+        """Each variable's value drawn uniformly (``chains.protocol.UniformStates``)."""
+        return tuple(rng.randrange(self.machine.values) for _ in range(VARIABLES))
+
     def sample_events(self, rng: random.Random, start: State, length: int) -> list[Statement]:
         return list(random_program(rng, self.machine, length))
 
