@@ -39,7 +39,7 @@ D = TrainConfig()  # the defaults shown by --help
                    "the dataset holds, less those the stop checks read]; asking for more than a split holds warns.")
 @click.option("--eval-threads", type=click.IntRange(1), default=None,
               help="Torch threads for the evaluation [default: one per core]; the report's bits do not depend on it.")
-@config_options(StopConfig(), ("every", "chains", "patience", "cooldown"), prefix="check")
+@config_options(StopConfig(), ("every", "chains", "patience", "cooldown", "until"), prefix="check")
 @click.option("--device", default="auto", show_default=True, help=DEVICE_HELP)
 @click.option("--corrupted-checker", is_flag=True,
               help="Train on a dataset whose partners are partly wrong on purpose (certify --corrupt-partners), "
@@ -48,7 +48,7 @@ D = TrainConfig()  # the defaults shown by --help
 @set_options(D, "train-tracker", note="; the defaults are the default schedule's, and --schedule may set others")
 @run_options("runs/<arch>-<objective>-s<seed>")
 def main(schedule: str, eval_chains: int | None, eval_threads: int | None, check_every: int, check_chains: int,
-         check_patience: int, check_cooldown: int, device: str, corrupted_checker: bool, sets: dict,
+         check_patience: int, check_cooldown: int, check_until: str, device: str, corrupted_checker: bool, sets: dict,
          out: Path | None, resume: bool, force: bool, threads: int | None,
          quiet: bool, log_every: int, tensorboard: bool, **settings) -> None:
     """Train a state tracker on a certified dataset (rewrite chains, programs or a domain of one's own) and evaluate it
@@ -59,7 +59,7 @@ def main(schedule: str, eval_chains: int | None, eval_threads: int | None, check
     given = given_settings(settings, sets)
     config = command_config(lambda: scheduled(schedule, **{**given, "data": str(settings["data"])}))
     stop = command_config(lambda: StopConfig(every=check_every, chains=check_chains, patience=check_patience,
-                                             cooldown=check_cooldown))
+                                             cooldown=check_cooldown, until=check_until))
     out = out or Path("runs") / f"{config.arch.replace(':', '-')}-{config.objective}-s{config.seed}"
     with training_run(out, threads):
         report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,

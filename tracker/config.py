@@ -184,7 +184,8 @@ class TrainConfig(TermsConfig):
             raise ValueError(f"invariance_distance must be one of {', '.join(INVARIANCE_DISTANCES)}, and rms only "
                              f"for the recurrence (the raw slot it measures)")
         if self.stream not in STREAMS or self.uniform_length < 1 or not 0 <= self.uniform_share <= 1:
-            raise ValueError(f"stream must be one of {', '.join(STREAMS)}, uniform_share in [0, 1], uniform_length >= 1")
+            raise ValueError(f"stream must be one of {', '.join(STREAMS)}, uniform_share in [0, 1] and "
+                             "uniform_length >= 1")
         if self.uniform_share > 0 and self.stream != "fresh":
             raise ValueError("uniform_share draws histories afresh: give it with --stream fresh")
         if self.stream == "fresh" and self.encoder:

@@ -104,8 +104,8 @@ class FreshStream:
     def __init__(self, domain: StateDomain, draw: Draw, seed: int, vocab: DomainVocab, item_len: int,
                  certifier: ClaimCertifier) -> None:
         if draw.uniform and not isinstance(domain, UniformStates):
-            raise FreshStreamRefused(f"the {domain.name} domain draws no uniform state (chains.protocol.UniformStates); "
-                                     "train with --uniform-share 0")
+            raise FreshStreamRefused(f"the {domain.name} domain draws no uniform state "
+                                     "(chains.protocol.UniformStates); train with --uniform-share 0")
         self.domain, self.draw, self.seed, self.vocab, self.item_len = domain, draw, seed, vocab, item_len
         self.certifier = certifier
         self._ready: dict[int, list[History]] = {}  # step -> its certified histories, drawn ahead

@@ -9,6 +9,11 @@ tracker became exact. With a ``cooldown``, training then goes on for that many s
 learning rate falling linearly from where it was towards zero (the weights settle instead of
 stopping mid-stride at a high rate), and stops after them.
 
+With ``until`` fit the checks read the training length's split alone (``fit_length``) and stop
+once the tracker fits, the rest of training's steps left unspent: fit first, then judge length. A
+report then says whether it fitted, on held-out chains of that length no check read, and a run that
+did not fit within its steps is reported as such rather than judged at length.
+
 The checks' chains are held apart from every reported figure (``split_for_checks``): the last
 ``chains`` chains of each test split, never more than half of it, are the checks' alone, and the
 final evaluation reads only the chains before them. A run without checks holds nothing apart.
@@ -26,6 +31,9 @@ from training.config import setting
 from training.device import default_device
 
 
+UNTIL = ("exact", "fit")  # what the stop checks wait for
+
+
 @dataclass(frozen=True)
 class StopConfig:
     # train-tracker's --check-* options are made from these fields (training.options)
@@ -35,17 +43,39 @@ class StopConfig:
                               "half of it, held apart from every reported figure.", low=1)
     patience: int = setting(2, "Passing checks in a row that end training.", low=1)
     threshold: float = 0.99  # "exact": the fraction of those chains whose whole tree is right
+    until: str = setting("exact", "What the checks wait for: exact, exact at every test length; fit, exact on the "
+                                  "held-out chains of the training length only (fit first: the report says whether "
+                                  "the run fitted, and a run that did not is not judged at length).",
+                         choices=("exact", "fit"))
     cooldown: int = setting(0, "Once the checks say stop, train this many more steps with the learning rate falling "
                                "linearly towards zero, then stop.", low=0)
 
     def __post_init__(self) -> None:
         if (self.every < 0 or self.chains < 1 or self.patience < 1 or not 0 <= self.threshold <= 1
-                or self.cooldown < 0):
-            raise ValueError("check every and cooldown must be >= 0, chains and patience >= 1, threshold in [0, 1]")
+                or self.cooldown < 0 or self.until not in UNTIL):
+            raise ValueError("check every and cooldown must be >= 0, chains and patience >= 1, threshold in [0, 1], "
+                             f"until one of {', '.join(UNTIL)}")
 
     @property
     def enabled(self) -> bool:
         return self.every > 0
+
+
+def fit_length(data: TrackerData) -> int:
+    """The test length a fit is read at: the training chains' longest (events), or the shortest test
+    length above it where no split has it."""
+    trained = int((data.train["chain_items"] != 0).sum(1).max()) - 1  # the start is item 0
+    longer = sorted(n for n in data.tests if n >= trained)
+    return longer[0] if longer else max(data.tests)
+
+
+def checked_lengths(data: TrackerData, stop: StopConfig) -> TrackerData:
+    """The checks' chains ``data`` with only the splits the checks wait for: every length, or with
+    ``until`` fit the training length's alone."""
+    if stop.until != "fit":
+        return data
+    n = fit_length(data)
+    return replace(data, tests={n: data.tests[n]})
 
 
 def held_apart(count: int, chains: int) -> int:

@@ -28,7 +28,8 @@ from tracker.layouts import PAD_ID, laid_out
 from tracker.losses import NextLatHead, tracker_losses
 from tracker.models import Tracker, is_own_arch
 from tracker.schedules import schedule_of
-from tracker.stopping import Cooldown, StopConfig, StopRule, check_exact, checks_read, split_for_checks
+from tracker.stopping import (Cooldown, StopConfig, StopRule, check_exact, checked_lengths, checks_read,
+                              split_for_checks)
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
 from training.device import cpu_kernels, default_device, resolve_device
 from training.loop import Optimised, Write, descend, extension, lr_at, train_loop
@@ -147,6 +148,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
     config, trainer, resumed_from = start_or_resume(Trainer, config, data, out, device, resume, force)
     # on the device; the checks read their own chains, the evaluation and every figure the rest
     data, checked, held = split_for_checks(trainer.data, stop, trainer.held_apart)
+    checked = checked_lengths(checked, stop)
     trainer.held_apart = held
     out.mkdir(parents=True, exist_ok=True)
     eval_config = eval_config.resolved(data.tests)  # the report records how many chains a split it read
@@ -194,6 +196,8 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
         report["encoder"] = trainer.model.embed.describe()
     if stop.enabled:
         report["stop"] = stop_report(stop, checks.rule, checks.cooldown, checks.seconds, trainer, correct)
+    if stop.enabled and stop.until == "fit":  # only then: whether the run fitted, on chains no check read
+        report["fit"] = fit_report(stop, checks.rule, results["exact"])
     write_report(report, out)
     return report
 
@@ -254,6 +258,17 @@ def stop_report(stop: StopConfig, rule: StopRule, cooldown: Cooldown | None, che
             f"exact_{longest}_unseen_by_checks": correct.float().mean().item() if len(correct) else None,
             "unseen_chains": len(correct),
             "checks": rule.checks}
+
+
+def fit_report(stop: StopConfig, rule: StopRule, exact: dict[str, float | None]) -> dict:
+    """Fit first: the training length, exact there on the evaluated chains (none of which a check
+    read), whether that is a fit (>= the threshold), and the step the checks first found it so."""
+    length = str(max(rule.lengths))
+    became = rule.became_exact
+    fitted = exact.get(length) is not None and exact[length] >= stop.threshold
+    return {"length": int(length), "exact": exact.get(length), "fitted": fitted,
+            "checks_fitted_at_step": None if became is None else became["step"],
+            "verdict": "fitted" if fitted else "did not fit: not judged at length"}
 
 
 def write_report(report: dict, out: Path) -> None:
