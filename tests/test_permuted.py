@@ -220,6 +220,10 @@ def test_what_the_permuted_registers_cannot_read_is_refused_in_one_line():
     with pytest.raises(ValueError, match="are not its"):
         build_model(ModelConfig(arch="registers", width=8), item_table(S5, [], ["s0"]), vocab.size, vocab.n_out, 4,
                     domain=S5)
+    # a name alone does not say which group: the moves are asked of the domain itself
+    with pytest.raises(ValueError, match="build them with the domain itself"):
+        build_model(ModelConfig(arch="registers", width=8), item_table(S5, [], ["s0"]), vocab.size, vocab.n_out, 5,
+                    domain="groups")
 
 
 # a groups dataset, certified by Lean, through every command

@@ -25,8 +25,7 @@ import importlib
 import torch
 import torch.nn as nn
 
-from chains.domains import resolve
-from chains.imported.load import DomainImportError
+from chains.domains import registered, resolve
 from chains.protocol import StateDomain
 from chains.registers import METHODS, register_kind
 from tracker.code_encoder import EncodedItems, load_reader
@@ -57,7 +56,7 @@ def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int,
     if config.encoder:
         return encoded_recurrence(config, item_tokens, vocab_size, n_out, tree_len, domain_name(domain))
     if config.arch == "registers":
-        return registers(config, item_tokens, vocab_size, n_out, tree_len, domain)
+        return registers_model(config, item_tokens, vocab_size, n_out, tree_len, domain)
     return CLASSES[config.arch](config, item_tokens, vocab_size, n_out, tree_len)
 
 
@@ -65,18 +64,18 @@ def domain_name(domain: str | StateDomain) -> str:
     return domain if isinstance(domain, str) else domain.name
 
 
-def registers(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int, tree_len: int,
-              domain: str | StateDomain) -> Tracker:
+def registers_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int, tree_len: int,
+                    domain: str | StateDomain) -> Tracker:
     """The registers arch of the kind ``domain`` declares (``chains.registers``); ValueError (one line)
     naming the domain and what it lacks when it declares none."""
     named = domain
-    if isinstance(domain, str):  # a registered name: the domain as the registry makes it
-        try:
-            domain = resolve(domain)
-        except DomainImportError:
-            domain = None
+    if isinstance(domain, str):  # a registered name: the domain as the registry makes it (its kind is its class's)
+        domain = resolve(domain) if domain in registered() else None
     kind = register_kind(domain)
     if kind == "permuted":
+        if isinstance(named, str):  # the moves are the domain's own, parameters included (which group)
+            raise ValueError(f"the {named} domain's registers move as the domain says: build them with the domain "
+                             "itself, not its name")
         return PermutedRegisters(config, item_tokens, vocab_size, n_out, tree_len, domain=domain)
     if kind == "named":
         return VariableTracker(config, item_tokens, vocab_size, n_out, tree_len)

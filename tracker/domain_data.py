@@ -35,10 +35,6 @@ class DomainVocab:
     domain: str | StateDomain = ""
 
     @property
-    def domain_name(self) -> str:
-        return self.domain if isinstance(self.domain, str) else self.domain.name
-
-    @property
     def tokens(self) -> tuple[str, ...]:
         return (PAD, *(f"o{c}" for c in range(self.classes)), *self.inputs)
 
