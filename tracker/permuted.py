@@ -12,6 +12,10 @@ number of events.
 The view the readout reads and the objectives compare is every register's LayerNorm, flattened
 (P * W); the readout is one linear map from a register to the class at its position, shared by all
 positions. What is learned: the start tokens' embedding, the LayerNorm and the readout.
+
+Of the settings of the learned moves elsewhere, none changes these: a move reads exactly one register
+whatever ``moves`` says, the move readout reads the views themselves and the sharpness term is 0;
+``tables`` other than free, with no tables to tie, is refused.
 """
 from __future__ import annotations
 
