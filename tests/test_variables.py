@@ -217,8 +217,8 @@ def test_the_registers_follow_the_domain_they_are_told():
     with pytest.raises(ValueError, match="layout paths"):
         build_model(ModelConfig(arch="registers", width=8, layout="polish"), items, 12, 5, 7, domain="rewrite")
     # a domain of one's own with a readout that happens to have a programs vocabulary's dimensions
-    # is not taken for programs: the builder goes by the domain's name, never by the sizes
-    with pytest.raises(ValueError, match="the dial domain has neither"):
+    # is not taken for programs: the builder asks the domain for its register geometry, never the sizes
+    with pytest.raises(ValueError, match="that the dial domain does not declare"):
         build_model(ModelConfig(arch="registers", width=8), item_table(BITS, []), vocab.size, vocab.n_out, VARIABLES,
                     domain="dial")
     with pytest.raises(ValueError, match="neither a start state nor a statement"):

@@ -1,9 +1,12 @@
 """Every tracker architecture by its ``--arch`` name: the one place a model is built from its config.
 
-``registers`` is one idea on both shipped domains, a register for each thing the state names: on
-rewrite chains one per tree position (``tracker.registers``, read in the ``paths`` layout); on
-programs one per variable (``tracker.variables``). The builder is told the domain by name (a
-vocabulary's ``domain``); a domain with neither layout has no registers arch.
+``registers`` is one idea on every domain that declares a register geometry (``chains.registers``), a
+register for each position the state has, moved as the domain says an event acts on the positions:
+events that permute the positions (the groups) move the registers by the domain's permutation
+(``tracker.permuted``); events that write one named position (programs) read and write a register per
+variable by name (``tracker.variables``); events that rewrite a subtree (rewrite chains) move a register
+per tree position by learned tables (``tracker.registers``, read in the ``paths`` layout). The builder
+asks the domain which kind it declares; a domain that declares none has no registers arch.
 
 With an ``encoder`` (a programs dataset and the recurrence only), the slot recurrence reads its
 items through a frozen code model (``tracker.code_encoder.EncodedItems`` in place of its item
@@ -22,8 +25,12 @@ import importlib
 import torch
 import torch.nn as nn
 
+from chains.domains import registered, resolve
+from chains.protocol import StateDomain
+from chains.registers import METHODS, register_kind
 from tracker.code_encoder import EncodedItems, load_reader
 from tracker.models import ARCHS, DeltaProduct, EventTransformer, ModelConfig, SlotRecurrence, Tracker, is_own_arch
+from tracker.permuted import PermutedRegisters
 from tracker.protocol import TrackerModel, missing_methods
 from tracker.registers import RegisterTracker
 from tracker.variables import VariableTracker, programs_vocab
@@ -35,10 +42,10 @@ CLASSES: dict[str, type[Tracker]] = {"recurrence": SlotRecurrence, "transformer"
 
 
 def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int,
-                tree_len: int, *, domain: str) -> Tracker:
-    """The tracker ``config`` names for a dataset of ``domain`` (its name: ``rewrite``, ``programs``,
-    or a domain of one's own) with these item tokens, vocabulary size, output ids and readout
-    positions; ValueError (one line) for an arch the domain cannot take."""
+                tree_len: int, *, domain: str | StateDomain) -> Tracker:
+    """The tracker ``config`` names for a dataset of ``domain`` (the domain itself, or a registered
+    domain's name: ``rewrite``, ``programs``) with these item tokens, vocabulary size, output ids and
+    readout positions; ValueError (one line) for an arch the domain cannot take."""
     if is_own_arch(config.arch):
         if config.encoder:
             raise ValueError("--encoder reads programs statements into the slot recurrence only, "
@@ -47,16 +54,37 @@ def build_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int,
     if config.arch not in ARCHS:
         raise ValueError(f"unknown arch {config.arch!r}; choose one of {', '.join(ARCHS)} or package.module:Class")
     if config.encoder:
-        return encoded_recurrence(config, item_tokens, vocab_size, n_out, tree_len, domain)
+        return encoded_recurrence(config, item_tokens, vocab_size, n_out, tree_len, domain_name(domain))
     if config.arch == "registers":
-        if domain == "programs":
-            return VariableTracker(config, item_tokens, vocab_size, n_out, tree_len)
-        if domain != "rewrite":
-            raise ValueError(f"the registers arch holds one register per tree position (rewrite) or per variable "
-                             f"(programs); the {domain} domain has neither")
+        return registers_model(config, item_tokens, vocab_size, n_out, tree_len, domain)
+    return CLASSES[config.arch](config, item_tokens, vocab_size, n_out, tree_len)
+
+
+def domain_name(domain: str | StateDomain) -> str:
+    return domain if isinstance(domain, str) else domain.name
+
+
+def registers_model(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int, tree_len: int,
+                    domain: str | StateDomain) -> Tracker:
+    """The registers arch of the kind ``domain`` declares (``chains.registers``); ValueError (one line)
+    naming the domain and what it lacks when it declares none."""
+    named = domain
+    if isinstance(domain, str):  # a registered name: the domain as the registry makes it (its kind is its class's)
+        domain = resolve(domain) if domain in registered() else None
+    kind = register_kind(domain)
+    if kind == "permuted":
+        if isinstance(named, str):  # the moves are the domain's own, parameters included (which group)
+            raise ValueError(f"the {named} domain's registers move as the domain says: build them with the domain "
+                             "itself, not its name")
+        return PermutedRegisters(config, item_tokens, vocab_size, n_out, tree_len, domain=domain)
+    if kind == "named":
+        return VariableTracker(config, item_tokens, vocab_size, n_out, tree_len)
+    if kind == "subtree":
         if config.layout != "paths":
             raise ValueError("the registers arch holds one register per tree position: train it with layout paths")
-    return CLASSES[config.arch](config, item_tokens, vocab_size, n_out, tree_len)
+        return RegisterTracker(config, item_tokens, vocab_size, n_out, tree_len)
+    raise ValueError(f"the registers arch needs a register geometry (chains.registers) that the {domain_name(named)} "
+                     f"domain does not declare: it has none of {', '.join(METHODS)}")
 
 
 def encoded_recurrence(config: ModelConfig, item_tokens: torch.Tensor, vocab_size: int, n_out: int,

@@ -386,7 +386,9 @@ def load_dataset(directory: Path | str, use_cache: bool = True, corrupted_checke
             _save_cache(blob, cached)
     if other_domain:
         from tracker.domain_data import DomainVocab
-        vocab = DomainVocab(blob["vocab"]["classes"], tuple(blob["vocab"]["inputs"]), blob["vocab"]["domain"])
+        # the domain itself, not only its name: a model built for the dataset may ask it (the registers' geometry)
+        domain = domain_of_manifest(manifest, str(manifest_path(directory)))
+        vocab = DomainVocab(blob["vocab"]["classes"], tuple(blob["vocab"]["inputs"]), domain)
     else:
         vocab = Vocab(tuple(blob["atoms"]), tuple(blob["rules"]))
     return TrackerData(

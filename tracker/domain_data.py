@@ -29,7 +29,10 @@ class DomainVocab:
 
     classes: int  # the most output classes of any readout position
     inputs: tuple[str, ...]  # the domain's vocabulary
-    domain: str = ""
+    # the domain: its name (as a cached dataset records it), or the domain itself where one is at hand
+    # (a loaded dataset's, a loaded run's), which the models built for it can ask (the registers'
+    # geometry, chains.registers)
+    domain: str | StateDomain = ""
 
     @property
     def tokens(self) -> tuple[str, ...]:

@@ -13,7 +13,8 @@ The same calls as ``tracker.inference.TrackedRun``, states and events as text or
 values; ``encode_batch``, ``step_batch`` and ``decode_batch`` move many states at once (the
 prover's beam). Every arch is stepped through the model protocol (``tracker.protocol``:
 ``initial_state``, ``read``, ``view``, ``readout``), one's own included: the slot recurrence and the
-registers (on programs a register per variable, ``tracker.variables``) carry a state of one shape;
+registers (on programs a register per variable, ``tracker.variables``; on a domain whose events permute
+its positions a register per position, ``tracker.permuted``) carry a state of one shape;
 a transformer's state is its history of pooled items (N, T, C), so the states of one batch have
 read equally many items (as the stream's chains and the prover's beam have). Events are embedded
 from their tokens, so any statement of the machine can be read, not only those of the dataset.
@@ -180,7 +181,7 @@ def load_domain_run(directory: Path | str, device: str = "cpu", run: RunCheckpoi
         domain = domain_of_manifest(manifest_like, str(run.run_dir))
     except DatasetError as e:
         raise RunUnavailable(f"tracker {run.run_dir}: {e}") from None
-    vocab = DomainVocab(max(domain.readout()), domain.vocabulary(), domain.name)
+    vocab = DomainVocab(max(domain.readout()), domain.vocabulary(), domain)
     state = run.blob["model"]
     arch_importable(run)
 

@@ -5,8 +5,9 @@ fixes the convention), and two histories are equivalent when their words multipl
 element. With ``distractor`` the events include ``id``, which changes nothing: histories that
 differ only in where it falls take the same path through the group. The domain implements
 ``chains.protocol.StateDomain``, ``KernelEvaluated`` (Lean evaluates the group's module,
-``chains.groups.lean``) and ``ShortHistories`` (a shortest word between two elements, read off the
-Cayley graph).
+``chains.groups.lean``), ``ShortHistories`` (a shortest word between two elements, read off the
+Cayley graph) and ``chains.registers.PermutedPositions`` (a generator permutes the positions' points,
+so the registers arch holds a register per position).
 """
 from __future__ import annotations
 
@@ -157,6 +158,14 @@ class GroupDomain:
 
     def state_classes(self, state: Perm) -> list[int]:
         return list(state)
+
+    # the registers' geometry: chains.registers.PermutedPositions
+    def position_moves(self, tokens: Sequence[str]) -> tuple[int, ...] | None:
+        """A generator's permutation (position i takes the point at position g(i), as ``apply``
+        multiplies), the identity for the distractor; None for tokens that are not one event."""
+        if len(tokens) != 1 or tokens[0] not in self.events:
+            return None
+        return identity(self.group.points) if tokens[0] == DISTRACTOR else self.group.generator(tokens[0])
 
     def state_of_classes(self, classes: Sequence[int]) -> Perm:
         state = tuple(int(c) for c in classes)

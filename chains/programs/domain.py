@@ -1,6 +1,8 @@
 """The programs domain as a ``chains.protocol.StateDomain``: states are the eight values, events
 are statements, every statement applies to every state. Lean certifies it through its own route
-(``leanbridge.programs``: traces and, on Bits, truth tables of every start state)."""
+(``leanbridge.programs``: traces and, on Bits, truth tables of every start state). A statement reads
+the variables it names and writes one (``chains.registers.NamedWrites``: the registers arch holds a
+register per variable)."""
 from __future__ import annotations
 
 import random
@@ -100,6 +102,14 @@ class ProgramsDomain:
 
     def readout(self) -> tuple[int, ...]:
         return (self.machine.values,) * VARIABLES
+
+    def named_writes(self, tokens: Sequence[str]) -> tuple[tuple[int, ...], int] | None:
+        """The variables a statement's operands name and the one it assigns, read off its tokens
+        (``chains.registers.NamedWrites``); None for tokens that are not a statement's (a start state's)."""
+        names = {f"v{i}": i for i in range(VARIABLES)}
+        if len(tokens) != EVENT_WIDTH or tokens[0] not in names or tokens[1] not in self.machine.ops:
+            return None
+        return tuple(names[t] for t in tokens[2:] if t in names), names[tokens[0]]
 
     def state_classes(self, state: State) -> list[int]:
         return list(state)

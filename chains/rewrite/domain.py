@@ -3,7 +3,8 @@ events are rules at positions (``chains.rewrite.rules``), tier 1 or 2 over two t
 
 The rewrite domain's datasets, tensors and certificates come from its own modules (``chains.rewrite.sampling``,
 ``tracker.data``, ``leanbridge.render``), whose bytes registered runs depend on; this view gives the
-same dynamics to code written against the protocol."""
+same dynamics to code written against the protocol. An event rewrites the subtree at one node
+(``chains.registers.SubtreeMoves``: the registers arch holds a register per tree position, by path)."""
 from __future__ import annotations
 
 import random
@@ -83,6 +84,13 @@ class RewriteDomain:
 
     def event_tokens(self, event: Event) -> list[str]:
         return [event.rule, *event.path]
+
+    def subtree_moved(self, tokens: Sequence[str]) -> str | None:
+        """The path of the node an event rewrites, read off its tokens (``chains.registers.SubtreeMoves``);
+        None for tokens that are not an event's (a tree's)."""
+        if not tokens or tokens[0] not in self.domain.rules or not set(tokens[1:]) <= {"0", "1"}:
+            return None
+        return "".join(tokens[1:])
 
     def readout(self) -> tuple[int, ...]:
         """One position a token of the largest tree, each a class per operator, atom and padding."""
