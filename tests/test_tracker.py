@@ -313,6 +313,26 @@ def test_the_command_records_its_schedule_and_explicit_options_override_it(tiny,
     assert all(report["config"][k] == v for k, v in fast.items() if k not in ("steps", "batch_chains"))
 
 
+def test_fit_first_checks_only_the_training_length_and_says_whether_the_run_fitted(tiny, tmp_path):
+    """With until fit the checks read the training length's split alone; at threshold 0 the run
+    fits at once and stops, and the report says it fitted, on chains no check read. At threshold 1
+    a run too short to fit is reported as not fitted, never as judged at length."""
+    config = TrainConfig(data=str(tiny), objective="plain", steps=40, batch_chains=4)
+    stop = StopConfig(every=3, chains=4, patience=2, threshold=0.0, until="fit")
+    report = train(config, tmp_path / "fits", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), stop=stop)
+    assert report["stop"]["stopped_at_step"] == 6
+    assert all(set(c["exact"]) == {"8"} for c in report["stop"]["checks"])  # the training length only
+    assert report["fit"] == {"length": 8, "exact": report["exact"]["8"], "fitted": True, "checks_fitted_at_step": 3,
+                             "verdict": "fitted"}
+    short = replace(config, steps=3)
+    never = train(short, tmp_path / "short", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)),
+                  stop=replace(stop, threshold=1.0))
+    assert never["fit"]["fitted"] is (never["exact"]["8"] >= 1.0)
+    if not never["fit"]["fitted"]:
+        assert never["fit"]["verdict"] == "did not fit: not judged at length"
+    assert "fit" not in train(short, tmp_path / "plain", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+
+
 def test_stop_rule_needs_every_length_for_patience_checks_in_a_row():
     rule = StopRule(StopConfig(every=5, patience=2), (8, 16))
     assert not rule.record(5, 1.0, {"8": 1.0, "16": 1.0})
