@@ -182,6 +182,44 @@ def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):
     # evaluate-tracker and analyse-tracker on such a run: tests/test_programs_pipeline.py
 
 
+@pytest.mark.parametrize("args, typed", [
+    (["--schedule", "registers"], "--schedule registers"),
+    (["--schedule", "tier2"], "--schedule tier2"),
+    (["--layout", "paths"], "--layout paths"),
+    (["--set", "layout=paths"], "--set layout=paths"),
+    (["--set", "ce_positions=tree"], "--set ce_positions=tree"),
+    (["--arch", "registers", "--set", "tables=inherited"], "--set tables=inherited"),
+    (["--arch", "registers", "--set", "table_sharpness=0.1"], "--set table_sharpness=0.1"),
+])
+def test_train_tracker_refuses_what_only_rewrite_chains_take_naming_it(bits, tmp_path, args, typed):
+    from tracker.cli import main as train_tracker
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_tracker, ["--data", str(bits), *args, "--out", str(out)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert result.output.startswith(f"Error: {typed} is for rewrite chains; {bits} is a programs dataset")
+    assert not out.exists()  # refused before any work
+
+
+class Reached(Exception):
+    """Raised in place of training: the command got that far."""
+
+
+def test_the_registers_arch_and_every_default_stay_accepted_on_programs(bits, tmp_path, monkeypatch):
+    """A register per variable is the programs' registers arch; a rewrite setting at its default reads nothing."""
+    import tracker.cli
+
+    def reached(config, *args, **kwargs):
+        raise Reached(config)
+
+    monkeypatch.setattr(tracker.cli, "train", reached)
+    result = CliRunner().invoke(tracker.cli.main, ["--data", str(bits), "--arch", "registers", "--set", "moves=hard",
+                                                   "--layout", "polish", "--set", "tables=free", "--out",
+                                                   str(tmp_path / "run")])
+    assert isinstance(result.exception, Reached)
+    assert result.exception.args[0].arch == "registers" and result.exception.args[0].moves == "hard"
+
+
 class ExactImagination:
     """A stand-in tracker that imagines every statement's effect exactly (the interpreter itself):
     what a tracker exact on programs would do, to test the search and its accounting alone."""

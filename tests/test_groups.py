@@ -347,6 +347,17 @@ def test_self_distillation_takes_the_group_s_shortest_words(s5, tmp_path):
     assert set(json.loads((tmp_path / "sd" / "report.json").read_text())["final_losses"]) == {"ce", "distill"}
 
 
+@pytest.mark.parametrize("args, typed", [(["--schedule", "registers"], "--schedule registers"),
+                                         (["--set", "layout=paths"], "--set layout=paths"),
+                                         (["--ce-positions", "tree"], "--ce-positions tree")])
+def test_train_tracker_refuses_what_only_rewrite_chains_take_naming_it(s5, tmp_path, args, typed):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_tracker, ["--data", str(s5 / "data"), *args, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.output == f"Error: {typed} is for rewrite chains; {s5 / 'data'} is a groups dataset\n"
+    assert not out.exists()
+
+
 def test_a_tracker_trains_on_group_words_and_every_command_reads_the_dataset(s5, tmp_path):
     run = tmp_path / "run"
     trained = CliRunner().invoke(train_tracker, ["--data", str(s5 / "data"), "--steps", "30", "--objective", "combo",
