@@ -147,6 +147,7 @@ def test_a_held_out_statement_is_in_every_test_program_and_in_no_training_one(ar
 @pytest.mark.parametrize("args, message", [
     (["--atoms", "5"], "--atoms is for rewrite chains, not for --domain programs"),
     (["--corrupt-partners", "near:0.1"], "--corrupt-partners is for rewrite chains"),  # the option as typed
+    (["--checker", "kernel"], "--checker is for rewrite chains, not for --domain programs"),
     (["--values", "16", "--domain", "rewrite"], "--values goes with --domain programs"),
     (["--program-lengths", "4-16"], "is not MIN:MAX"),
     (["--program-lengths", "9:3"], "min_length <= max_length"),
@@ -154,6 +155,18 @@ def test_a_held_out_statement_is_in_every_test_program_and_in_no_training_one(ar
 def test_options_of_the_other_domain_are_usage_errors(args, message, tmp_path):
     code, output = run_certify(["--domain", "programs", *args, "--out", str(tmp_path / "d")])
     assert code == 2 and message in output
+
+
+@pytest.mark.parametrize("args", [["--checker", "elaborator"], ["--corrupt-partners", "far:0.2"]])
+def test_verify_refuses_what_only_rewrite_chains_take_naming_it_and_the_domain(bits, args):
+    code, output = run_certify(["--verify", str(bits), *args])
+    assert code == 2 and output.strip().splitlines() == [
+        f"Error: {args[0]} is for rewrite chains; {bits} is a programs dataset"]
+
+
+def test_help_says_which_options_are_for_rewrite_chains_only():
+    said = {p.name: p.help for p in certify.params}
+    assert said["checker"].startswith("Rewrite chains only") and said["corrupt"].startswith("Rewrite chains only")
 
 
 def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):

@@ -303,7 +303,12 @@ def test_the_distractor_is_an_option_and_the_manifest_rebuilds_the_domain(tmp_pa
 
 @pytest.mark.parametrize("args, why", [
     (["--group", "A5"], "--group goes with --domain groups"),
-    (["--domain", "groups", "--tier", "2"], "--tier is not for --domain groups"),
+    (["--domain", "groups", "--tier", "2"], "--tier is for rewrite chains, not for --domain groups"),
+    (["--domain", "groups", "--corrupt-partners", "near:0.1"],
+     "--corrupt-partners is for rewrite chains, not for --domain groups"),
+    (["--domain", "groups", "--checker", "kernel"], "--checker is for rewrite chains, not for --domain groups"),
+    (["--domain", "groups", "--values", "16"], "--values goes with --domain programs"),
+    (["--domain", "groups", "--cluster", "auto"], "--cluster is not for --domain groups"),
     (["--domain", "groups", "--group", "S7"], "'S7' is not one of"),
 ])
 def test_options_that_do_not_fit_are_refused_in_one_line(args, why, tmp_path):

@@ -149,7 +149,14 @@ def test_an_import_path_naming_no_domain_is_refused_in_one_line(path, why, tmp_p
 
 def test_options_of_other_domains_are_refused_and_the_recorded_description_is_checked(dial):
     result = _certify(["--domain", DIAL, "--tier", "2"])
-    assert result.exit_code == 2 and "--tier is not for a domain of one's own" in result.output
+    assert result.exit_code == 2
+    assert f"--tier is for rewrite chains, not for a domain of one's own ({DIAL})" in result.output
+    result = _certify(["--domain", DIAL, "--checker", "elaborator"])
+    assert result.exit_code == 2 and result.output.strip().splitlines()[-1] == (
+        f"Error: --checker is for rewrite chains, not for a domain of one's own ({DIAL})")
+    result = _certify(["--verify", str(dial / "data"), "--checker", "kernel"])
+    assert result.exit_code == 2 and result.output.strip().splitlines()[-1] == (
+        f"Error: --checker is for rewrite chains; {dial / 'data'} is a dial dataset")
     manifest = read_manifest(dial / "data")
     with pytest.raises(DatasetError, match="describes itself otherwise"):
         domain_of_manifest({**manifest, "domain": {**manifest["domain"], "positions": 7}}, "m.json")

@@ -60,7 +60,7 @@ def test_a_preset_dataset_is_written_where_its_name_says(tmp_path, store, monkey
 
 @pytest.mark.parametrize("args, message", [
     (["--preset", "small"], "--preset goes with --domain programs"),
-    (["--domain", "groups", "--preset", "small"], "--preset is not for --domain groups"),
+    (["--domain", "groups", "--preset", "small"], "--preset goes with --domain programs"),
     (["--domain", "programs", "--preset", "large"], "Invalid value for '--preset'"),
     (["--domain", "programs", "--preset", "small", "--verify", "x"], "--verify re-checks one as it is"),
 ])
