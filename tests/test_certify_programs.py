@@ -48,6 +48,7 @@ def test_every_statement_and_equivalence_is_certified(which, request):
     assert m["domain"]["values"] == (2 if which == "bits" else 16)
     assert m["lean"]["githash"] and m["library_hash"] and m["core_hash"] and m["package_version"]
     assert ("every start state" in m["certificate_forms"]["equivalence"]) == (which == "bits")
+    assert m["certificate"] == "trace" and m["certificate"] in m["certificate_forms"]  # the route that certified it
     machine = Machine(m["domain"]["values"])
     programs = 0
     for name in m["files"]:
@@ -96,7 +97,7 @@ def test_verify_passes_on_an_untouched_dataset_saying_how_far_it_is(arithmetic, 
     monkeypatch.setattr(cliutil, "LOG_EVERY_S", 0.0)  # a progress line at every report, not every 30 s
     result = CliRunner().invoke(certify, ["--verify", str(arithmetic)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "verified" in result.stdout
+    assert "verified" in result.stdout and '"certificate": "trace"' in result.stdout
     asked = manifest(arithmetic)["certified"]
     # off a terminal, plain lines on stderr: each file read, then the theorems asked of Lean
     assert "replay train.jsonl: 0/40 (0%)" in result.stderr and f"verify: 0/{asked:,} (0%)" in result.stderr

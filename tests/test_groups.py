@@ -246,7 +246,7 @@ def s5(tmp_path_factory):
 
 def test_certify_groups_writes_every_word_with_its_partners_certified(s5):
     manifest = read_manifest(s5 / "data")
-    assert manifest["format"] == DOMAIN_FORMAT and manifest["failed"] == 0
+    assert manifest["format"] == DOMAIN_FORMAT and manifest["failed"] == 0 and manifest["certificate"] == "step"
     assert manifest["domain"] == {**S5.describe(), "import": "chains.groups:S5"}
     assert manifest["certified"] == manifest["kernel_checked"] == (manifest["distinct_steps"]
                                                                    + manifest["distinct_equivalences"])

@@ -68,6 +68,7 @@ def test_certify_writes_every_history_with_its_partners_certified(dial):
     assert manifest["format"] == DOMAIN_FORMAT and manifest["failed"] == 0
     assert manifest["domain"] == {"name": "dial", "positions": POSITIONS, "import": DIAL}
     assert manifest["certified"] == manifest["distinct_steps"] + manifest["distinct_equivalences"]
+    assert manifest["certificate"] == "step" and "step" in manifest["certificate_forms"]  # the route that certified it
     assert manifest["distinct_steps"] <= POSITIONS * len(MOVES)
     assert manifest["files"]["train.jsonl"]["chains"] == 60 and manifest["files"]["test-32.jsonl"]["chains"] == 8
     domain = domain_of_manifest(manifest, "here")
@@ -85,7 +86,7 @@ def test_verify_rechecks_every_statement_and_a_second_certify_makes_the_same_fil
     monkeypatch.setattr(cliutil, "LOG_EVERY_S", 0.0)  # a progress line at every report, not every 30 s
     verified = _certify(["--verify", str(dial / "data")])
     assert verified.exit_code == 0, verified.output
-    assert "distinct theorems certified by Lean" in verified.stdout
+    assert "distinct theorems certified by Lean" in verified.stdout and '"certificate": "step"' in verified.stdout
     asked = read_manifest(dial / "data")["certified"]
     # off a terminal, plain lines on stderr: each file read, then the theorems asked of Lean
     assert "replay train.jsonl: 0/60 (0%)" in verified.stderr and f"verify: 0/{asked:,} (0%)" in verified.stderr
