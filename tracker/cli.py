@@ -16,7 +16,7 @@ from tracker.schedules import SCHEDULES, rewrite_only, scheduled
 from tracker.stopping import StopConfig
 from tracker.train import train
 from training.checkpoint import CHECKPOINT
-from training.command import command_config, command_device, training_run
+from training.command import command_config, command_device, resuming, training_run
 from training.device import DEVICE_HELP
 from training.options import SHARED, BadSetting, config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
@@ -63,7 +63,7 @@ def main(schedule: str, eval_chains: int | None, eval_threads: int | None, check
                                              cooldown=check_cooldown))
     out = out or Path("runs") / f"{config.arch.replace(':', '-')}-{config.objective}-s{config.seed}"
     with training_run(out, threads):
-        report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,
+        report = train(config, out, resume=resuming(out, resume), show_progress=not quiet, stop=stop, device=where,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()),
                        log=LogConfig(every=log_every, tensorboard=tensorboard), corrupted_checker=corrupted_checker,
                        force=force)
