@@ -19,30 +19,33 @@ setup: $(STAMP)
 # give the same bits; it stops once exact on a few held-out chains of every length for two checks
 # in a row) and evaluate it on the 448 held-out chains of every length (of 512) the checks never read,
 # 8 to 4,096 events; search with it as imagination at one kernel call per problem. A finished run is
-# kept, never trained again.
+# kept, never trained again; an interrupted one is resumed from its last checkpoint (--resume, which
+# starts the run where there is none).
 run: $(STAMP)
 	.venv/bin/certify --atoms 4 --tier 1 --out data/tier1-a4
 	.venv/bin/certify --verify data/tier1-a4
-	test -f runs/demo-fast/report.json || .venv/bin/train-tracker --schedule fast --threads 1 --check-every 250 --out runs/demo-fast
+	test -f runs/demo-fast/report.json || .venv/bin/train-tracker --schedule fast --threads 1 --check-every 250 --out runs/demo-fast --resume
 	.venv/bin/prove --budget-calls 1 --tracker runs/demo-fast --problems 20 --out runs/demo-prove
 
 # A small oracle for the oracle example of docs/reference/api.md (a few minutes): make run's dataset
 # again, with Lean's verdicts on five probe rewrites at every step (test splits to 256 events), in its
-# own directory; then the verdict head trained briefly on it at one thread.
+# own directory; then the verdict head trained briefly on it at one thread (kept once finished, resumed
+# when interrupted, as make run's tracker).
 demo-oracle: $(STAMP)
 	.venv/bin/certify --atoms 4 --tier 1 --probes --test-lengths 8,16,64,256 --out data/tier1-a4-probes
-	test -f runs/demo-oracle/report.json || .venv/bin/train-oracle --data data/tier1-a4-probes --steps 500 --threads 1 --out runs/demo-oracle
+	test -f runs/demo-oracle/report.json || .venv/bin/train-oracle --data data/tier1-a4-probes --steps 500 --threads 1 --out runs/demo-oracle --resume
 
 # A first programs dataset and tracker in minutes: the small preset (500 training programs, 32 test
 # programs of 16, 64 and 256 statements) certified, then a register per variable trained on it with the
 # Bits recipe at one thread (it stops once exact on every test length for two checks in a row) and
-# evaluated on its test programs; the seconds it all took are printed last. Measured on 2 cores beside a
-# training run: 1 min 56 s to certify, 5 min 9 s to train (exact 1.000 at 16, 64 and 256 from step 250,
-# stopped at 500) and evaluate, 7 min 5 s in all.
+# evaluated on its test programs (kept once finished, resumed when interrupted, as make run's tracker);
+# the seconds it all took are printed last. Measured on 2 cores beside a training run: 1 min 56 s to
+# certify, 5 min 9 s to train (exact 1.000 at 16, 64 and 256 from step 250, stopped at 500) and evaluate,
+# 7 min 5 s in all.
 demo-programs: $(STAMP)
 	@mkdir -p runs && date +%s > runs/.demo-programs-start
 	.venv/bin/certify --domain programs --preset small --out data/programs-bits-small
-	.venv/bin/train-tracker --data data/programs-bits-small --arch registers --set moves=hard --width 32 --steps 4000 --check-every 250 --eval-chains 32 --threads 1 --eval-threads 1 --out runs/demo-programs
+	test -f runs/demo-programs/report.json || .venv/bin/train-tracker --data data/programs-bits-small --arch registers --set moves=hard --width 32 --steps 4000 --check-every 250 --eval-chains 32 --threads 1 --eval-threads 1 --out runs/demo-programs --resume
 	@echo "make demo-programs: $$(( $$(date +%s) - $$(cat runs/.demo-programs-start) )) s"
 
 test: $(STAMP)

@@ -385,6 +385,16 @@ def load_manifest(directory: Path | str) -> Manifest:
 
 # ---- what a manifest says: the domain, the dataset's identity ----
 
+def domain_name(manifest: dict) -> str:
+    """The name of the domain a chain dataset holds, as its models are told it: ``rewrite``,
+    ``programs``, or the name a domain of one's own gives itself (``groups``, ...)."""
+    if manifest.get("format") not in (PROGRAMS_FORMAT, DOMAIN_FORMAT):
+        return "rewrite"
+    domain = manifest.get("domain")
+    name = domain.get("name") if isinstance(domain, dict) else None
+    return name if isinstance(name, str) and name else "unnamed"
+
+
 def dataset_id(manifest: dict) -> str:
     """Content identity of a dataset: its domain, seed and the sha256 of each file. Unlike the
     manifest's own hash it survives re-certifying the same spec (timings and store paths differ)."""

@@ -13,7 +13,8 @@ sampling, and states what Lean must certify:
 Every statement the certificate store does not hold as certified for this Lean build, core library
 and module is asked of Lean, and the dataset is written only when every one is certified.
 ``verify_domain`` re-reads a dataset strictly and re-checks every statement in Lean, trusting
-nothing stored.
+nothing stored. The manifest's ``certificate`` names that route, ``step`` (a dataset of rewrite chains
+names its ``checker`` instead).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from leanbridge.paths import portable_path
 from leanbridge.programs.check import LocalExecutor
 from leanbridge.store import CertificateStore
 
+CERTIFICATE = "step"  # the manifest's certificate route: a step is certified by its own step theorem
 CERTIFICATE_FORMS = {"step": "Eq (step e s) s' by rfl: the kernel evaluates the domain module's step function",
                      "equivalence": "Eq (run of one history) (run of the other) by rfl, both from their own starts"}
 
@@ -131,7 +133,7 @@ def certify_domain(spec: DomainSpec, out: Path, store_path: Path, bridge: AskCon
             "steps": steps, "equivalences": equivalences,
             "distinct_steps": kinds["step"], "distinct_equivalences": kinds["equivalence"],
             "certified": len(questions.by_key), "failed": 0, "kernel_checked": checked, "lean_processes": processes,
-            "certificate_forms": CERTIFICATE_FORMS,
+            "certificate": CERTIFICATE, "certificate_forms": CERTIFICATE_FORMS,
             "lean": {"version": lean.version, "githash": lean.githash, "source": lean.source,
                      "path": portable_path(lean.path)},
             "core_hash": module.core.hash, "module": module.module, "module_hash": module.hash,
@@ -230,6 +232,6 @@ def verify_domain(directory: Path, bridge: AskConfig, progress: Progress = quiet
     steps, equivalences = reread(directory, manifest, where, lambda path: read_records(domain, path, check_end=False),
                                  check, Words(), progress)
     asked = ask_afresh(questions, lean, module, bridge.limits, LocalExecutor(lean, module, bridge.jobs), progress)
-    return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
-            **asked}
+    return {"dataset": str(directory), "domain": manifest.get("domain"), "certificate": CERTIFICATE, "steps": steps,
+            "equivalences": equivalences, **asked}
 

@@ -11,6 +11,9 @@ statement is certified. Two kinds of statements:
   256), on the Arithmetic machine from the zero state the programs start at. The manifest's
   ``certificate_forms`` says which.
 
+The manifest's ``certificate`` names the route that certified every statement, ``trace`` (a dataset of
+rewrite chains names its ``checker`` instead).
+
 ``verify_programs`` re-reads a dataset strictly and re-checks every statement in Lean, trusting
 nothing stored. ``certify_traces`` certifies the steps of any histories (``Trace``) by the same
 trace questions, through the same store: the streamed evaluation's programs (``evaluate-tracker``).
@@ -47,6 +50,8 @@ from leanbridge.programs import (TRACE_CHUNK, EquivalenceQuestion, Executor, Loc
                                  trace_questions)
 from leanbridge.store import CertificateStore
 from leanbridge.verdicts import Answer, Complete
+
+CERTIFICATE = "trace"  # the manifest's certificate route: a statement is certified by the trace covering it
 
 
 def _trace_keys(questions: Questions, machine: Machine, start: State, program: tuple[Statement, ...],
@@ -256,6 +261,7 @@ def certify_programs(spec: ProgramsSpec, out: Path, store_path: Path, bridge: As
             "steps": steps, "equivalences": equivalences,
             "distinct_traces": kinds["trace"], "distinct_equivalences": kinds["equivalence"],
             "certified": len(questions.by_key), "failed": 0, "kernel_checked": checked, "lean_processes": processes,
+            "certificate": CERTIFICATE,
             "certificate_forms": {"trace": f"the state after each of up to {TRACE_CHUNK} consecutive statements, "
                                            "from the state before them, by kernel evaluation",
                                   "equivalence": equivalence_form(machine)},
@@ -332,8 +338,8 @@ def verify_programs(directory: Path, bridge: AskConfig, progress: Progress = qui
     steps, equivalences = reread(directory, manifest, where, lambda path: read_programs(path, machine, check_end=False),
                                  check, PROGRAM_WORDS, progress)
     asked = ask_afresh(questions, lean, library, bridge.limits, executor, progress, explain)
-    return {"dataset": str(directory), "domain": manifest.get("domain"), "steps": steps, "equivalences": equivalences,
-            **asked}
+    return {"dataset": str(directory), "domain": manifest.get("domain"), "certificate": CERTIFICATE, "steps": steps,
+            "equivalences": equivalences, **asked}
 
 
 def _check_history(questions: Questions, machine: Machine, history: History, where: str, end: State,

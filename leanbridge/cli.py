@@ -28,6 +28,7 @@ from leanbridge.certify import certify_dataset
 from leanbridge.certify_domain import certify_domain, is_domain_dataset, verify_domain
 from leanbridge.certify_programs import certify_programs, is_programs_dataset, verify_programs
 from leanbridge.checker import CHECKERS, Checker
+from leanbridge.cli_modes import CHAIN_ONLY, MATHLIB_ONLY, flag, refuse_misplaced
 from leanbridge.cliutil import OneLineCommand, PhaseBars, positive_ints, user_errors
 from leanbridge.mathlib.benchmark import BenchmarkError
 from leanbridge.mathlib.dataset import certify_mathlib
@@ -139,9 +140,10 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
                    "--verify checks them. On programs, groups and a domain of one's own the events are the statements, "
                    "generators or events their own histories use.")
 @click.option("--corrupt-partners", "corrupt", default=None, metavar="KIND:SHARE", callback=_corruption,
-              help="A soft checker on purpose: replace this share of the training partners by wrong ones, drawn "
-                   "from the seed. near:F: a near miss, a history ending one rewrite from the chain's end; far:F: "
-                   "a random other class, a history ending at a start tree other than the chain's end. A wrong "
+              help="Rewrite chains only. A soft checker on purpose: replace this share of the training partners "
+                   "by wrong ones, drawn from the seed. near:F: a near miss, a history ending one rewrite from the "
+                   "chain's end; far:F: a random other class, a history ending at a start tree other than the "
+                   "chain's end. A wrong "
                    "partner's steps are certified; it carries no equivalence certificate and is marked wrong in "
                    "the file, the manifest's corrupt_partners says how many, --verify names each one as not "
                    "certified, and the trainers refuse the dataset unless told --corrupted-checker.")
@@ -173,11 +175,13 @@ def _corruption(ctx, param, value: str | None) -> Corruption | None:
               help="Send the batches of statements to the Ray cluster at ADDRESS as tasks (auto: the one running "
                    "on this machine); its CPUs replace --jobs. Needs the package's [cluster] extra.")
 @click.option("--checker", type=click.Choice(CHECKERS), default=None, callback=_checker,
-              help="Who certifies the steps and equivalences: kernel (explicit kernel terms straight to the Lean "
-                   "kernel through kcheck, a C program built with gcc on first use, about twenty times as many statements per "
-                   "CPU-second; the bundled Lean only) or elaborator (Lean text through Lean's elaborator and kernel, "
-                   "#print axioms after each; any Lean 4.35.0). Probes always go to the elaborator. A kernel-route certificate "
-                   "is stored and identified apart from the elaborator's. [default: kernel; with --verify, the "
+              help="Rewrite chains only (programs, groups and a domain of one's own have one route each, the "
+                   "manifest's certificate: trace or step): who certifies the steps and equivalences: kernel "
+                   "(explicit kernel terms straight to the Lean kernel through kcheck, a C program built with gcc on "
+                   "first use, about twenty times as many statements per CPU-second; the bundled Lean only) or "
+                   "elaborator (Lean text through Lean's elaborator and kernel, #print axioms after each; any Lean "
+                   "4.35.0). Probes always go to the elaborator. A kernel-route certificate is stored and identified "
+                   "apart from the elaborator's. [default: kernel; with --verify, the "
                    "checker the manifest names]")
 @click.option("--verify", "verify_dir", type=click.Path(path_type=Path), default=None,
               help="Re-check every step and equivalence of this dataset in Lean, trusting nothing stored.")
@@ -205,31 +209,10 @@ def main(**options) -> None:
     if options["mathlib_dir"] is not None:
         chain_only = [name for name in CHAIN_ONLY if name in given]
         if chain_only:
-            raise click.UsageError(f"{_flag(chain_only[0])} is for rewrite chains, not for --mathlib")
+            raise click.UsageError(f"{flag(chain_only[0])} is for rewrite chains, not for --mathlib")
         _mathlib(options["mathlib_dir"], *(options[name] for name in MATHLIB_ONLY), options["seed"], options["out"])
         return
-    mathlib_only = [name for name in MATHLIB_ONLY if name in given]
-    if mathlib_only:
-        raise click.UsageError(f"{_flag(mathlib_only[0])} goes with --mathlib")
-    groups_only = [name for name in GROUPS_ONLY if name in given]
-    if groups_only and options["domain"] != "groups":
-        raise click.UsageError(f"{_flag(groups_only[0])} goes with --domain groups")
-    if is_import_path(options["domain"]) or options["domain"] == "groups":
-        others = [name for name in CHAIN_ONLY if name in given and name not in IMPORTED_OPTIONS + GROUPS_ONLY]
-        if others:
-            whose = ("--domain groups" if options["domain"] == "groups"
-                     else f"a domain of one's own ({options['domain']})")
-            raise click.UsageError(f"{_flag(others[0])} is not for {whose}")
-    elif options["domain"] != "programs":
-        programs_only = [name for name in PROGRAMS_ONLY if name in given]
-        if programs_only:
-            raise click.UsageError(f"{_flag(programs_only[0])} goes with --domain programs")
-    elif options["verify_dir"] is None:
-        rewrite_only = [name for name in REWRITE_ONLY if name in given]
-        if rewrite_only:
-            raise click.UsageError(f"{_flag(rewrite_only[0])} is for rewrite chains, not for --domain programs")
-    if options["preset"] and options["verify_dir"] is not None:
-        raise click.UsageError("--preset names the sizes of a dataset to make; --verify re-checks one as it is")
+    refuse_misplaced(options, given)
     bridge = AskConfig(jobs=options["jobs"], cluster=options["cluster"],
                        limits=LeanLimits(timeout_s=options["timeout"], memory_mb=options["memory_mb"]),
                        checker=options["checker"] or DATASET_BRIDGE.checker)
@@ -250,28 +233,6 @@ def main(**options) -> None:
         _build_imported(options, bridge)
     else:
         _build(options, bridge)
-
-
-# The options of one mode only, in the order a refusal names the first one given.
-MATHLIB_ONLY = ("dirs", "split", "max_theorems", "dry_run", "dojo_timeout", "repo")
-PROGRAMS_ONLY = ("values", "program_lengths", "preset")
-GROUPS_ONLY = ("group", "distractor", "partner_words")
-IMPORTED_OPTIONS = ("domain", "chains", "length", "partners", "test_lengths", "test_chains", "hold_out", "jobs", "store",
-                    "timeout", "memory_mb", "force")
-REWRITE_ONLY = ("atoms", "tier", "max_size", "length", "starts", "start_walk", "tier2_weight", "corrupt", "probes",
-                "probe_chains", "checker")
-CHAIN_ONLY = ("domain", "group", "distractor", "partner_words", "values", "program_lengths", "preset",
-              "atoms", "tier", "max_size", "chains", "length", "partners", "test_lengths", "starts", "start_walk",
-              "tier2_weight", "hold_out", "corrupt", "test_chains", "jobs", "store", "timeout", "memory_mb", "probes",
-              "probe_chains", "cluster", "checker", "verify_dir", "force")
-
-
-def _flag(name: str) -> str:
-    """The option of the parameter ``name`` as the user types it (``corrupt``: --corrupt-partners)."""
-    for param in click.get_current_context().command.params:
-        if param.name == name:
-            return next((opt for opt in param.opts if opt.startswith("--")), param.opts[0])
-    return f"--{name.replace('_', '-')}"
 
 
 def _verify(directory: Path, bridge: AskConfig, checker: Checker | None) -> None:

@@ -12,7 +12,7 @@ from leanbridge.cliutil import OneLineCommand
 from oracle.evaluate import OracleEvalConfig
 from oracle.train import OracleConfig, train
 from training.checkpoint import CHECKPOINT
-from training.command import command_config, command_device, training_run
+from training.command import command_config, command_device, resuming, training_run
 from training.device import DEVICE_HELP
 from training.options import SHARED, config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
@@ -42,9 +42,10 @@ def main(out: Path | None, resume: bool, force: bool, threads: int | None, quiet
     config = command_config(lambda: OracleConfig(**{**settings, **given, "data": str(settings["data"])}))
     out = out or Path("runs") / f"oracle-{config.arch}-{config.objective}-s{config.seed}"
     with training_run(out, threads):
-        report = train(config, out, resume=resume, show_progress=not quiet, eval_config=OracleEvalConfig(),
-                       test=not skip_test, device=where, log=LogConfig(every=log_every, tensorboard=tensorboard),
-                       corrupted_checker=corrupted_checker, force=force)
+        report = train(config, out, resume=resuming(out, resume), show_progress=not quiet,
+                       eval_config=OracleEvalConfig(), test=not skip_test, device=where,
+                       log=LogConfig(every=log_every, tensorboard=tensorboard), corrupted_checker=corrupted_checker,
+                       force=force)
     shown = {k: report.get(k) for k in ("arch", "objective", "seed", "device", "steps", "accuracy", "all_right",
                                         "binary", "pair_distance", "unrelated_distance", "seconds",
                                         "steps_per_second", "eval_seconds")}

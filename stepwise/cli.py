@@ -13,7 +13,7 @@ from stepwise.config import StepwiseConfig
 from stepwise.evaluate import StepwiseEvalConfig
 from stepwise.train import train
 from training.checkpoint import CHECKPOINT
-from training.command import command_config, command_device, training_run
+from training.command import command_config, command_device, resuming, training_run
 from training.device import DEVICE_HELP
 from training.options import config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
@@ -68,8 +68,8 @@ def main(eval_lengths: tuple[int, ...] | None, eval_chains: int, eval_batch: int
     out = out or Path("runs") / f"stepwise-s{config.seed}"
     evaluation = StepwiseEvalConfig(lengths=eval_lengths, chains=eval_chains, batch=eval_batch)
     with training_run(out, threads):
-        report = train(config, out, resume=resume, show_progress=not quiet, eval_config=evaluation, device=where,
-                       log=LogConfig(every=log_every, tensorboard=tensorboard), force=force, store=store)
+        report = train(config, out, resume=resuming(out, resume), show_progress=not quiet, eval_config=evaluation,
+                       device=where, log=LogConfig(every=log_every, tensorboard=tensorboard), force=force, store=store)
     shown = {k: report.get(k) for k in ("seed", "device", "steps", "exact", "seconds", "steps_per_second",
                                         "eval_seconds")}
     shown["evaluation"] = {n: {k: r[k] for k in ("right_throughout", "first_wrong", "tokens_per_event")}

@@ -48,6 +48,7 @@ def test_every_statement_and_equivalence_is_certified(which, request):
     assert m["domain"]["values"] == (2 if which == "bits" else 16)
     assert m["lean"]["githash"] and m["library_hash"] and m["core_hash"] and m["package_version"]
     assert ("every start state" in m["certificate_forms"]["equivalence"]) == (which == "bits")
+    assert m["certificate"] == "trace" and m["certificate"] in m["certificate_forms"]  # the route that certified it
     machine = Machine(m["domain"]["values"])
     programs = 0
     for name in m["files"]:
@@ -96,7 +97,7 @@ def test_verify_passes_on_an_untouched_dataset_saying_how_far_it_is(arithmetic, 
     monkeypatch.setattr(cliutil, "LOG_EVERY_S", 0.0)  # a progress line at every report, not every 30 s
     result = CliRunner().invoke(certify, ["--verify", str(arithmetic)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "verified" in result.stdout
+    assert "verified" in result.stdout and '"certificate": "trace"' in result.stdout
     asked = manifest(arithmetic)["certified"]
     # off a terminal, plain lines on stderr: each file read, then the theorems asked of Lean
     assert "replay train.jsonl: 0/40 (0%)" in result.stderr and f"verify: 0/{asked:,} (0%)" in result.stderr
@@ -147,6 +148,7 @@ def test_a_held_out_statement_is_in_every_test_program_and_in_no_training_one(ar
 @pytest.mark.parametrize("args, message", [
     (["--atoms", "5"], "--atoms is for rewrite chains, not for --domain programs"),
     (["--corrupt-partners", "near:0.1"], "--corrupt-partners is for rewrite chains"),  # the option as typed
+    (["--checker", "kernel"], "--checker is for rewrite chains, not for --domain programs"),
     (["--values", "16", "--domain", "rewrite"], "--values goes with --domain programs"),
     (["--program-lengths", "4-16"], "is not MIN:MAX"),
     (["--program-lengths", "9:3"], "min_length <= max_length"),
@@ -154,6 +156,18 @@ def test_a_held_out_statement_is_in_every_test_program_and_in_no_training_one(ar
 def test_options_of_the_other_domain_are_usage_errors(args, message, tmp_path):
     code, output = run_certify(["--domain", "programs", *args, "--out", str(tmp_path / "d")])
     assert code == 2 and message in output
+
+
+@pytest.mark.parametrize("args", [["--checker", "elaborator"], ["--corrupt-partners", "far:0.2"]])
+def test_verify_refuses_what_only_rewrite_chains_take_naming_it_and_the_domain(bits, args):
+    code, output = run_certify(["--verify", str(bits), *args])
+    assert code == 2 and output.strip().splitlines() == [
+        f"Error: {args[0]} is for rewrite chains; {bits} is a programs dataset"]
+
+
+def test_help_says_which_options_are_for_rewrite_chains_only():
+    said = {p.name: p.help for p in certify.params}
+    assert said["checker"].startswith("Rewrite chains only") and said["corrupt"].startswith("Rewrite chains only")
 
 
 def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):
@@ -180,6 +194,44 @@ def test_a_tracker_trains_on_programs_and_reads_them_free(bits, tmp_path):
     with pytest.raises(ValueError, match="step 1: 'mul' is not an operation of the bits machine"):
         run.run("00000000", ["v3 = 1", "v2 = v3 * 1"], check=True)
     # evaluate-tracker and analyse-tracker on such a run: tests/test_programs_pipeline.py
+
+
+@pytest.mark.parametrize("args, typed", [
+    (["--schedule", "registers"], "--schedule registers"),
+    (["--schedule", "tier2"], "--schedule tier2"),
+    (["--layout", "paths"], "--layout paths"),
+    (["--set", "layout=paths"], "--set layout=paths"),
+    (["--set", "ce_positions=tree"], "--set ce_positions=tree"),
+    (["--arch", "registers", "--set", "tables=inherited"], "--set tables=inherited"),
+    (["--arch", "registers", "--set", "table_sharpness=0.1"], "--set table_sharpness=0.1"),
+])
+def test_train_tracker_refuses_what_only_rewrite_chains_take_naming_it(bits, tmp_path, args, typed):
+    from tracker.cli import main as train_tracker
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_tracker, ["--data", str(bits), *args, "--out", str(out)])
+    assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1, result.output
+    assert result.output.startswith(f"Error: {typed} is for rewrite chains; {bits} is a programs dataset")
+    assert not out.exists()  # refused before any work
+
+
+class Reached(Exception):
+    """Raised in place of training: the command got that far."""
+
+
+def test_the_registers_arch_and_every_default_stay_accepted_on_programs(bits, tmp_path, monkeypatch):
+    """A register per variable is the programs' registers arch; a rewrite setting at its default reads nothing."""
+    import tracker.cli
+
+    def reached(config, *args, **kwargs):
+        raise Reached(config)
+
+    monkeypatch.setattr(tracker.cli, "train", reached)
+    result = CliRunner().invoke(tracker.cli.main, ["--data", str(bits), "--arch", "registers", "--set", "moves=hard",
+                                                   "--layout", "polish", "--set", "tables=free", "--out",
+                                                   str(tmp_path / "run")])
+    assert isinstance(result.exception, Reached)
+    assert result.exception.args[0].arch == "registers" and result.exception.args[0].moves == "hard"
 
 
 class ExactImagination:

@@ -246,7 +246,7 @@ def s5(tmp_path_factory):
 
 def test_certify_groups_writes_every_word_with_its_partners_certified(s5):
     manifest = read_manifest(s5 / "data")
-    assert manifest["format"] == DOMAIN_FORMAT and manifest["failed"] == 0
+    assert manifest["format"] == DOMAIN_FORMAT and manifest["failed"] == 0 and manifest["certificate"] == "step"
     assert manifest["domain"] == {**S5.describe(), "import": "chains.groups:S5"}
     assert manifest["certified"] == manifest["kernel_checked"] == (manifest["distinct_steps"]
                                                                    + manifest["distinct_equivalences"])
@@ -303,7 +303,12 @@ def test_the_distractor_is_an_option_and_the_manifest_rebuilds_the_domain(tmp_pa
 
 @pytest.mark.parametrize("args, why", [
     (["--group", "A5"], "--group goes with --domain groups"),
-    (["--domain", "groups", "--tier", "2"], "--tier is not for --domain groups"),
+    (["--domain", "groups", "--tier", "2"], "--tier is for rewrite chains, not for --domain groups"),
+    (["--domain", "groups", "--corrupt-partners", "near:0.1"],
+     "--corrupt-partners is for rewrite chains, not for --domain groups"),
+    (["--domain", "groups", "--checker", "kernel"], "--checker is for rewrite chains, not for --domain groups"),
+    (["--domain", "groups", "--values", "16"], "--values goes with --domain programs"),
+    (["--domain", "groups", "--cluster", "auto"], "--cluster is not for --domain groups"),
     (["--domain", "groups", "--group", "S7"], "'S7' is not one of"),
 ])
 def test_options_that_do_not_fit_are_refused_in_one_line(args, why, tmp_path):
@@ -345,6 +350,17 @@ def test_self_distillation_takes_the_group_s_shortest_words(s5, tmp_path):
         "--store", str(s5 / "store.sqlite"), "--out", str(tmp_path / "sd"), "--threads", "1", "--quiet"])
     assert distilled.exit_code == 0, distilled.output
     assert set(json.loads((tmp_path / "sd" / "report.json").read_text())["final_losses"]) == {"ce", "distill"}
+
+
+@pytest.mark.parametrize("args, typed", [(["--schedule", "registers"], "--schedule registers"),
+                                         (["--set", "layout=paths"], "--set layout=paths"),
+                                         (["--ce-positions", "tree"], "--ce-positions tree")])
+def test_train_tracker_refuses_what_only_rewrite_chains_take_naming_it(s5, tmp_path, args, typed):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(train_tracker, ["--data", str(s5 / "data"), *args, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert result.output == f"Error: {typed} is for rewrite chains; {s5 / 'data'} is a groups dataset\n"
+    assert not out.exists()
 
 
 def test_a_tracker_trains_on_group_words_and_every_command_reads_the_dataset(s5, tmp_path):

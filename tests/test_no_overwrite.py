@@ -189,6 +189,24 @@ def test_resume_continues_a_killed_run_to_the_straight_runs_report(made, tmp_pat
     assert (other["exact"], other["final_losses"]) == (one["exact"], one["final_losses"])
 
 
+def test_one_command_line_with_resume_starts_a_run_and_continues_it_once_killed(made, tmp_path, monkeypatch):
+    """What make run does: the same command line, --resume included, starts the run where --out holds
+    none and continues it from its last checkpoint once it was cut short."""
+    from tracker.cli import main as train_tracker
+
+    out = tmp_path / "run"
+    args = ["--data", str(made), *RUN[2:], "--steps", "6", "--out", str(out), "--resume"]
+    _killed_at(monkeypatch, 3)
+    killed = CliRunner().invoke(train_tracker, args)
+    assert isinstance(killed.exception, Killed) and not (out / "report.json").exists()
+    assert f"no checkpoint in {out}: starting the run" in killed.stderr
+    monkeypatch.undo()
+    resumed = CliRunner().invoke(train_tracker, args)
+    assert resumed.exit_code == 0, resumed.output
+    assert "no checkpoint" not in resumed.stderr
+    assert json.loads((out / "report.json").read_bytes())["resumed_from_step"] == 2
+
+
 def test_a_finished_run_from_before_a_setting_was_added_counts_it_at_its_default(finished):
     from tracker.cli import main as train_tracker
 

@@ -68,6 +68,7 @@ def test_certify_writes_every_history_with_its_partners_certified(dial):
     assert manifest["format"] == DOMAIN_FORMAT and manifest["failed"] == 0
     assert manifest["domain"] == {"name": "dial", "positions": POSITIONS, "import": DIAL}
     assert manifest["certified"] == manifest["distinct_steps"] + manifest["distinct_equivalences"]
+    assert manifest["certificate"] == "step" and "step" in manifest["certificate_forms"]  # the route that certified it
     assert manifest["distinct_steps"] <= POSITIONS * len(MOVES)
     assert manifest["files"]["train.jsonl"]["chains"] == 60 and manifest["files"]["test-32.jsonl"]["chains"] == 8
     domain = domain_of_manifest(manifest, "here")
@@ -85,7 +86,7 @@ def test_verify_rechecks_every_statement_and_a_second_certify_makes_the_same_fil
     monkeypatch.setattr(cliutil, "LOG_EVERY_S", 0.0)  # a progress line at every report, not every 30 s
     verified = _certify(["--verify", str(dial / "data")])
     assert verified.exit_code == 0, verified.output
-    assert "distinct theorems certified by Lean" in verified.stdout
+    assert "distinct theorems certified by Lean" in verified.stdout and '"certificate": "step"' in verified.stdout
     asked = read_manifest(dial / "data")["certified"]
     # off a terminal, plain lines on stderr: each file read, then the theorems asked of Lean
     assert "replay train.jsonl: 0/60 (0%)" in verified.stderr and f"verify: 0/{asked:,} (0%)" in verified.stderr
@@ -149,7 +150,14 @@ def test_an_import_path_naming_no_domain_is_refused_in_one_line(path, why, tmp_p
 
 def test_options_of_other_domains_are_refused_and_the_recorded_description_is_checked(dial):
     result = _certify(["--domain", DIAL, "--tier", "2"])
-    assert result.exit_code == 2 and "--tier is not for a domain of one's own" in result.output
+    assert result.exit_code == 2
+    assert f"--tier is for rewrite chains, not for a domain of one's own ({DIAL})" in result.output
+    result = _certify(["--domain", DIAL, "--checker", "elaborator"])
+    assert result.exit_code == 2 and result.output.strip().splitlines()[-1] == (
+        f"Error: --checker is for rewrite chains, not for a domain of one's own ({DIAL})")
+    result = _certify(["--verify", str(dial / "data"), "--checker", "kernel"])
+    assert result.exit_code == 2 and result.output.strip().splitlines()[-1] == (
+        f"Error: --checker is for rewrite chains; {dial / 'data'} is a dial dataset")
     manifest = read_manifest(dial / "data")
     with pytest.raises(DatasetError, match="describes itself otherwise"):
         domain_of_manifest({**manifest, "domain": {**manifest["domain"], "positions": 7}}, "m.json")

@@ -20,7 +20,7 @@ from tracker.data import load_dataset, sample_batch
 from tracker.evaluate import EvalConfig, end_views, evaluate, training_fit
 from tracker.losses import centred_cosine_distance, invariance, metric, output_tv
 from tracker.models import ARCHS, ModelConfig
-from tracker.schedules import SCHEDULES, schedule_of, scheduled
+from tracker.schedules import SCHEDULES, for_rewrite, schedule_of, scheduled
 from tracker.stopping import StopConfig, StopRule
 from tracker.train import Trainer, train
 from training.checkpoint import CheckpointError
@@ -300,6 +300,19 @@ def test_the_default_schedule_is_the_registered_recipe():
     assert schedule_of(replace(fast, steps=7)) == {"name": "fast", "overrides": {"steps": 7}}
     with pytest.raises(ValueError, match="unknown schedule"):
         scheduled("slow")
+
+
+def test_a_run_off_rewrite_chains_is_never_recorded_against_a_schedule_of_trees():
+    """The Bits recipe is closest to the registers schedule, whose layout and tables read trees: on
+    rewrite chains it is recorded against it as ever; on programs against the default, with exactly
+    the settings the command line gave."""
+    bits = TrainConfig(data="elsewhere", arch="registers", moves="hard", width=32, steps=4000)
+    assert schedule_of(bits) == {"name": "registers", "overrides": {"layout": "polish", "tables": "free",
+                                                                    "move_readout": 0.0}}
+    assert schedule_of(bits, "programs") == {"name": "default", "overrides": {"steps": 4000, "arch": "registers",
+                                                                              "width": 32, "moves": "hard"}}
+    assert [name for name in SCHEDULES if for_rewrite(name)] == ["registers", "tier2"]
+    assert schedule_of(scheduled("fast", seed=1), "groups") == {"name": "fast", "overrides": {}}
 
 
 def test_the_command_records_its_schedule_and_explicit_options_override_it(tiny, tmp_path):

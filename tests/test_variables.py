@@ -250,6 +250,11 @@ def test_the_move_readout_reads_each_value_written_as_its_mixture(trained):
                          steps=3, batch_chains=4, checkpoint_every=3, warmup_steps=1, move_readout=1.0)
     report = train(config, root / "readout", show_progress=False, eval_config=EvalConfig(pair_lengths=(16,)))
     assert math.isfinite(report["final_losses"]["moves"]) and report["final_losses"]["moves"] > 0
+    # closer to the registers schedule than to the default on rewrite chains, but that schedule reads trees:
+    # the report names the default and what was set, never a tree's settings left at their defaults
+    assert report["schedule"] == {"name": "default", "overrides": {
+        "steps": 3, "batch_chains": 4, "warmup_steps": 1, "objective": "plain", "arch": "registers", "width": 16,
+        "moves": "hard", "move_readout": 1.0}}
     # the views themselves are the hard ones; where the network is sure, the mixture is its value
     domain = ProgramsDomain(ARITH)
     program = random_program(random.Random(2), ARITH, 12)

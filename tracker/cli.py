@@ -8,16 +8,17 @@ from pathlib import Path
 
 import click
 
+from chains.manifest import DatasetError, domain_name, read_manifest_json
 from leanbridge.cliutil import OneLineCommand
 from tracker.config import TrainConfig
 from tracker.evaluate import EvalConfig
-from tracker.schedules import SCHEDULES, scheduled
+from tracker.schedules import SCHEDULES, rewrite_only, scheduled
 from tracker.stopping import StopConfig
 from tracker.train import train
 from training.checkpoint import CHECKPOINT
-from training.command import command_config, command_device, training_run
+from training.command import command_config, command_device, resuming, training_run
 from training.device import DEVICE_HELP
-from training.options import SHARED, config_options, given_settings, run_options, set_options
+from training.options import SHARED, BadSetting, config_options, given_settings, run_options, set_options
 from training.runlog import METRICS, LogConfig
 
 D = TrainConfig()  # the defaults shown by --help
@@ -28,8 +29,8 @@ D = TrainConfig()  # the defaults shown by --help
               help="Named preset of the training settings below (default: the registered comparison's recipe; "
                    "fast: the short recipe of the time-to-exact experiment; tier2: the recipe of the tier-2 "
                    "experiment, for chains certified with --start-walk 64; registers: the registers arch, one "
-                   "register per tree position, for what training never showed; see docs/experiments). Options "
-                   "and --set settings given explicitly override it.")
+                   "register per tree position, for what training never showed; see docs/experiments); tier2 and "
+                   "registers are for rewrite chains only. Options and --set settings given explicitly override it.")
 @config_options(D, ("objective", "data", "arch", "encoder", "metric_weight", "metric_delay", "metric_ramp", "gamma",
                     "ticks", "slot_init", "embed_init_std", "slot_noise", "slot_noise_delay", "dropout", "layout",
                     "ce_positions", "moves", "tables", "table_sharpness", "move_readout", "invariance_distance",
@@ -57,12 +58,13 @@ def main(schedule: str, eval_chains: int | None, eval_threads: int | None, check
     # every other option, and every --set, is a TrainConfig field of the same name; the schedule
     # sets those not given
     given = given_settings(settings, sets)
+    refuse_off_domain(schedule, given, sets, settings["data"])
     config = command_config(lambda: scheduled(schedule, **{**given, "data": str(settings["data"])}))
     stop = command_config(lambda: StopConfig(every=check_every, chains=check_chains, patience=check_patience,
                                              cooldown=check_cooldown, until=check_until))
     out = out or Path("runs") / f"{config.arch.replace(':', '-')}-{config.objective}-s{config.seed}"
     with training_run(out, threads):
-        report = train(config, out, resume=resume, show_progress=not quiet, stop=stop, device=where,
+        report = train(config, out, resume=resuming(out, resume), show_progress=not quiet, stop=stop, device=where,
                        eval_config=EvalConfig(max_chains=eval_chains, threads=eval_threads or os.cpu_count()),
                        log=LogConfig(every=log_every, tensorboard=tensorboard), corrupted_checker=corrupted_checker,
                        force=force)
@@ -79,6 +81,29 @@ def main(schedule: str, eval_chains: int | None, eval_threads: int | None, check
     click.echo(json.dumps(shown, indent=2))
     click.echo(f"wrote {out / 'report.json'}, {out / CHECKPOINT}, {out / METRICS}, {out / 'exact.png'}, "
                f"{out / 'pair_distance.png'}")
+
+
+def refuse_off_domain(schedule: str, given: dict, sets: dict, data: Path) -> None:
+    """BadSetting, in one line naming the option as it was given and the dataset's domain, for a
+    schedule or setting of rewrite chains (``tracker.schedules.rewrite_only``) on a dataset of another
+    domain. A dataset whose manifest cannot be read is left to the run, which says why."""
+    try:
+        manifest = read_manifest_json(data)
+    except DatasetError:
+        return
+    domain = domain_name(manifest) if isinstance(manifest, dict) else "rewrite"
+    if domain == "rewrite":
+        return
+    for name in rewrite_only(schedule, given):
+        if name == "schedule":
+            typed = f"--schedule {schedule}"
+        elif name in sets:
+            typed = f"--set {name}={given[name]}"
+        else:
+            typed = f"--{name.replace('_', '-')} {given[name]}"
+        registers = (name, schedule, domain) == ("schedule", "registers", "programs")
+        hint = " (--arch registers there is a register per variable)" if registers else ""
+        raise BadSetting(f"{typed} is for rewrite chains; {data} is a {domain} dataset{hint}")
 
 
 if __name__ == "__main__":

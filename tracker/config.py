@@ -109,27 +109,28 @@ class TrainConfig(TermsConfig):
     dropout: float = setting(0.0, "Transformers: dropout rate of the blocks' residual branches in training.",
                              low=0, high=1, high_open=True, rare=True)
     # which tree position each readout slot names (tracker.layouts)
-    layout: str = setting("polish", "Readout layout: polish (the tree token by token, left-aligned) or paths (each "
-                                    "position named by its path from the root, so that an event moves whole "
-                                    "subtrees).", choices=LAYOUTS, rare=True)
-    ce_positions: str = setting("all", "Cross-entropy on every readout position (PAD included), or on the tree's own "
-                                       "positions only (a tree read from the root is then exact when its own positions "
-                                       "are).", choices=("all", "tree"), rare=True)
+    layout: str = setting("polish", "Readout layout, rewrite chains only: polish (the tree token by token, "
+                                    "left-aligned) or paths (each position named by its path from the root, so "
+                                    "that an event moves whole subtrees).", choices=LAYOUTS, rare=True)
+    ce_positions: str = setting("all", "Rewrite chains only: cross-entropy on every readout position (PAD "
+                                       "included), or on the tree's own positions only (a tree read from the root is "
+                                       "then exact when its own positions are).", choices=("all", "tree"), rare=True)
     moves: str = setting("soft", "Registers: a move reads the softmax mixture of its candidate sources (soft), or "
                                  "exactly the top one, trained through the softmax's gradient (hard).", choices=MOVES,
                          rare=True)
     # tied, inherited: on heads training never exercised too
-    tables: str = setting("free", "Registers: every target head's table row its own (free), or adding its parent "
-                                  "head's score for the source's parent where both end in the same bit (tied: a "
-                                  "subtree moved whole moves its children with it), that score as the moves read "
-                                  "it (inherited).", choices=TABLES, rare=True)
+    tables: str = setting("free", "Registers on rewrite chains: every target head's table row its own (free), or "
+                                  "adding its parent head's score for the source's parent where both end in the "
+                                  "same bit (tied: a subtree moved whole moves its children with it), that score as "
+                                  "the moves read it (inherited).", choices=TABLES, rare=True)
     # straight-through moves learn nothing more once right, so a row's margin can stay at the noise of
     # the optimiser's steps (tier 2's root heads). Sharpening every row from the first step fixed rows
     # on wrong sources in its tier-2 validation; the move readout pulls toward the right one instead
     # (docs/experiments/beyond-training.md)
-    table_sharpness: float = setting(0.0, "Registers: weight of the tables' sharpness term, the mean entropy of "
-                                          "every head's choice of source as the moves read it, so that a move keeps "
-                                          "widening its margin once it is right (0: off).", low=0, rare=True)
+    table_sharpness: float = setting(0.0, "Registers on rewrite chains: weight of the tables' sharpness term, the "
+                                          "mean entropy of every head's choice of source as the moves read it, so that "
+                                          "a move keeps widening its margin once it is right (0: off).", low=0,
+                                     rare=True)
     move_readout: float = setting(0.0, "Registers, hard moves: weight of a cross-entropy on the moves read as "
                                        "softmax mixtures of their sources before the update, so that a table keeps "
                                        "sharpening toward the right source once its top one is right (0: off).", low=0,

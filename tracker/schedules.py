@@ -9,6 +9,10 @@ registers arch as it passed beyond training (docs/experiments/beyond-training.md
 ``benchmarks/tracker_beyond.py``), the one recipe for held-out events, pairs, unseen states and tier 2,
 tested on fresh data by ``benchmarks/tracker_registers.py`` (docs/experiments/registers-recipe.md).
 A report records the schedule its settings are closest to and the settings where they depart from it.
+
+``tier2`` and ``registers`` read rewrite chains' tree geometry (a readout laid out by tree paths), as do
+the settings of ``REWRITE_ONLY`` away from their defaults: on another domain the command refuses them by
+name (``rewrite_only``), and a run there is never recorded against those schedules.
 """
 from __future__ import annotations
 
@@ -20,6 +24,10 @@ from training.options import read_value
 # settings that say what is trained on and how it is saved, not how it is trained: a schedule
 # leaves them to the caller, and they do not count when a report's schedule is named
 NOT_SCHEDULED = ("data", "seed", "checkpoint_every")
+# settings that read rewrite chains' trees: the readout's layout by tree paths, the cross-entropy on a tree's own
+# positions, the registers' tables over tree heads and their sharpness (programs' registers have no tables); at
+# TrainConfig's defaults each reads nothing of a tree
+REWRITE_ONLY = ("layout", "ce_positions", "tables", "table_sharpness")
 
 SCHEDULES: dict[str, dict] = {
     "default": {},
@@ -84,11 +92,30 @@ def parse_settings(pairs: list[str]) -> dict:
     return out
 
 
-def schedule_of(config: TrainConfig) -> dict:
+def for_rewrite(name: str) -> bool:
+    """Whether schedule ``name`` sets a setting of ``REWRITE_ONLY`` away from its default (tier2, registers)."""
+    defaults = TrainConfig()
+    return any(SCHEDULES[name].get(k, getattr(defaults, k)) != getattr(defaults, k) for k in REWRITE_ONLY)
+
+
+def rewrite_only(schedule: str, given: dict) -> list[str]:
+    """What of a command line applies to rewrite chains only, in the order a refusal names it:
+    "schedule" when ``schedule`` is a rewrite schedule, then each setting of ``given`` (setting ->
+    value, as the user gave them) of ``REWRITE_ONLY`` away from its default."""
+    defaults = TrainConfig()
+    return (["schedule"] if for_rewrite(schedule) else []) + [
+        k for k in REWRITE_ONLY if k in given and given[k] != getattr(defaults, k)]
+
+
+def schedule_of(config: TrainConfig, domain: str = "rewrite") -> dict:
     """The schedule ``config`` is closest to (fewest settings apart; the first listed on a tie) and
-    the settings where it departs from it: {"name": ..., "overrides": {setting: value}}."""
+    the settings where it departs from it: {"name": ..., "overrides": {setting: value}}. On a domain
+    other than ``rewrite`` only the schedules it can take are weighed (not ``for_rewrite``), so that
+    the overrides are what was set, never a tree's settings left at their defaults."""
     best = None
     for name in SCHEDULES:
+        if domain != "rewrite" and for_rewrite(name):
+            continue
         base = scheduled(name)
         overrides = {f.name: getattr(config, f.name) for f in fields(TrainConfig)
                      if f.name not in NOT_SCHEDULED and getattr(config, f.name) != getattr(base, f.name)}

@@ -164,7 +164,7 @@ def train(config: TrainConfig, out: Path, resume: bool = False, show_progress: b
 
     report = {
         "objective": config.objective, "arch": config.arch, "seed": config.seed, "steps": trainer.step,
-        "schedule": schedule_of(config),
+        "schedule": schedule_of(config, data.vocab.domain),
         **{k: results[k] for k in ("exact", "pair_distance", "pair_growth", "unrelated_distance", "in_distribution",
                                    "beyond")},
         "seconds": round(trainer.train_seconds, 2),

@@ -6,7 +6,7 @@ output directory it created left only when something was written there.
     where = command_device(device)
     config = command_config(lambda: TrainConfig(**settings))
     with training_run(out, threads):
-        report = train(config, out, ...)
+        report = train(config, out, resume=resuming(out, resume), ...)
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import torch
 
 from chains.files import output_directory
 from leanbridge.cliutil import user_errors
-from training.checkpoint import CheckpointError
+from training.checkpoint import CHECKPOINT, CheckpointError
 from training.device import DeviceUnavailable, resolve_device
 from training.loop import TrainingInterrupted
 
@@ -42,6 +42,16 @@ def command_config(make: Callable[[], C]) -> C:
         return make()
     except ValueError as e:
         raise click.UsageError(str(e)) from None
+
+
+def resuming(out: Path, resume: bool) -> bool:
+    """Whether the run continues from a checkpoint: ``--resume`` with one in ``out``. With none there
+    (the run never started, or was cut short before its first checkpoint) ``--resume`` starts it, saying
+    so on stderr, so that one command line both starts a run and continues it after an interruption."""
+    if resume and not (Path(out) / CHECKPOINT).is_file():
+        click.echo(f"no checkpoint in {out}: starting the run", err=True)
+        return False
+    return resume
 
 
 @contextmanager

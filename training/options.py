@@ -224,8 +224,9 @@ def given_settings(settings: dict[str, Any], sets: dict[str, Any]) -> dict[str, 
     return {**given, **sets}
 
 
-RESUME_HELP = ("Continue from the checkpoint in --out with the same settings; with a larger --steps (and every "
-               "other setting the same), extend the run: its steps so far are the original run's, and the "
+RESUME_HELP = ("Continue from the checkpoint in --out with the same settings (with none there yet, start the "
+               "run: one command line starts a run and continues it after an interruption); with a larger --steps "
+               "(and every other setting the same), extend the run: its steps so far are the original run's, and the "
                "schedule is continued, every further step at the final learning rate (--lr times "
                "final_lr_fraction) with every loss term at its final weight; the report records it as "
                "extension.extended_from. Any other change of settings is refused.")
