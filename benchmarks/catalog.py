@@ -35,6 +35,7 @@ CATALOG: dict[str, Entry] = {
     "tracker-million": Entry("tracker_million", "comparison"),
     "programs": Entry("programs_comparison", "comparison"),
     "groups": Entry("groups_comparison", "comparison"),
+    "programs-learned": Entry("programs_learned", "comparison"),
     "self-distill": Entry("self_distill_comparison", "comparison"),
     "stepwise-programs": Entry("stepwise_programs", "comparison"),
     "oracle": Entry("oracle_comparison", "comparison"),

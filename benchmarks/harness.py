@@ -58,6 +58,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "tracker-million": ("tracker_million", "million"),
     "programs": ("programs_comparison", "programs"),
     "groups": ("groups_comparison", "groups"),
+    "programs-learned": ("programs_learned", "programs-learned"),
     "self-distill": ("self_distill_comparison", "self-distill"),
     "oracle-initial": ("oracle_comparison", "initial"),
     "oracle-gate": ("oracle_comparison", "gate"),

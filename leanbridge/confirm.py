@@ -285,12 +285,13 @@ class EvaluatedCertifier(ClaimCertifier):
         return {"from_store": len(keys) - asked, "asked": asked, "lean_processes": processes}
 
 
-def claim_certifier(domain, space: Interned, store: Path, progress: Progress) -> ClaimCertifier:
+def claim_certifier(domain, space: Interned, store: Path, progress: Progress,
+                    bridge: AskConfig = AskConfig()) -> ClaimCertifier:
     """The certifier of the steps of a domain other than rewrite trees, as
     ``chains.domains.domain_of_manifest`` gives it: programs by trace questions, a domain of one's
-    own (``chains.imported.load.RecordedDomain``) by its step statements."""
+    own (``chains.imported.load.RecordedDomain``) by its step statements; Lean asked as ``bridge`` says."""
     lean = find_lean()
     if isinstance(domain, ProgramsDomain):
-        return ProgramsCertifier(space, domain.machine, lean, build_programs(lean), AskConfig(), store, progress)
+        return ProgramsCertifier(space, domain.machine, lean, build_programs(lean), bridge, store, progress)
     own = domain.domain
-    return EvaluatedCertifier(space, own, lean, build_domain_module(own, lean), AskConfig(), store, progress)
+    return EvaluatedCertifier(space, own, lean, build_domain_module(own, lean), bridge, store, progress)

@@ -270,7 +270,8 @@ def test_every_training_setting_is_an_option_of_the_command():
     reached by --set): a setting without an option could never be changed from the command line, an
     option without a setting would be refused."""
     options = {p.name for p in train_tracker.params} - {"schedule", "eval_chains", "eval_threads", "check_every",
-                                                         "check_chains", "check_patience", "check_cooldown", "device", "out",
+                                                         "check_chains", "check_patience", "check_cooldown",
+                                                         "check_until", "device", "out",
                                                          "resume", "force", "threads", "quiet", "help", "log_every",
                                                          "tensorboard", "corrupted_checker", "sets", "settings"}
     assert options == {f.name for f in fields(TrainConfig)}
@@ -332,7 +333,8 @@ def test_fit_first_checks_only_the_training_length_and_says_whether_the_run_fitt
     a run too short to fit is reported as not fitted, never as judged at length."""
     config = TrainConfig(data=str(tiny), objective="plain", steps=40, batch_chains=4)
     stop = StopConfig(every=3, chains=4, patience=2, threshold=0.0, until="fit")
-    report = train(config, tmp_path / "fits", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), stop=stop)
+    report = train(config, tmp_path / "fits", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)),
+                   stop=stop)
     assert report["stop"]["stopped_at_step"] == 6
     assert all(set(c["exact"]) == {"8"} for c in report["stop"]["checks"])  # the training length only
     assert report["fit"] == {"length": 8, "exact": report["exact"]["8"], "fitted": True, "checks_fitted_at_step": 3,
@@ -344,6 +346,15 @@ def test_fit_first_checks_only_the_training_length_and_says_whether_the_run_fitt
     if not never["fit"]["fitted"]:
         assert never["fit"]["verdict"] == "did not fit: not judged at length"
     assert "fit" not in train(short, tmp_path / "plain", show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)))
+
+
+def test_fit_first_checks_wait_until_every_term_acts_at_full_weight(tiny, tmp_path):
+    config = TrainConfig(data=str(tiny), objective="invariance", steps=12, batch_chains=4, invariance_delay=0.25,
+                         invariance_ramp=0.25)
+    assert config.full_weight_step() == 6 and replace(config, objective="plain").full_weight_step() == 0
+    stop = StopConfig(every=2, chains=4, patience=1, threshold=0.0, until="fit")
+    report = train(config, tmp_path, show_progress=False, eval_config=EvalConfig(pair_lengths=(8,)), stop=stop)
+    assert [c["step"] for c in report["stop"]["checks"]] == [6] and report["steps"] == 6
 
 
 def test_stop_rule_needs_every_length_for_patience_checks_in_a_row():

@@ -14,6 +14,7 @@ TrainConfig are ``tracker.schedules``.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from tracker.layouts import LAYOUTS
@@ -198,6 +199,14 @@ class TrainConfig(TermsConfig):
         return ModelConfig(arch=self.arch, width=self.width, fixed_norm=self.fixed_norm, ticks=self.ticks,
                            slot_init=self.slot_init, embed_init_std=self.embed_init_std, moves=self.moves,
                            tables=self.tables, layout=self.layout, encoder=self.encoder)
+
+    def full_weight_step(self) -> int:
+        """The first step at which every term of the objective acts at its full weight (0: none has
+        a schedule): the step fit-first checks wait for, so that a run never stops before its terms act."""
+        shared = (self.invariance_delay, self.invariance_ramp)  # control and distill take invariance's schedule
+        when = {"invariance": shared, "control": shared, "distill": shared,
+                "nextlat": (self.nextlat_delay, self.nextlat_ramp), "metric": (self.metric_delay, self.metric_ramp)}
+        return max((math.ceil((when[t][0] + when[t][1]) * self.steps) for t in self.terms), default=0)
 
     @property
     def terms(self) -> set[str]:

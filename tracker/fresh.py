@@ -32,6 +32,7 @@ import torch
 from chains.domains import domain_of_manifest
 from chains.manifest import DOMAIN_FORMAT, PROGRAMS_FORMAT, read_manifest
 from chains.protocol import StateDomain, UniformStates
+from leanbridge.batch import AskConfig
 from leanbridge.certificates import default_store, quiet
 from leanbridge.confirm import ClaimCertifier, claim_certifier
 from tracker.data import Batch, TrackerData
@@ -193,6 +194,7 @@ def fresh_stream(directory: Path | str, data: TrackerData, seed: int, chains: in
                                  "around; train it with --stream dataset")
     domain = domain_of_manifest(manifest, str(directory))
     if certifier is None:
-        certifier = claim_certifier(domain, DomainBuilder(domain), default_store(), quiet)
+        # one Lean process at a time: a run trains at one thread, and its certificates come from one core
+        certifier = claim_certifier(domain, DomainBuilder(domain), default_store(), quiet, AskConfig(jobs=1))
     draw = draw_of(manifest, chains, uniform_share, uniform_length)
     return FreshStream(domain, draw, seed, data.vocab, data.item_len, certifier)

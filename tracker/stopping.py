@@ -10,7 +10,9 @@ learning rate falling linearly from where it was towards zero (the weights settl
 stopping mid-stride at a high rate), and stops after them.
 
 With ``until`` fit the checks read the training length's split alone (``fit_length``) and stop
-once the tracker fits, the rest of training's steps left unspent: fit first, then judge length. A
+once the tracker fits, the rest of training's steps left unspent: fit first, then judge length.
+Those checks begin once every term of the objective acts at its full weight
+(``TrainConfig.full_weight_step``), so that a run never stops before its terms have trained it. A
 report then says whether it fitted, on held-out chains of that length no check read, and a run that
 did not fit within its steps is reported as such rather than judged at length.
 

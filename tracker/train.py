@@ -215,6 +215,9 @@ class ExactChecks:
         self.rule = StopRule(stop, tuple(sorted(data.tests)))
         self.cooldown: Cooldown | None = None  # set once the checks say stop, if stop.cooldown
         self.seconds = 0.0  # time spent in checks; they read no batch and draw no random number
+        # fit first waits for every term of the objective at full weight: a run that fits before
+        # its terms act would never be trained by them
+        self.first_check = config.full_weight_step() if stop.until == "fit" else 0
 
     def lr(self, step: int) -> float | None:
         return None if self.cooldown is None else self.cooldown.lr_at(step)
@@ -222,7 +225,7 @@ class ExactChecks:
     def __call__(self, step: int, write: Write) -> bool:
         stop, cooldown = self.stop, self.cooldown
         done = cooldown is not None and cooldown.finished(step)
-        if cooldown is None and stop.enabled and step % stop.every == 0:
+        if cooldown is None and stop.enabled and step % stop.every == 0 and step >= self.first_check:
             t0 = time.perf_counter()
             # at the evaluation's threads: its views are the same bits at any count, and a check
             # draws no random number, so training at one thread repeats bit for bit either way
