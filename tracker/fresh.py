@@ -15,8 +15,9 @@ No history enters a loss before every step of it and of its partners is certifie
 draws ``AHEAD`` steps' batches at once and confirms every step of them through the certificate
 store (``leanbridge.confirm.claim_certifier``: the store, then Lean for what it lacks). A partner is
 equivalent to its history because both are chains of certified steps from one start to one state.
-The datasets' held-out protocols of events or pairs are not drawn around, so a fresh stream refuses
-a dataset that has one.
+The held-out protocols of events or pairs of programs and own domains are not drawn around, so a
+fresh stream refuses such a dataset; a rewrite dataset's are (``tracker.fresh_rewrite``, which draws
+and certifies rewrite chains).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from chains.domains import domain_of_manifest
 from chains.manifest import DOMAIN_FORMAT, PROGRAMS_FORMAT, read_manifest
 from chains.protocol import StateDomain, UniformStates
 from leanbridge.certificates import default_store, quiet
-from leanbridge.confirm import ClaimCertifier, claim_certifier
+from leanbridge.confirm import ClaimCertifier, StepCertifier, claim_certifier
 from tracker.data import Batch, TrackerData
 from tracker.domain_data import DomainBuilder, DomainVocab, look_ahead
 from tracker.packing import pack, successor_tables
@@ -115,11 +116,15 @@ class FreshStream:
         """Step ``step``'s histories, every step of them and their partners certified (StepNotCertified
         from the certifier naming the first that is not)."""
         if step not in self._ready:
-            self._ready = {s: draw_histories(self.domain, self.draw, self.seed, s) for s in range(step, step + AHEAD)}
+            self._ready = {s: self.drawn(s) for s in range(step, step + AHEAD)}
             self._certify(self._ready)
         histories = self._ready.pop(step)
         self.counts["histories"] += len(histories) * (1 + self.draw.partners)
         return histories
+
+    def drawn(self, step: int) -> list[History]:
+        """Step ``step``'s histories as drawn, not yet certified."""
+        return draw_histories(self.domain, self.draw, self.seed, step)
 
     def _certify(self, steps: dict[int, list[History]]) -> None:
         space = self.certifier.space
@@ -171,22 +176,28 @@ def batch_tensors(domain: StateDomain, vocab: DomainVocab, item_len: int, histor
     data = TrackerData(vocab=vocab, item_tokens=items, tree_tokens=state_tokens,
                        tree_items=torch.arange(1, n_states + 1), train=train, tests={},
                        succ_items=succ_items, succ_trees=succ_trees, identity={})
+    return data, whole_batch(train)
+
+
+def whole_batch(train: dict[str, torch.Tensor]) -> Batch:
+    """Every chain of a packed split (``tracker.packing.pack``, with trees) with its partners, in order."""
     ci, ct = train["chain_items"], train["chain_trees"]  # (B, T)
     pi, pt = train["partner_items"], train["partner_trees"]  # (B, K, T)
-    batch = Batch(items=torch.cat([ci, pi.reshape(-1, pi.shape[-1])]).long(),
-                  trees=torch.cat([ct, pt.reshape(-1, pt.shape[-1])]).long(), chains=len(rows), partners=pi.shape[1])
-    return data, batch
+    return Batch(items=torch.cat([ci, pi.reshape(-1, pi.shape[-1])]).long(),
+                 trees=torch.cat([ct, pt.reshape(-1, pt.shape[-1])]).long(), chains=len(ci), partners=pi.shape[1])
 
 
 def fresh_stream(directory: Path | str, data: TrackerData, seed: int, chains: int, uniform_share: float,
-                 uniform_length: int, certifier: ClaimCertifier | None = None) -> FreshStream:
+                 uniform_length: int, certifier: ClaimCertifier | StepCertifier | None = None) -> FreshStream:
     """The fresh stream of the dataset at ``directory`` (``data``, read from it, gives the vocabulary
-    and the model's item width); ``certifier`` by default the domain's own over the default store.
-    FreshStreamRefused for a rewrite dataset or one with a held-out protocol of events or pairs."""
+    and the model's item width); ``certifier`` by default the domain's own over the default store (a
+    ``StepCertifier`` for rewrite chains, ``tracker.fresh_rewrite``). FreshStreamRefused for a dataset
+    of programs or of an own domain with a held-out protocol of events or pairs."""
     manifest = read_manifest(directory)
     if manifest.get("format") not in (PROGRAMS_FORMAT, DOMAIN_FORMAT):
-        raise FreshStreamRefused(f"{directory} is a rewrite dataset; --stream fresh draws programs, groups or a "
-                                 "domain of one's own")
+        from tracker.fresh_rewrite import rewrite_stream  # it builds on this module
+
+        return rewrite_stream(directory, manifest, data, seed, chains, uniform_share, uniform_length, certifier)
     kind = (manifest.get("holdout") or {}).get("kind")
     if kind in ("events", "pairs"):
         raise FreshStreamRefused(f"{directory} holds {kind} out of training, which a fresh stream does not draw "
