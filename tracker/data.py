@@ -245,22 +245,17 @@ def _replay_splits(directory: Path, manifest: dict, domain: Domain, builder: _Bu
 def _item_tables(builder: _Builder, domain: Domain) -> tuple[torch.Tensor, torch.Tensor]:
     """(item_tokens (1 + R + events, E), tree_tokens (R, P)): the item table is 0 = pad, then the
     trees (as starts), then the events."""
-    n_trees = len(builder.trees)
-    tree_len = max(len(tokens(t)) for t in builder.trees)
+    tok = builder.tok
+    trees = [[tok[t] for t in tokens(tree)] for tree in builder.trees]  # each tree's token ids
+    events = [[tok[event.rule]] + [tok[b] for b in event.path] for event in builder.events]
+    tree_len = max(map(len, trees))
     if domain.size_bound is not None:
         tree_len = max(tree_len, domain.size_bound)
-    event_len = 1 + max((len(e.path) for e in builder.events), default=0)
-    item_len = max(tree_len, event_len)
-    tok = builder.tok
-    item_tokens = torch.zeros(1 + n_trees + len(builder.events), item_len, dtype=torch.long)
-    tree_tokens = torch.zeros(n_trees, tree_len, dtype=torch.long)
-    for r, tree in enumerate(builder.trees):
-        ids = [tok[t] for t in tokens(tree)]
-        tree_tokens[r, : len(ids)] = torch.tensor(ids)
-        item_tokens[1 + r, : len(ids)] = torch.tensor(ids)
-    for e, event in enumerate(builder.events):
-        ids = [tok[event.rule]] + [tok[b] for b in event.path]
-        item_tokens[1 + n_trees + e, : len(ids)] = torch.tensor(ids)
+    item_len = max(tree_len, max(map(len, events), default=1))
+    # rows padded with 0 (PAD) and made tensors at once: a fresh stream builds a table every step
+    tree_tokens = torch.tensor([ids + [0] * (tree_len - len(ids)) for ids in trees], dtype=torch.long)
+    item_tokens = torch.tensor([[0] * item_len] + [ids + [0] * (item_len - len(ids)) for ids in trees + events],
+                               dtype=torch.long)
     return item_tokens, tree_tokens
 
 
