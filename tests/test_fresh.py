@@ -288,6 +288,7 @@ def test_a_fresh_rewrite_batch_holds_the_trees_the_rules_reach_every_step_in_the
         items = [_decoded(tensors, i) for i in batch.items[row][batch.mask[row]].tolist()]
         kind, here = items[0]
         assert kind == "tree" and all(k == "event" for k, _ in items[1:])
+        assert len(items) == 9 if row < 4 else len(items) <= 9  # a chain of the training length, partners up to it
         trees = [here]
         for _, event in items[1:]:
             trees.append(apply(trees[-1], event))
