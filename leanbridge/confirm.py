@@ -88,27 +88,44 @@ class StepCertifier:
             self.confirmed = grown
         return self.confirmed
 
+    def restart(self, space: StateSpace) -> None:
+        """Read ids of ``space`` from now on, the steps confirmed so far forgotten (they were ids of
+        the old space); the store keeps their certificates, so meeting them again costs no Lean."""
+        self.space = space
+        self.confirmed = np.zeros((0, 0), dtype=bool)
+
     def confirm(self, states: np.ndarray, events: np.ndarray, first_step: int) -> None:
         """Every step of a block: states (N, S + 1) before each step and after the last, events
         (N, S), the block's first step numbered ``first_step`` (1-based). StepNotCertified naming
         the first step (in chain order) that Lean did not certify."""
-        if int(events.max(initial=0)) >> _KEY_BITS:
-            raise ValueError(f"more than {1 << _KEY_BITS} distinct events")
-        before = states[:, :-1]  # (N, S) the state each step leaves
-        fresh = ~self._table(before, events)[before, events]  # (N, S) steps not confirmed yet
-        if not fresh.any():
+        self.confirm_blocks([(states, events, first_step)])
+
+    def confirm_blocks(self, blocks: Sequence[tuple[np.ndarray, np.ndarray, int]]) -> None:
+        """Every step of several blocks, each as ``confirm`` reads one (histories of different lengths):
+        their distinct steps not yet confirmed are certified in one call, one trip to the store and Lean."""
+        steps, where, found = [], {}, []
+        for states, events, first_step in blocks:
+            if int(events.max(initial=0)) >> _KEY_BITS:
+                raise ValueError(f"more than {1 << _KEY_BITS} distinct events")
+            before = states[:, :-1]  # (N, S) the state each step leaves
+            fresh = ~self._table(before, events)[before, events]  # (N, S) steps not confirmed yet
+            if not fresh.any():
+                continue
+            at = np.flatnonzero(fresh)  # their places in the block, in chain order
+            keys = (before.ravel()[at] << _KEY_BITS) | events.ravel()[at]
+            uniq, first = np.unique(keys, return_index=True)
+            found.append(uniq)
+            width = events.shape[1]
+            for key, index in sorted(zip(uniq.tolist(), at[first].tolist()), key=lambda pair: pair[1]):  # first use
+                n, k = divmod(index, width)
+                tree, event = self.space.trees[key >> _KEY_BITS], self.space.events[key & ((1 << _KEY_BITS) - 1)]
+                statement = self._key(tree, event)
+                if statement not in where:  # a step of an earlier block
+                    here = f"chain {n} step {first_step + k}"
+                    steps.append((tree, event, here))
+                    where[statement] = (here, tree, event)
+        if not steps:
             return
-        at = np.flatnonzero(fresh)  # their places in the block, in chain order
-        keys = (before.ravel()[at] << _KEY_BITS) | events.ravel()[at]
-        uniq, first = np.unique(keys, return_index=True)
-        steps, where = [], {}
-        width = events.shape[1]
-        for key, index in sorted(zip(uniq.tolist(), at[first].tolist()), key=lambda pair: pair[1]):  # first use
-            n, k = divmod(index, width)
-            tree, event = self.space.trees[key >> _KEY_BITS], self.space.events[key & ((1 << _KEY_BITS) - 1)]
-            here = f"chain {n} step {first_step + k}"
-            steps.append((tree, event, here))
-            where[self._key(tree, event)] = (here, tree, event)
         try:
             done = certify_steps(steps, self.lean, self.core, self.space.domain.atom_names, self.store, self.bridge,
                                  lambda phase, n, total: self.progress("certify", n, total))
@@ -120,6 +137,7 @@ class StepCertifier:
             if key not in held:
                 raise StepNotCertified(f"{here}: {event} on {polish(tree)} is not certified in the store "
                                        f"{self.store} for this Lean build and core library; not counted")
+        uniq = np.unique(np.concatenate(found))
         self.confirmed[uniq >> _KEY_BITS, uniq & ((1 << _KEY_BITS) - 1)] = True
         for name, value in (("distinct_steps", done.distinct), ("from_store", done.from_store),
                             ("asked", done.asked), ("lean_processes", done.lean_processes)):

@@ -1,9 +1,13 @@
 """Fresh certified training histories (``tracker.fresh``): a seeded stream (same seed and step,
 same histories; a resumed run repeats the straight one), uniformly drawn start states that cover the
 machine, partners that end where their history does, and no history in a loss before every step of
-it is certified (with the real Lean on a tiny Bits dataset, and a certifier that refuses a step)."""
+it is certified (with the real Lean on a tiny Bits dataset, and a certifier that refuses a step).
+On rewrite chains (``tracker.fresh.RewriteFreshStream``, a tiny tier-1 dataset and the real Lean): the training
+split's sampler, held-out events and pairs drawn around, targets the rules reach, every step in the
+store before a batch is served, and a few steps of training."""
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import replace
 
@@ -14,19 +18,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chains.groups import S5
+from chains.holdout import HoldOut
+from chains.manifest import read_manifest
 from chains.programs.dataset import ProgramsSpec
 from chains.programs.domain import ProgramsDomain
 from chains.programs.syntax import VARIABLES, Machine
 from chains.protocol import run_events
+from chains.rewrite.dataset import read_split
+from chains.rewrite.holdout import choose
+from chains.rewrite.rules import Event, apply
+from chains.rewrite.sampling import sample_split
+from chains.rewrite.space import Domain, StateSpace, domain_of
+from chains.rewrite.trees import parse_tokens
 from leanbridge.asker import AskConfig
 from leanbridge.certify_programs import certify_programs
-from leanbridge.confirm import ClaimCertifier, ProgramsCertifier, StepNotCertified
+from leanbridge.checker import Checker
+from leanbridge.confirm import ClaimCertifier, ProgramsCertifier, StepCertifier, StepNotCertified
 from leanbridge.discovery import find_lean
 from leanbridge.programs import build_programs
 from tracker.config import TrainConfig
-from tracker.data import load_dataset
+from tracker.data import history_tensors, load_dataset
 from tracker.domain_data import DomainBuilder
-from tracker.fresh import Draw, FreshStream, FreshStreamRefused, draw_histories, fresh_stream
+from tracker.domain_fresh import Draw, FreshStream, FreshStreamRefused, draw_histories
+from tracker.fresh import RewriteDraw, RewriteSampler, fresh_stream, rewrite_stream
 from tracker.train import Trainer, train
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
@@ -199,3 +213,171 @@ def test_one_history_at_a_time_or_all_at_once_the_stream_draws_the_same(tiny, pr
     b = fresh_stream(tiny / "data", data, 11, 4, 0.0, 4, programs_certifier())
     b.histories(2)  # drawn ahead from step 2
     assert a.histories(3) == b.histories(3) == draw_histories(BITS, a.draw, 11, 3)
+
+
+# ---- rewrite chains (tracker.fresh.RewriteFreshStream), with the real Lean on a tiny tier-1 dataset ----
+
+TIER1 = Domain(atoms=4)
+REWRITE_DRAW = RewriteDraw(chains=6, length=8, partners=2)
+
+
+def _as_trees(space: StateSpace, samples) -> list:
+    """Samples as trees and events (ids depend on what a space interned before)."""
+    return [[(space.trees[w.states[0]], w.events, space.trees[w.end]) for w in (s.chain, *s.partners)]
+            for s in samples]
+
+
+@given(st.integers(0, 2**31), st.integers(0, 10**6))
+@settings(max_examples=10, deadline=None)
+def test_a_step_draws_the_chains_the_training_split_would_from_its_generator_whatever_the_space_holds(seed, step):
+    sampler = RewriteSampler(TIER1, REWRITE_DRAW, None)
+    used = StateSpace(TIER1)
+    sampler.samples(used, seed, step + 1)  # another step's chains interned first
+    first = _as_trees(used, sampler.samples(used, seed, step))
+    space = StateSpace(TIER1)
+    assert _as_trees(space, sampler.samples(space, seed, step)) == first
+    split = StateSpace(TIER1)  # certify's sampler, the generator seeded by (seed, step)
+    assert _as_trees(split, sample_split(split, random.Random(seed * 1_000_003 + step), 6, 8, 2)) == first
+    assert _as_trees(space, sampler.samples(space, seed, step + 2)) != first
+
+
+@given(st.integers(0, 2**31), st.sampled_from(["events:3", "pairs:2"]))
+@settings(max_examples=4, deadline=None)
+def test_fresh_chains_and_partners_draw_around_the_held_out_events_or_pairs(seed, protocol):
+    kind, count = protocol.split(":")
+    held = choose(HoldOut(kind, int(count)), TIER1, 0)
+    draw = RewriteDraw(chains=8, length=8, partners=2, uniform=2)
+    sampler, space = RewriteSampler(TIER1, draw, held), StateSpace(TIER1)
+    for step in range(5):
+        for walks in _as_trees(space, sampler.samples(space, seed, step)):
+            assert len(walks[0][1]) == 8 or 1 <= len(walks[0][1]) <= draw.uniform_length
+            for start, events, end in walks:
+                assert held.first_held(events) is None and end == walks[0][2]
+
+
+@pytest.fixture(scope="module")
+def tiny_rewrite(certify_tiny):
+    """A tiny tier-1 dataset certified by Lean into a store of its own (beside it)."""
+    return certify_tiny(12, 4)
+
+
+@pytest.fixture(scope="module")
+def step_certifier(tiny_rewrite, lean, core):
+    return lambda: StepCertifier(StateSpace(TIER1), lean, core, AskConfig(checker=Checker.KERNEL),
+                                 tiny_rewrite.parent / "store.sqlite", lambda *a: None)
+
+
+def _decoded(data, item: int) -> tuple[str, object]:
+    """An item id of ``data`` read back from its tokens: ("tree", the tree) or ("event", the event)."""
+    vocab = data.vocab
+    toks = [vocab.tokens[t] for t in data.item_tokens[item].tolist() if t != 0]
+    if toks[0] in vocab.rules:
+        return "event", Event(toks[0], "".join(toks[1:]))
+    return "tree", parse_tokens(toks, vocab.atoms)
+
+
+def test_a_fresh_rewrite_batch_holds_the_trees_the_rules_reach_every_step_in_the_store_first(tiny_rewrite,
+                                                                                              step_certifier):
+    data = load_dataset(tiny_rewrite)
+    stream = fresh_stream(tiny_rewrite, data, 5, 4, 0.0, 4, step_certifier())
+    tensors, batch = stream.batch(3)
+    assert stream.counts["asked"] > 0 and stream.counts["histories"] == 4 * 3
+    assert tensors.item_len == data.item_len and tensors.tree_len == data.tree_len
+    assert batch.chains == 4 and batch.partners == 2 and len(batch.items) == 12
+    for row in range(len(batch.items)):
+        items = [_decoded(tensors, i) for i in batch.items[row][batch.mask[row]].tolist()]
+        kind, here = items[0]
+        assert kind == "tree" and all(k == "event" for k, _ in items[1:])
+        assert len(items) == 9 if row < 4 else len(items) <= 9  # a chain of the training length, partners up to it
+        trees = [here]
+        for _, event in items[1:]:
+            trees.append(apply(trees[-1], event))
+        # each step's target is the tree Python's rules reach, read back from the tensors
+        assert [_decoded(tensors, 1 + i)[1] for i in batch.trees[row][: len(trees)].tolist()] == trees
+        assert (batch.trees[row][len(trees):] == -1).all()
+    ends = batch.ends
+    assert (ends[4:].view(4, 2) == ends[:4, None]).all()  # every partner ends at its chain's tree
+    # a new certifier over the same store confirms every step of the step's chains without Lean
+    again = step_certifier()
+    for walks in stream.sampler.samples(again.space, 5, 3):
+        for walk in (walks.chain, *walks.partners):
+            if walk.ids:
+                again.confirm(np.array([walk.states]), np.array([walk.ids]), 1)
+    assert again.counts["asked"] == 0 and again.counts["from_store"] > 0
+
+
+def test_the_same_seed_and_step_give_the_same_rewrite_chains_drawn_ahead_or_not(tiny_rewrite, step_certifier):
+    data = load_dataset(tiny_rewrite)
+    a = fresh_stream(tiny_rewrite, data, 11, 4, 0.0, 4, step_certifier())
+    b = fresh_stream(tiny_rewrite, data, 11, 4, 0.0, 4, step_certifier())
+    b.histories(2)  # drawn ahead from step 2
+    assert _as_trees(a.certifier.space, a.histories(3)) == _as_trees(b.certifier.space, b.histories(3))
+    assert torch.equal(a.batch(4)[1].items, b.batch(4)[1].items)
+
+
+def test_a_rewrite_step_the_certifier_refuses_never_reaches_a_loss(tiny_rewrite, step_certifier):
+    config = TrainConfig(data=str(tiny_rewrite), objective="invariance", width=16, steps=3, batch_chains=4,
+                         checkpoint_every=3)
+    data = load_dataset(tiny_rewrite)
+    trainer = Trainer(config, data)
+    refusing = step_certifier()
+    refusing.confirm_blocks = _refuse
+    trainer.fresh = fresh_stream(tiny_rewrite, data, config.seed, config.batch_chains, 0.0, 4, refusing)
+    before = {k: v.clone() for k, v in trainer.model.state_dict().items()}
+    with pytest.raises(StepNotCertified, match="chain 0 step 1"):
+        trainer.train_step(0)
+    assert all(torch.equal(before[k], v) for k, v in trainer.model.state_dict().items())  # no step was taken
+
+
+def _refuse(blocks):
+    raise StepNotCertified("chain 0 step 1: not certified (a certifier that certifies nothing)")
+
+
+def test_a_rewrite_dataset_with_wrong_partners_on_purpose_is_refused(tiny_rewrite, step_certifier):
+    manifest = {**read_manifest(tiny_rewrite), "corrupt_partners": {"kind": "near", "share": 0.5}}
+    with pytest.raises(FreshStreamRefused, match="wrong partners on purpose"):
+        rewrite_stream(tiny_rewrite, manifest, load_dataset(tiny_rewrite), 0, 4, 0.0, 4, step_certifier())
+
+
+def test_split_tensors_of_a_datasets_training_chains_read_as_the_loader_reads_them(tiny_rewrite):
+    data = load_dataset(tiny_rewrite, use_cache=False)
+    domain = domain_of(read_manifest(tiny_rewrite), "here")
+    records = [record for _, record in read_split(tiny_rewrite / "train.jsonl", domain)]
+    own = history_tensors(data.vocab, domain, [(r, r.partners) for r in records], "train.jsonl")
+    for name in ("chain_items", "chain_trees", "partner_items", "partner_trees"):
+        a, b = own.train[name], data.train[name]
+        assert a.shape == b.shape
+        tokens = (own.item_tokens, data.item_tokens) if "items" in name else (own.tree_tokens, data.tree_tokens)
+        assert tokens[0].shape[1] == tokens[1].shape[1]
+        # every step's item and tree as tokens (-1 at padding): the same, whatever ids each table gave them
+        assert torch.equal(_rows_of(tokens[0], a), _rows_of(tokens[1], b))
+
+
+def _rows_of(table: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    return torch.where((ids >= 0)[..., None], table[ids.clamp(min=0).long()], -1)
+
+
+@pytest.mark.parametrize("arch", ["recurrence", "transformer"])
+def test_three_fresh_steps_train_on_rewrite_chains_and_the_report_says_so(tiny_rewrite, tmp_path, arch):
+    config = TrainConfig(data=str(tiny_rewrite), arch=arch, objective="combo", width=16, steps=3, batch_chains=4,
+                         stream="fresh", checkpoint_every=3, warmup_steps=1)
+    report = train(config, tmp_path / arch, show_progress=False)
+    fresh = report["fresh_stream"]
+    assert report["steps"] == 3 and fresh["counts"]["histories"] == 3 * 4 * 3
+    assert fresh["draw"]["length"] == 8 and fresh["checker"].startswith("kernel:")
+    assert fresh["counts"]["distinct_steps"] > 0 and fresh["lean"]["version"] == "4.35.0"
+
+
+def test_the_rewrite_registers_read_fresh_batches_and_keep_their_own_items(tiny_rewrite):
+    config = TrainConfig(data=str(tiny_rewrite), arch="registers", layout="paths", objective="plain", width=8,
+                         steps=2, batch_chains=4, stream="fresh", checkpoint_every=2, warmup_steps=1)
+    trainer = Trainer(config, load_dataset(tiny_rewrite))
+    model = trainer.model
+    own = {k: getattr(model, k) for k in ("item_kind", "item_heap", "item_rule", "item_node")}
+    tensors, _ = trainer.fresh.batch(0)
+    with model.reading(tensors.item_tokens):
+        assert model.item_kind.shape[0] == tensors.n_items
+        assert torch.equal(model.item_kind[1:1 + tensors.tree_tokens.shape[0]], torch.ones(tensors.tree_tokens.shape[0],
+                                                                                            dtype=torch.long))
+    trainer.train_step(0)
+    assert all(getattr(model, k) is v for k, v in own.items())

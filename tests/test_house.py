@@ -466,7 +466,7 @@ def test_every_registered_comparison_declares_itself_and_judges_nothing_without_
 
 
 # The modules of the layers above the domains that read one domain's own code: each is that domain's
-# own route (the rewrite domain's loader, registers, heap layouts, move-table stream, searches, oracle,
+# own route (the rewrite domain's loader, fresh stream, registers, heap layouts, move-table stream, searches, oracle,
 # step-by-step text and shortest histories; the programs machines' registers, code encoder and error
 # reading; the groups have none, they take the generic route). Every other module takes the domain as a value from a
 # dataset's manifest (chains.domains), which is how a domain of one's own goes through every command.
@@ -474,7 +474,8 @@ DOMAIN_ROUTES = {
     "chains.groups": set(),
     "chains.rewrite": {"oracle.data", "oracle.inference", "oracle.scorer", "prover.problems", "prover.run",
                        "prover.search", "stepwise.data", "stepwise.rewrite_pairs", "stepwise.train", "tracker.analysis",
-                       "tracker.data", "tracker.inference", "tracker.layouts", "tracker.registers", "tracker.stream"},
+                       "tracker.data", "tracker.fresh", "tracker.inference", "tracker.layouts", "tracker.registers",
+                       "tracker.stream"},
     "chains.programs": {"tracker.code_encoder", "tracker.data", "tracker.domain_errors", "tracker.variables"},
 }
 
@@ -485,7 +486,7 @@ def test_only_the_named_routes_read_a_domain_s_own_code():
     for domain, routes in DOMAIN_ROUTES.items():
         readers = {m for m in above if any(x == domain or x.startswith(f"{domain}.") for x in graph[m])}
         assert readers == routes, f"{domain}: {sorted(readers ^ routes)} differ from the named routes"
-    generic = {"tracker.dataset", "tracker.domain_data", "tracker.domain_run", "tracker.domain_stream",
-               "tracker.domain_analysis", "tracker.train", "tracker.models", "tracker.losses", "prover.domain_search",
+    generic = {"tracker.dataset", "tracker.domain_data", "tracker.domain_fresh", "tracker.domain_run",
+               "tracker.domain_stream", "tracker.domain_analysis", "tracker.train", "tracker.models", "tracker.losses", "prover.domain_search",
                "stepwise.distill", "stepwise.domain_pairs"}
     assert not generic & set().union(*DOMAIN_ROUTES.values())

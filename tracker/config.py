@@ -148,8 +148,8 @@ class TrainConfig(TermsConfig):
     stream: str = setting("dataset", "Training histories: dataset, batches drawn from the dataset's training split; "
                                      "fresh, every step's histories drawn afresh from the dataset's domain as its "
                                      "training split was drawn (seeded by --seed and the step), every step of them "
-                                     "certified through the certificate store before it enters a loss (programs, "
-                                     "groups and domains of one's own).", choices=STREAMS)
+                                     "certified through the certificate store before it enters a loss (every "
+                                     "domain; docs/concepts/trackers.md).", choices=STREAMS)
     uniform_share: float = setting(0.0, "With --stream fresh: the share of a step's histories that start from a state "
                                         "drawn uniformly over the domain's states, each of 1 to --uniform-length "
                                         "events (the states a step meets far into a long history).", **FRACTION)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import torch
 
@@ -157,6 +157,14 @@ def check_certified(directory: Path, corrupted_checker: bool = False) -> dict:
     return manifest
 
 
+class Replayable(Protocol):
+    """A history as the builder replays it: a dataset's record, or a chain drawn afresh."""
+
+    start: Tree
+    events: Sequence[Event]
+    end: Tree
+
+
 class _Builder:
     """Interns trees and items while a dataset is replayed."""
 
@@ -189,7 +197,7 @@ class _Builder:
             self.step_memo[key] = None if after is None else self.tree(after)
         return self.step_memo[key]
 
-    def history(self, record, where: str) -> tuple[list[tuple[str, int]], list[int]]:
+    def history(self, record: Replayable, where: str) -> tuple[list[tuple[str, int]], list[int]]:
         """(items, trees after each step); items are ("tree", id) or ("event", id) for now."""
         here = self.tree(record.start)
         items, trees = [("tree", here)], [here]
@@ -237,23 +245,45 @@ def _replay_splits(directory: Path, manifest: dict, domain: Domain, builder: _Bu
 def _item_tables(builder: _Builder, domain: Domain) -> tuple[torch.Tensor, torch.Tensor]:
     """(item_tokens (1 + R + events, E), tree_tokens (R, P)): the item table is 0 = pad, then the
     trees (as starts), then the events."""
-    n_trees = len(builder.trees)
-    tree_len = max(len(tokens(t)) for t in builder.trees)
+    tok = builder.tok
+    trees = [[tok[t] for t in tokens(tree)] for tree in builder.trees]  # each tree's token ids
+    events = [[tok[event.rule]] + [tok[b] for b in event.path] for event in builder.events]
+    tree_len = max(map(len, trees))
     if domain.size_bound is not None:
         tree_len = max(tree_len, domain.size_bound)
-    event_len = 1 + max((len(e.path) for e in builder.events), default=0)
-    item_len = max(tree_len, event_len)
-    tok = builder.tok
-    item_tokens = torch.zeros(1 + n_trees + len(builder.events), item_len, dtype=torch.long)
-    tree_tokens = torch.zeros(n_trees, tree_len, dtype=torch.long)
-    for r, tree in enumerate(builder.trees):
-        ids = [tok[t] for t in tokens(tree)]
-        tree_tokens[r, : len(ids)] = torch.tensor(ids)
-        item_tokens[1 + r, : len(ids)] = torch.tensor(ids)
-    for e, event in enumerate(builder.events):
-        ids = [tok[event.rule]] + [tok[b] for b in event.path]
-        item_tokens[1 + n_trees + e, : len(ids)] = torch.tensor(ids)
+    item_len = max(tree_len, max(map(len, events), default=1))
+    # rows padded with 0 (PAD) and made tensors at once: a fresh stream builds a table every step
+    tree_tokens = torch.tensor([ids + [0] * (tree_len - len(ids)) for ids in trees], dtype=torch.long)
+    item_tokens = torch.tensor([[0] * item_len] + [ids + [0] * (item_len - len(ids)) for ids in trees + events],
+                               dtype=torch.long)
     return item_tokens, tree_tokens
+
+
+def _look_ahead(builder: _Builder, domain: Domain, ends: Sequence[int]) -> dict[int, list[tuple[int, int]]]:
+    """The metric loss's one-step look-ahead: per end tree id, (event id, tree id) of every event that
+    applies to it, in ``successors``' order, interned by ``builder`` (before its item table is built)."""
+    return {r: [(builder.event(e), builder.tree(t)) for e, t in successors(builder.trees[r], domain.rules,
+                                                                          domain.size_bound)]
+            for r in ends}
+
+
+def history_tensors(vocab: Vocab, domain: Domain, rows: Sequence[tuple[Replayable, Sequence[Replayable]]],
+                    where: str) -> TrackerData:
+    """Histories (each a chain and its partners, with ``start``, ``events`` and ``end`` trees) as a
+    training split of their own, replayed and packed as the loader packs a dataset's (``_build``):
+    an item table, trees and successor tables of these histories only, no test split. ``where``
+    names them in a DatasetError (an event that does not apply, a stored end that does not follow)."""
+    builder = _Builder(vocab, domain.size_bound)
+    replayed = [(builder.history(chain, f"{where} chain {n}"),
+                 [builder.history(mate, f"{where} chain {n} partner {p}") for p, mate in enumerate(mates)])
+                for n, (chain, mates) in enumerate(rows)]
+    succ = _look_ahead(builder, domain, sorted({chain[1][-1] for chain, _ in replayed}))
+    item_tokens, tree_tokens = _item_tables(builder, domain)
+    n_trees = len(builder.trees)
+    succ_items, succ_trees = successor_tables(succ, n_trees)
+    return TrackerData(vocab=vocab, item_tokens=item_tokens, tree_tokens=tree_tokens,
+                       tree_items=torch.arange(1, n_trees + 1), train=pack(replayed, n_trees, with_trees=True),
+                       tests={}, succ_items=succ_items, succ_trees=succ_trees, identity={})
 
 
 def held_out(manifest: dict) -> HeldOut | None:
@@ -296,11 +326,7 @@ def _build(directory: Path, manifest: dict) -> dict:
     vocab = Vocab(domain.atom_names, domain.rules)
     builder = _Builder(vocab, domain.size_bound)
     splits = _replay_splits(directory, manifest, domain, builder)
-    # successors of every training end tree, for the metric loss's one-step look-ahead
-    train_ends = sorted({chain[1][-1] for chain, _ in splits["train.jsonl"]})
-    succ = {r: [(builder.event(e), builder.tree(t)) for e, t in successors(builder.trees[r], domain.rules,
-                                                                            domain.size_bound)]
-            for r in train_ends}
+    succ = _look_ahead(builder, domain, sorted({chain[1][-1] for chain, _ in splits["train.jsonl"]}))
     item_tokens, tree_tokens = _item_tables(builder, domain)
     n_trees = len(builder.trees)
     train_rows = splits.pop("train.jsonl")

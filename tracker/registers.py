@@ -265,6 +265,11 @@ class RegisterTracker(Recurrent):
             raise ValueError("an event item names no rule or a position outside the registers")
         return 2, [0] * positions, row[0] - n_out, node
 
+    def items_changed(self, item_tokens: torch.Tensor) -> None:
+        # a fresh batch's table (I', E) parsed as the model's own is at construction
+        kind, heap, rule, node = (t.to(item_tokens.device) for t in self._parse(item_tokens.tolist()))
+        self.item_kind, self.item_heap, self.item_rule, self.item_node = kind, heap, rule, node
+
     def _parse(self, rows: list[list[int]]):
         parsed = [self._parse_row(row) for row in rows]
         return (torch.tensor([p[0] for p in parsed]), torch.tensor([p[1] for p in parsed]).view(len(rows), -1),
