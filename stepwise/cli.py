@@ -20,8 +20,8 @@ from training.runlog import METRICS, LogConfig
 
 D = StepwiseConfig()  # the defaults shown by --help
 E = StepwiseEvalConfig()
-OWN = ("data", "context", "objective", "rounds", "round_steps", "round_lr", "long_chains", "cuts", "long_weight", "width",
-       "depth", "heads", "positions", "tied")
+OWN = ("data", "context", "objective", "rounds", "round_steps", "round_lr", "long_chains", "cuts", "long_weight",
+       "width", "depth", "heads", "positions", "tied")
 OPTIM = ("seed", "steps", "batch_chains", "lr", "final_lr_fraction", "warmup_steps", "weight_decay", "grad_clip",
          "checkpoint_every")
 
