@@ -44,6 +44,13 @@ class StepModel(Protocol):
     def step(self, ids: torch.Tensor, cache: Any) -> torch.Tensor: ...
 
 
+class WindowModel(StepModel, Protocol):
+    """What free-running in the state form reads: a ``StepModel`` that also reads T tokens (B, T) per
+    sequence in one pass, returning the logits after each (B, T, V). ``StepwiseModel`` is one."""
+
+    def read(self, ids: torch.Tensor, cache: Any) -> torch.Tensor: ...
+
+
 DEFAULT_LONGEST = 1_024  # events: longer test chains (~8 tokens an event on tier 1) are evaluated only when asked
 
 
@@ -128,17 +135,21 @@ def free_run_cached(model: StepModel, vocab: StepwiseVocab, chains: Sequence[Cha
 
 
 @torch.no_grad()
-def free_run_windows(model: StepModel, vocab: StepwiseVocab, chains: Sequence[Chain], cap: int,
+def free_run_windows(model: WindowModel, vocab: StepwiseVocab, chains: Sequence[Chain], cap: int,
                      device: torch.device | str = "cpu") -> list[Reader]:
     """Every chain of ``chains`` run free in the state form (see the module), together; each
-    Reader holds what its chain's model wrote after each event."""
+    Reader holds what its chain's model wrote after each event. A window's given tokens that every
+    chain has are read in one pass, the rest token by token."""
     runs = [Reader(vocab, deque(), deque(), cap, done=True) for _ in chains]
     before = [tuple(vocab.state_ids(chain[0])) for chain in chains]  # the state each chain's next window reads
     for k in range(max((len(chain[1]) for chain in chains), default=0)):
         rows = [b for b, chain in enumerate(chains) if k < len(chain[1])]
         windows = [Reader(vocab, deque(), deque(window_prompt(vocab, before[b], chains[b][1][k])), cap) for b in rows]
         cache = model.start(len(windows), max(w.bound for w in windows))  # this window alone, from position 0
-        feed = [w.pending.popleft() for w in windows]
+        given = min(len(w.pending) for w in windows)
+        first = [[w.pending.popleft() for _ in range(given)] for w in windows]
+        logits = model.read(torch.tensor(first, dtype=torch.long, device=device), cache)[:, -1]  # (B, V)
+        feed = [w.next_token(t) for w, t in zip(windows, logits.argmax(-1).tolist())]
         while not all(w.done for w in windows):
             logits = model.step(torch.tensor(feed, dtype=torch.long, device=device), cache)  # (B, V)
             feed = [w.next_token(t) for w, t in zip(windows, logits.argmax(-1).tolist())]

@@ -30,7 +30,7 @@ from stepwise.evaluate import StepwiseEvalConfig, evaluate, free_run_windows
 from stepwise.model import StepwiseModel
 from stepwise.sequences import PAD_ID, sample_sequences, written_loss
 from stepwise.train import StepwiseTrainer, config_from_checkpoint, train
-from stepwise.windows import TrainingWindows, chain_windows
+from stepwise.windows import TrainingWindows, chain_windows, window_prompt
 from tracker.data import Vocab
 from training.checkpoint import CHECKPOINT, load_checkpoint
 
@@ -98,12 +98,12 @@ class StepWriter:
     state before unchanged (a wrong tree). It keeps every window it read."""
 
     def __init__(self, vocab: StepwiseVocab, wrong_at: int | None = None) -> None:
-        self.vocab, self.wrong_at, self.window, self.read = vocab, wrong_at, -1, []
+        self.vocab, self.wrong_at, self.window, self.seen = vocab, wrong_at, -1, []
 
     def start(self, batch: int, capacity: int) -> list[list[int]]:
         self.window += 1
         cache = [[] for _ in range(batch)]
-        self.read += cache
+        self.seen += cache
         return cache
 
     def step(self, ids: torch.Tensor, cache: list[list[int]]) -> torch.Tensor:
@@ -112,6 +112,9 @@ class StepWriter:
             cache[b].append(token)
             logits[b, self.next_token(cache[b])] = 1.0
         return logits
+
+    def read(self, ids: torch.Tensor, cache: list[list[int]]) -> torch.Tensor:
+        return torch.stack([self.step(ids[:, t], cache) for t in range(ids.shape[1])], 1)
 
     def next_token(self, window: list[int]) -> int:
         vocab, names = self.vocab, self.vocab.tokens
@@ -146,15 +149,43 @@ def test_free_running_in_the_state_form_carries_the_models_own_writing(data):
         written = [data.vocab.parse_state(s) for s in reader.states]
         assert written == wrong_once(chain, 2) and written[-1] != replay(chain)[-1]  # never mended by a true state
     # each window read the state written in the one before it (the start's at the first), one window alone
-    assert writer.window == 15 and len(writer.read) == 16 * 4
+    assert writer.window == 15 and len(writer.seen) == 16 * 4
     for k in range(16):
         for b, (reader, chain) in enumerate(zip(readers, chains)):
             before = data.vocab.tree_ids(chain[0]) if k == 0 else reader.states[k - 1]
-            window = writer.read[4 * k + b]
+            window = writer.seen[4 * k + b]
             assert window[:len(before) + 1] == [*before, data.vocab.eos] and window.count(data.vocab.sep) == 1
     wrong = evaluate(StepWriter(data.vocab, wrong_at=0), data, StepwiseEvalConfig(lengths=(16,), chains=4),
                      context="state")["16"]
     assert wrong["first_wrong"] == {"chains": 4, "quartiles": [1.0, 1.0, 1.0]} and wrong["right_throughout"] == 0
+
+
+def greedy_windows(model: StepwiseModel, vocab, chain: tuple, cap: int) -> list[list[int]]:
+    """What ``model`` writes along ``chain`` window by window, each window decoded by whole forward
+    passes over it alone (no cache): the state form's free run, written plainly."""
+    before, out = list(vocab.state_ids(chain[0])), []
+    for event in chain[1]:
+        ids = window_prompt(vocab, before, event)
+        state: list[int] = []
+        while len(state) < cap:
+            token = int(model(torch.tensor([ids + state]))[0, -1].argmax())
+            if token == vocab.eos:
+                break
+            state.append(token)
+        before = state
+        out.append(state)
+    return out
+
+
+def test_the_cached_window_run_writes_what_whole_passes_write(data):
+    torch.manual_seed(3)
+    model = StepwiseModel(StepwiseConfig(data="unused", **TINY).model(data.vocab.size)).eval()
+    cap = data.max_state_tokens + 1
+    chains = data.test_chains(8, 3)
+    readers = free_run_windows(model, data.vocab, chains, cap)
+    with torch.no_grad():
+        assert [list(map(list, r.states)) for r in readers] == [greedy_windows(model, data.vocab, c, cap)
+                                                                for c in chains]
 
 
 def test_the_default_form_trains_as_before(stepwise_tiny, data):
