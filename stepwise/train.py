@@ -6,8 +6,8 @@ positions the model writes (the states and their EOS; ``stepwise.data.written_lo
 given start or events. In the state form (``context="state"``) the sequences are windows, the true
 state before an event, the event and the state after it (``stepwise.windows``): B x n of them a step.
 Batches come from a generator seeded by (seed, step), so a resumed run sees exactly the batches the
-uninterrupted one would have. The optimiser's settings, the loop, its
-checkpoints and its stop requests are the tracker's and the oracle's (``training.loop``).
+uninterrupted one would have. The optimiser's settings, the loop, its checkpoints and its stop
+requests are the tracker's and the oracle's (``training.loop``).
 """
 from __future__ import annotations
 
