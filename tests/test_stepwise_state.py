@@ -1,8 +1,9 @@
 """The step-by-step model's state form (``--context state``, ``stepwise.windows``): each window reads
 the true state before one event and writes the state after it; free running carries the state from
 window to window by the model's own writing alone (an error once written is carried on); the default
-form trains as it did; a tiny run in the state form trains, reports its context and loads; the
-ceiling reads no state of a long history but its end; self-distillation is refused in one line."""
+form trains as it did; a tiny run in the state form trains, reports its context, loads and resumes
+bit for bit; the ceiling reads no state of a long history but its end; self-distillation is refused
+in one line."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 from conftest import run_certify
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from stepwise_sizes import TINY
+from stepwise_sizes import EVAL, TINY
 from strategies import tier1_trees
 
 from chains.programs.domain import ProgramsDomain
@@ -33,6 +34,7 @@ from stepwise.train import StepwiseTrainer, config_from_checkpoint, train
 from stepwise.windows import TrainingWindows, chain_windows, window_prompt
 from tracker.data import Vocab
 from training.checkpoint import CHECKPOINT, load_checkpoint
+from training.loop import train_loop
 
 pytestmark = pytest.mark.usefixtures("one_thread_module")
 
@@ -227,6 +229,18 @@ def test_a_tiny_run_in_the_state_form_trains_reports_and_loads(stepwise_tiny, da
                                                   "--round-steps", "1", "--out", str(tmp_path / "d")])
     assert refused.exit_code != 0 and "Traceback" not in refused.output
     assert "with --context state only plain or labelled train" in refused.output.strip().splitlines()[-1]
+
+
+def test_a_state_form_run_resumes_bit_for_bit(stepwise_tiny, data, tmp_path):
+    config = StepwiseConfig(data=str(stepwise_tiny), steps=4, checkpoint_every=2, context="state", **TINY)
+    straight = train(config, tmp_path / "straight", show_progress=False, eval_config=EVAL, data=data)
+    trainer = StepwiseTrainer(config, data)  # a run stopped at its checkpoint after 2 of 4 steps
+    (tmp_path / "resumed").mkdir()
+    train_loop(trainer, config, tmp_path / "resumed" / CHECKPOINT, show_progress=False, until=2)
+    resumed = train(config, tmp_path / "resumed", resume=True, show_progress=False, eval_config=EVAL, data=data)
+    assert resumed["resumed_from_step"] == 2 and resumed["final_losses"] == straight["final_losses"]
+    weights = [load_checkpoint(tmp_path / run / CHECKPOINT)["model"] for run in ("straight", "resumed")]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 
 
 def test_the_ceiling_in_the_state_form_reads_no_state_of_u_but_its_end(monkeypatch):
