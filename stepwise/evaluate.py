@@ -180,7 +180,8 @@ def evaluate(model: StepModel, data: StepwiseData, config: StepwiseEvalConfig = 
              ) -> dict[str, dict]:
     """Free-running figures per test length (str) on the first ``config.chains`` chains of each
     (by default every test length of the dataset up to DEFAULT_LONGEST events, or its shortest),
-    the model reading the whole history (``context="history"``) or one window (``"state"``);
+    the model reading the whole history (``context="history"``) or one window (``"state"``: a
+    ``WindowModel``);
     ValueError naming the lengths there are when ``config`` asks for one the dataset lacks."""
     if context not in CONTEXTS:
         raise ValueError(f"unknown context {context!r}; choose one of {', '.join(CONTEXTS)}")
