@@ -20,8 +20,8 @@ from training.runlog import METRICS, LogConfig
 
 D = StepwiseConfig()  # the defaults shown by --help
 E = StepwiseEvalConfig()
-OWN = ("data", "objective", "rounds", "round_steps", "round_lr", "long_chains", "cuts", "long_weight", "width",
-       "depth", "heads", "positions", "tied")
+OWN = ("data", "context", "objective", "rounds", "round_steps", "round_lr", "long_chains", "cuts", "long_weight",
+       "width", "depth", "heads", "positions", "tied")
 OPTIM = ("seed", "steps", "batch_chains", "lr", "final_lr_fraction", "warmup_steps", "weight_decay", "grad_clip",
          "checkpoint_every")
 
@@ -59,9 +59,10 @@ def main(eval_lengths: tuple[int, ...] | None, eval_chains: int, eval_batch: int
          sets: dict, out: Path | None, resume: bool, force: bool, threads: int | None, quiet: bool, log_every: int,
          tensorboard: bool, **settings) -> None:
     """Train a causal transformer that writes the tree after every event of a rewrite chain (or the state after
-    every event of a programs dataset or one of a domain of one's own), its whole history in context, and evaluate it
-    free-running (reading its own writing) on the held-out chains. With --objective self-distill it is then taught
-    long histories by its own predictions after a certified short equivalent, in rounds of doubling length."""
+    every event of a programs dataset or one of a domain of one's own), its whole history in context (with --context
+    state: its last written state and the event alone), and evaluate it free-running (reading its own writing) on the
+    held-out chains. With --objective self-distill it is then taught long histories by its own predictions after a
+    certified short equivalent, in rounds of doubling length."""
     where = command_device(device)
     given = given_settings(settings, sets)
     config = command_config(lambda: StepwiseConfig(**{**settings, **given, "data": str(settings["data"])}))

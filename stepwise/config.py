@@ -11,6 +11,7 @@ from stepwise.model import POSITIONS, StepwiseModelConfig
 from training.config import OptimConfig, setting
 
 OBJECTIVES = ("plain", "self-distill", "control", "labelled")
+CONTEXTS = ("history", "state")  # what the model reads before it writes a state (``stepwise.windows``)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,11 @@ class StepwiseConfig(OptimConfig):
                                       "model's own after a certified short equivalent; control: the same from a "
                                       "short history ending elsewhere; labelled: the true states of the long "
                                       "histories instead (a ceiling).", choices=OBJECTIVES)
+    context: str = setting("history", "history: the model reads the whole history so far (the start, every event and "
+                                      "every state it wrote); state: only its last written state (the start's at "
+                                      "the first event) and the event, in training and free running alike, so that "
+                                      "it learns one step s' = f(s, e) and no position exceeds one window's.",
+                           choices=CONTEXTS)
     rounds: int = setting(5, "Rounds of doubling length (round k: long histories of up to 2^k times the training "
                              "chains' length), the last rounds x round_steps steps.", low=1)
     round_steps: int = setting(200, "Steps per round.", low=1)
@@ -54,6 +60,13 @@ class StepwiseConfig(OptimConfig):
         super().__post_init__()
         if self.objective != "plain" and self.rounds * self.round_steps > self.steps:
             raise ValueError(f"{self.rounds} rounds of {self.round_steps} steps do not fit {self.steps} steps")
+        if self.context not in CONTEXTS:
+            raise ValueError(f"unknown context {self.context!r}; choose one of {', '.join(CONTEXTS)}")
+        if self.context == "state" and self.objective in ("self-distill", "control"):
+            # after u the state form reads its written state alone: a teacher after v can only pull the step
+            # from that state towards another state's successor, never reach the writing that went wrong
+            raise ValueError(f"--objective {self.objective} distils whole histories; with --context state only "
+                             "plain or labelled train")
         self.model(2)  # ValueError, in one line, for a width, depth or head count that builds no model
 
     def model(self, vocab_size: int) -> StepwiseModelConfig:

@@ -115,8 +115,12 @@ class StepwiseData:
             text = [names[i] for i in row if i != PAD_ID]
             self._items[item] = (parse_tokens(text, tracker.vocab.atoms) if item <= n_trees
                                  else Event(text[0], "".join(text[1:])))
-        train = [sequence(self.vocab, chain) for chain in self.chains(tracker.train["chain_items"])]
+        train = [sequence(self.vocab, chain) for chain in self.train_chains()]
         self.train_ids, self.train_written = padded(train)  # (N, L) each
+
+    def train_chains(self) -> list[Chain]:
+        """The training chains, in the dataset's order."""
+        return self.chains(self.tracker.train["chain_items"])
 
     def chains(self, items: torch.Tensor) -> list[Chain]:
         """The chains of rows of item ids (N, T), 0 after a chain's end."""

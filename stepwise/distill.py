@@ -21,6 +21,12 @@ before a pair is used: u and v are equivalent because each is a chain of certifi
 start, ending at one state. The control (``control=True``) distils from a short history that ends
 at another state: the same cost, inequivalent pairs. The ceiling (``labelled``) trains on the true
 states of u w instead.
+
+In the state form (``context="state"``, ``stepwise.windows``) the model after u reads its last written
+state alone, so distilling its writing along w towards the teacher's after v could only pull the
+step from that state towards another state's successor; the settings refuse self-distill and control
+there (``stepwise.config``). The ceiling trains on w's windows, the first reading the true state u
+ends at (``labelled_windows_loss``).
 """
 from __future__ import annotations
 
@@ -35,7 +41,8 @@ import torch.nn.functional as F
 
 from stepwise.evaluate import free_run, free_run_cached
 from stepwise.model import KVCache, StepwiseModel
-from stepwise.sequences import PAD_ID, written_sequence
+from stepwise.sequences import PAD_ID, padded, written_loss, written_sequence
+from stepwise.windows import chain_windows
 
 DISTILLING = ("self-distill", "control")  # the objectives that draw a short history for a teacher
 
@@ -175,6 +182,16 @@ def labelled_loss(model: StepwiseModel, vocab, replay: Replay, chains: Sequence[
     return F.cross_entropy(logits, torch.tensor(targets, device=device))
 
 
+def labelled_windows_loss(model: StepwiseModel, vocab, replay: Replay, pairs: Sequence[DistillPair]) -> torch.Tensor:
+    """The ceiling in the state form: the cross-entropy of the true states written during each
+    pair's w, window by window, the first reading the true state u ends at."""
+    device = next(model.parameters()).device
+    windows = [w for p in pairs for w in chain_windows(vocab, (p.long_end, p.then_events),
+                                                         replay((p.long_end, p.then_events)))]
+    ids, written = (t.to(device) for t in padded(windows))  # (P, Lw) each
+    return written_loss(model(ids), ids, written)
+
+
 def _padded(rows: Sequence[Sequence[int]], device: torch.device) -> torch.Tensor:
     """(B, L) ids, PAD_ID after each row's end."""
     out = torch.full((len(rows), max(map(len, rows))), PAD_ID, dtype=torch.long)
@@ -190,12 +207,15 @@ class LongHistories:
     (``replay`` gives the ceiling its labels)."""
 
     def __init__(self, objective: str, schedule: DistillSchedule, seed: int, chains: int, cuts: int, weight: float,
-                 vocab, source: PairSource, replay: Replay, cap: int) -> None:
+                 vocab, source: PairSource, replay: Replay, cap: int, context: str = "history") -> None:
         if objective not in (*DISTILLING, "labelled"):
             raise ValueError(f"no long histories for the objective {objective!r}")
+        if context == "state" and objective != "labelled":
+            raise ValueError(f"no {objective} in the state form: the model after u reads its last written state alone")
         self.objective, self.schedule, self.seed, self.weight = objective, schedule, seed, weight
         self.chains, self.cuts = chains, cuts
         self.vocab, self.source, self.replay, self.cap = vocab, source, replay, cap
+        self.context = context  # "history", or "state": the ceiling's windows (``labelled_windows_loss``)
         self.teacher: StepwiseModel | None = None  # the model as the current round began, frozen
         self.teacher_round = 0
 
@@ -232,6 +252,8 @@ class LongHistories:
         chains, pairs = self.draw(step)
         if not pairs:
             return {}
+        if self.objective == "labelled" and self.context == "state":
+            return {"labelled": self.weight * labelled_windows_loss(model, self.vocab, self.replay, pairs)}
         if self.objective == "labelled":
             return {"labelled": self.weight * labelled_loss(model, self.vocab, self.replay, chains, pairs)}
         teacher = self.teach(model, step)

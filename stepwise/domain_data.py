@@ -74,6 +74,10 @@ class StepwiseDomainData:
                  for chain in self._splits["train.jsonl"]]
         self.train_ids, self.train_written = padded(train)  # (N, L) each
 
+    def train_chains(self) -> list[Chain]:
+        """The training histories, in the dataset's order."""
+        return self._splits["train.jsonl"]
+
     def replay(self, chain: Chain) -> list:
         """The state after every event of ``chain``."""
         return run_events(self.domain, *chain)

@@ -7,6 +7,11 @@ and so on: its own writing stays in context, never the true tree. A state that r
 B chains run together, one token per chain per forward pass through the model's key-value cache;
 each chain follows its own script (reading given tokens, or writing), so no chain waits for another.
 
+In the state form (``context="state"``, ``stepwise.windows``) a history is run window by window: for
+each event a fresh cache reads what the model wrote for the state before (the start's state tokens
+at the first event), EOS, the event and SEP, and the model writes the state after; B chains run each
+window together. Nothing but the model's own writing carries the state from one window to the next.
+
 Per test length, on its first N chains: ``exact`` (the last written state is the true end tree),
 ``right_throughout`` (every written state is right), ``first_wrong`` (over the chains that go
 wrong: how many, and the quartiles of the first event after which the written state is wrong,
@@ -24,8 +29,10 @@ from typing import Any, Protocol
 import torch
 
 from leanbridge.cliutil import progress_bar
+from stepwise.config import CONTEXTS
 from stepwise.data import Chain, StepwiseData, StepwiseVocab
 from stepwise.sequences import PAD_ID
+from stepwise.windows import window_prompt
 
 
 class StepModel(Protocol):
@@ -35,6 +42,13 @@ class StepModel(Protocol):
     def start(self, batch: int, capacity: int) -> Any: ...
 
     def step(self, ids: torch.Tensor, cache: Any) -> torch.Tensor: ...
+
+
+class WindowModel(StepModel, Protocol):
+    """What free-running in the state form reads: a ``StepModel`` that also reads T tokens (B, T) per
+    sequence in one pass, returning the logits after each (B, T, V). ``StepwiseModel`` is one."""
+
+    def read(self, ids: torch.Tensor, cache: Any) -> torch.Tensor: ...
 
 
 DEFAULT_LONGEST = 1_024  # events: longer test chains (~8 tokens an event on tier 1) are evaluated only when asked
@@ -120,6 +134,32 @@ def free_run_cached(model: StepModel, vocab: StepwiseVocab, chains: Sequence[Cha
     return readers, cache
 
 
+@torch.no_grad()
+def free_run_windows(model: WindowModel, vocab: StepwiseVocab, chains: Sequence[Chain], cap: int,
+                     device: torch.device | str = "cpu") -> list[Reader]:
+    """Every chain of ``chains`` run free in the state form (see the module), together; each
+    Reader holds what its chain's model wrote after each event. A window's given tokens that every
+    chain has are read in one pass, the rest token by token."""
+    runs = [Reader(vocab, deque(), deque(), cap, done=True) for _ in chains]
+    before = [tuple(vocab.state_ids(chain[0])) for chain in chains]  # the state each chain's next window reads
+    for k in range(max((len(chain[1]) for chain in chains), default=0)):
+        rows = [b for b, chain in enumerate(chains) if k < len(chain[1])]
+        windows = [Reader(vocab, deque(), deque(window_prompt(vocab, before[b], chains[b][1][k])), cap) for b in rows]
+        cache = model.start(len(windows), max(w.bound for w in windows))  # this window alone, from position 0
+        given = min(len(w.pending) for w in windows)
+        first = [[w.pending.popleft() for _ in range(given)] for w in windows]
+        logits = model.read(torch.tensor(first, dtype=torch.long, device=device), cache)[:, -1]  # (B, V)
+        feed = [w.next_token(t) for w, t in zip(windows, logits.argmax(-1).tolist())]
+        while not all(w.done for w in windows):
+            logits = model.step(torch.tensor(feed, dtype=torch.long, device=device), cache)  # (B, V)
+            feed = [w.next_token(t) for w, t in zip(windows, logits.argmax(-1).tolist())]
+        for b, window in zip(rows, windows):
+            runs[b].states += window.states
+            runs[b].written += window.written
+            before[b] = window.states[-1]  # the model's own writing, right or wrong (cut where it ran past cap)
+    return runs
+
+
 def scores(readers: Sequence[Reader], truths: Sequence[Sequence[tuple[int, ...]]]) -> dict:
     """The figures of one length (see the module) from each chain's written and true states."""
     right = [[w == t for w, t in zip(r.states, truth)] for r, truth in zip(readers, truths)]
@@ -136,10 +176,15 @@ def scores(readers: Sequence[Reader], truths: Sequence[Sequence[tuple[int, ...]]
 
 
 def evaluate(model: StepModel, data: StepwiseData, config: StepwiseEvalConfig = StepwiseEvalConfig(),
-             show_progress: bool = False, device: torch.device | str = "cpu") -> dict[str, dict]:
+             show_progress: bool = False, device: torch.device | str = "cpu", context: str = "history"
+             ) -> dict[str, dict]:
     """Free-running figures per test length (str) on the first ``config.chains`` chains of each
-    (by default every test length of the dataset up to DEFAULT_LONGEST events, or its shortest);
+    (by default every test length of the dataset up to DEFAULT_LONGEST events, or its shortest),
+    the model reading the whole history (``context="history"``) or one window (``"state"``: a
+    ``WindowModel``);
     ValueError naming the lengths there are when ``config`` asks for one the dataset lacks."""
+    if context not in CONTEXTS:
+        raise ValueError(f"unknown context {context!r}; choose one of {', '.join(CONTEXTS)}")
     lengths = config.lengths or (tuple(n for n in data.test_lengths if n <= DEFAULT_LONGEST) or data.test_lengths[:1])
     missing = sorted(set(lengths) - set(data.test_lengths))
     if missing:
@@ -155,7 +200,8 @@ def evaluate(model: StepModel, data: StepwiseData, config: StepwiseEvalConfig = 
         bar = progress_bar(len(chains), f"free-running {length}", unit="chain", show=show_progress)
         readers = []
         for at in range(0, len(chains), config.batch):
-            readers += free_run(model, data.vocab, chains[at:at + config.batch], cap, device)
+            run = free_run if context == "history" else free_run_windows
+            readers += run(model, data.vocab, chains[at:at + config.batch], cap, device)
             bar.update(len(chains[at:at + config.batch]))
         bar.close()
         truths = [[data.vocab.state_ids(t) for t in data.replay(chain)] for chain in chains]

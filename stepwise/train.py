@@ -3,9 +3,11 @@ Ctrl-C and kills, then its free-running evaluation (``stepwise.evaluate``) and r
 
 One step: sample B training chains' sequences and take the cross-entropy of the next token at the
 positions the model writes (the states and their EOS; ``stepwise.data.written_loss``), never at the
-given start or events. Batches come from a generator seeded by (seed, step), so a resumed run sees
-exactly the batches the uninterrupted one would have. The optimiser's settings, the loop, its
-checkpoints and its stop requests are the tracker's and the oracle's (``training.loop``).
+given start or events. In the state form (``context="state"``) the sequences are windows, the true
+state before an event, the event and the state after it (``stepwise.windows``): B x n of them a step.
+Batches come from a generator seeded by (seed, step), so a resumed run sees exactly the batches the
+uninterrupted one would have. The optimiser's settings, the loop, its checkpoints and its stop
+requests are the tracker's and the oracle's (``training.loop``).
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from stepwise.evaluate import StepwiseEvalConfig, evaluate
 from stepwise.model import SHIFT, StepwiseModel
 from stepwise.rewrite_pairs import RewritePairs
 from stepwise.sequences import sample_sequences, written_loss
+from stepwise.windows import TrainingWindows
 from tracker.domain_data import DomainBuilder
 from tracker.stream import dataset_checker
 from training.checkpoint import CHECKPOINT, settings_from_checkpoint, start_or_resume
@@ -56,12 +59,15 @@ class StepwiseTrainer(Optimised):
         self.long: LongHistories | None = None  # the long histories' term, set by ``train`` for an objective with one
         self.saved_teacher: dict | None = None  # a resumed run's teacher, from its checkpoint
         self.rounds = DistillSchedule(config.steps, config.rounds, config.round_steps, data.training_length)
+        # the state form's training windows, cut once; the history form reads the data's whole sequences
+        self.windows = TrainingWindows(data) if config.context == "state" else None
         self.optimise(config)
 
     def train_step(self, step: int, lr: float | None = None) -> dict[str, float]:
         """One optimiser step at the schedule's learning rate, or at ``lr`` when given."""
         generator = torch.Generator().manual_seed(self.config.seed * 1_000_003 + step)
-        batch = sample_sequences(self.data, self.config.batch_chains, generator)
+        batch = (sample_sequences(self.data, self.config.batch_chains, generator) if self.windows is None
+                 else self.windows.sample(self.config.batch_chains, generator))
         ids, written = batch.ids.to(self.device), batch.written.to(self.device)  # (B, L)
         starts = None  # shifted positions: each sequence from a random position (drawn with the step's generator)
         if self.config.positions == "shifted":
@@ -111,7 +117,7 @@ def long_histories(config: StepwiseConfig, data: StepwiseData | StepwiseDomainDa
         builder = DomainBuilder(data.domain)
         source = DomainPairs(data.domain, rounds.base, claim_certifier(data.domain, builder, store, quiet), builder)
     return LongHistories(config.objective, rounds, config.seed, config.long_chains, config.cuts, config.long_weight,
-                         data.vocab, source, data.replay, data.max_state_tokens + 1)
+                         data.vocab, source, data.replay, data.max_state_tokens + 1, config.context)
 
 
 def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress: bool = True,
@@ -145,7 +151,7 @@ def train(config: StepwiseConfig, out: Path, resume: bool = False, show_progress
         last_losses = train_loop(trainer, config, path, show_progress, "train-stepwise", until=until, log=run_log,
                                  lr=trainer.rate)
         started = time.perf_counter()
-        results = evaluate(trainer.model, data, eval_config, show_progress, trainer.device)
+        results = evaluate(trainer.model, data, eval_config, show_progress, trainer.device, config.context)
         eval_seconds = time.perf_counter() - started
         run_log.figures("evaluation", trainer.step, {n: r["exact"] for n, r in results.items()})
     report = {
