@@ -434,7 +434,7 @@ def device_cpu_rows(path: Path, seeds: tuple[int, ...], stop: StopConfig) -> dic
     wanted = asdict(stop)
     found = {}
     for r in rows:
-        if r["candidate"] == "fast" and r["seed"] in seeds and {"cooldown": 0, **r["stop"]} == wanted:
+        if r["candidate"] == "fast" and r["seed"] in seeds and {"cooldown": 0, "until": "exact", **r["stop"]} == wanted:
             found[r["seed"]] = {k: r.get(k) for k in ("machine", "torch_threads", "runs_in_flight", "steps",
                                                        "steps_per_second", "exact_at_step", "wall_seconds",
                                                        "exact", "torch_version")}
