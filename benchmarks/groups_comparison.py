@@ -28,7 +28,8 @@ from pathlib import Path
 import click
 
 from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, exact_at, figure,
-                                labelled, launch, prediction_lines, seed_list, spearman, verdict, write_results)
+                                judged_parts, labelled, launch, prediction_lines, runs_within, seed_list, spearman,
+                                verdict, write_results)
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
 from tracker.train import TrainConfig
@@ -205,22 +206,11 @@ def judge(reports: list[dict]) -> list[dict]:
 
     def count(arms: tuple[str, ...], read, ok, low: int, high: int) -> tuple[dict, bool | None]:
         """Whether the registered runs of ``arms`` on which ``ok`` holds number between ``low`` and
-        ``high`` (None while the runs not yet measured, missing or read as None, could still go
-        either way)."""
-        m = {f"{arm}-s{seed}": read(at[arm, seed]) for arm in arms for seed in ARMS[arm][2] if (arm, seed) in at}
-        total = sum(len(ARMS[arm][2]) for arm in arms)
-        good = sum(v is not None and ok(v) for v in m.values())
-        left = total - sum(v is not None for v in m.values())
-        if good > high or good + left < low:
-            return m, False
-        if good >= low and good + left <= high:
-            return m, True
-        return m, None
+        ``high`` (``benchmarks.harness.runs_within``)."""
+        return runs_within(at, [(arm, seed) for arm in arms for seed in ARMS[arm][2]], read, ok, low, high)
 
     def judged(key: str, parts: dict[str, tuple[dict, bool | None]]) -> dict:
-        oks = [ok for _, ok in parts.values()]
-        ok = False if False in oks else (None if None in oks else True)
-        return verdict(key, text[key], ok, {label: m for label, (m, _) in parts.items()})
+        return judged_parts(key, text[key], parts)
 
     high = lambda v: v >= EXACT  # noqa: E731
     out = [

@@ -198,6 +198,30 @@ def verdict(key: str, text: str, ok: bool | None, measured: object) -> dict:
             "verdict": "untested" if ok is None else ("pass" if ok else "fail")}
 
 
+def runs_within(at: Mapping[Job, dict], runs: Sequence[Job], read: Callable[[dict], float | None],
+                ok: Callable[[float], bool], low: int, high: int) -> tuple[dict, bool | None]:
+    """Whether the ``runs`` (arm, seed) on which ``ok`` holds of what ``read`` measures number between
+    ``low`` and ``high``: decided as soon as the finished ones (``at``) settle it, None while those
+    not yet measured (missing, or read as None) could still go either way; and what was measured,
+    by run."""
+    measured = {f"{arm}-s{seed}": read(at[arm, seed]) for arm, seed in runs if (arm, seed) in at}
+    good = sum(v is not None and ok(v) for v in measured.values())
+    left = len(runs) - sum(v is not None for v in measured.values())
+    if good > high or good + left < low:
+        return measured, False
+    if good >= low and good + left <= high:
+        return measured, True
+    return measured, None
+
+
+def judged_parts(key: str, text: str, parts: Mapping[str, tuple[object, bool | None]]) -> dict:
+    """One prediction judged from its parts (label -> (measured, verdict)): failed when a part fails,
+    untested while a part is undecided, passed when every part passes."""
+    oks = [ok for _, ok in parts.values()]
+    ok = False if False in oks else (None if None in oks else True)
+    return verdict(key, text, ok, {label: m for label, (m, _) in parts.items()})
+
+
 def spearman(x: list[float], y: list[float]) -> float | None:
     """Spearman's rank correlation with average ranks for ties; None when undefined."""
     def ranks(v):

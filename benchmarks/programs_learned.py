@@ -27,7 +27,7 @@ from pathlib import Path
 import click
 
 from benchmarks.harness import (Comparison, Plan, batch_options, certified_dataset, chosen_arms, exact_at, figure,
-                                labelled, prediction_lines, seed_list, verdict, write_results)
+                                judged_parts, labelled, prediction_lines, runs_within, seed_list, write_results)
 from tracker.evaluate import EvalConfig
 from tracker.grid import RunSpec
 from tracker.stopping import StopConfig
@@ -151,21 +151,10 @@ def judge(reports: list[dict]) -> list[dict]:
     text = dict(PREDICTIONS)
 
     def count(arms: tuple[str, ...], read, ok, low: int, high: int) -> tuple[dict, bool | None]:
-        """Whether the runs of ``arms`` on which ``ok`` holds number between ``low`` and ``high``."""
-        m = {f"{arm}-s{seed}": read(at[arm, seed]) for arm in arms for seed in SEEDS if (arm, seed) in at}
-        total = len(arms) * len(SEEDS)
-        good = sum(v is not None and ok(v) for v in m.values())
-        left = total - sum(v is not None for v in m.values())
-        if good > high or good + left < low:
-            return m, False
-        if good >= low and good + left <= high:
-            return m, True
-        return m, None
+        return runs_within(at, [(arm, seed) for arm in arms for seed in SEEDS], read, ok, low, high)
 
     def judged(key: str, parts: dict[str, tuple[dict, bool | None]]) -> dict:
-        oks = [ok for _, ok in parts.values()]
-        ok = False if False in oks else (None if None in oks else True)
-        return verdict(key, text[key], ok, {label: m for label, (m, _) in parts.items()})
+        return judged_parts(key, text[key], parts)
 
     high = lambda v: v >= EXACT  # noqa: E731
     fair = lambda v: v >= FAIR  # noqa: E731
