@@ -95,7 +95,8 @@ class TrainConfig(TermsConfig):
     arch: str = setting(
         "recurrence", "recurrence: the slot recurrence; transformer(2x): causal transformer over events at equal "
                       "(twice) per-event compute; deltaproduct: 2 DeltaProduct blocks; registers: one "
-                      "register per tree position (rewrite chains, --layout paths) or per variable (programs); "
+                      "register per tree position (rewrite chains, --layout paths), per variable (programs) or per "
+                      "point a group's generators permute (groups; any domain that declares chains.registers); "
                       "package.module:Class: a model class of one's own, imported (docs/guide/bring-your-own-model.md).")
     width: int = setting(128, WIDTH)
     fixed_norm: bool = setting(True, FIXED_NORM)
