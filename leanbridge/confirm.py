@@ -16,7 +16,7 @@ chooses between the last two for a domain.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -44,6 +44,22 @@ from leanbridge.store import CertificateStore
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 _KEY_BITS = 20  # a rewrite step (tree id, event id) as one int: tree << _KEY_BITS | event
 _EVENT_BITS = 32  # a program step (state id, statement id) as one int: state << _EVENT_BITS | statement
+
+
+Block = tuple[np.ndarray, np.ndarray, int]  # states (N, S + 1), events (N, S), the first step's number
+
+
+def walk_blocks(walks: Iterable[tuple[Sequence[int], Sequence[int]]]) -> list[Block]:
+    """Walks given as (state ids, S + 1 of them; event ids, S) of any lengths, as blocks of one length
+    each in the order their lengths first occur, what ``confirm_blocks`` (or ``confirm``, block by
+    block) reads; a walk of no event has no step and is left out."""
+    blocks: dict[int, tuple[list, list]] = {}  # events per walk -> (its states, its events), a row each
+    for states, events in walks:
+        if len(events):
+            rows = blocks.setdefault(len(events), ([], []))
+            rows[0].append(list(states))
+            rows[1].append(list(events))
+    return [(np.array(states, dtype=np.int64), np.array(ids, dtype=np.int64), 1) for states, ids in blocks.values()]
 
 
 class Interned(Protocol):

@@ -15,12 +15,9 @@ own by its step statements) before a pair is used.
 from __future__ import annotations
 
 import random
-from collections import defaultdict
-
-import numpy as np
 
 from chains.protocol import EventRefused, ShortHistories, StateDomain, run_events
-from leanbridge.confirm import ClaimCertifier
+from leanbridge.confirm import ClaimCertifier, walk_blocks
 from stepwise.distill import DistillPair, LongChain
 from tracker.domain_data import DomainBuilder
 
@@ -126,11 +123,7 @@ class DomainPairs:
         for p in pairs:
             runs += [(p.short_states[0], p.short_events), (p.long_end, p.then_events),
                      (p.short_states[-1], p.then_events)]
-        blocks = defaultdict(lambda: ([], []))  # events per run -> (state ids, event ids), a row a run
-        for start, events in runs:
-            if events:
-                states, ids = blocks[len(events)]
-                states.append(self.space.history(start, events)[1])
-                ids.append([self.space.event(e) for e in events])
-        for states, ids in blocks.values():
-            self.certifier.confirm(np.array(states, dtype=np.int64), np.array(ids, dtype=np.int64), 1)
+        interned = [(self.space.history(start, events)[1], [self.space.event(e) for e in events])
+                    for start, events in runs if events]
+        for block in walk_blocks(interned):
+            self.certifier.confirm(*block)

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from chains.domains import domain_of_manifest
@@ -35,7 +34,7 @@ from chains.manifest import PROGRAMS_FORMAT
 from chains.protocol import StateDomain, UniformStates
 from leanbridge.batch import AskConfig
 from leanbridge.certificates import default_store, quiet
-from leanbridge.confirm import ClaimCertifier, claim_certifier
+from leanbridge.confirm import ClaimCertifier, claim_certifier, walk_blocks
 from tracker.data import Batch, TrackerData
 from tracker.domain_data import DomainBuilder, DomainVocab, look_ahead
 from tracker.packing import pack, successor_tables
@@ -132,17 +131,15 @@ class FreshStream:
         if len(space.states) > SPACE_CAP:  # ids of a fresh space; the store keeps what was certified
             space = DomainBuilder(self.domain)
             self.certifier.restart(space)
-        blocks: dict[int, tuple[list, list]] = {}  # events per history -> (its states, its events), a row each
-        for histories in steps.values():
-            for start, events, partners in histories:
-                for s, e in [(start, events), *partners]:
-                    if e:
-                        states, ids = blocks.setdefault(len(e), ([], []))
-                        states.append(space.history(s, e)[1])
-                        ids.append([space.event(x) for x in e])
+        self._confirm((space.history(s, e)[1], [space.event(x) for x in e])
+                      for histories in steps.values() for start, events, partners in histories
+                      for s, e in [(start, events), *partners] if e)
+
+    def _confirm(self, walks: Iterable[tuple[Sequence[int], Sequence[int]]]) -> None:
+        """Every step of ``walks`` (state ids, event ids of the certifier's space) confirmed in one call,
+        and what that took added to ``counts``."""
         before = Counter(self.certifier.counts)
-        self.certifier.confirm_blocks([(np.array(states, dtype=np.int64), np.array(ids, dtype=np.int64), 1)
-                                       for states, ids in blocks.values()])
+        self.certifier.confirm_blocks(walk_blocks(walks))
         self.counts.update(Counter(self.certifier.counts) - before)
 
     def describe(self) -> dict:

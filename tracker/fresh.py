@@ -30,7 +30,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from chains.manifest import DOMAIN_FORMAT, ELABORATOR, PROGRAMS_FORMAT, read_manifest, rewrite_settings
@@ -161,18 +160,8 @@ class RewriteFreshStream(FreshStream):
         return self.sampler.samples(self.certifier.space, self.seed, step)
 
     def _certify(self, steps: dict[int, list[Sample]]) -> None:
-        blocks: dict[int, tuple[list, list]] = {}  # events per walk -> (its states, its event ids), a row each
-        for samples in steps.values():
-            for sample in samples:
-                for walk in (sample.chain, *sample.partners):
-                    if walk.ids:
-                        states, ids = blocks.setdefault(len(walk.ids), ([], []))
-                        states.append(walk.states)
-                        ids.append(walk.ids)
-        before = Counter(self.certifier.counts)
-        self.certifier.confirm_blocks([(np.array(states, dtype=np.int64), np.array(ids, dtype=np.int64), 1)
-                                       for states, ids in blocks.values()])
-        self.counts.update(Counter(self.certifier.counts) - before)
+        self._confirm((walk.states, walk.ids) for samples in steps.values() for sample in samples
+                      for walk in (sample.chain, *sample.partners))
 
     def describe(self) -> dict:
         certifier = self.certifier
